@@ -1,0 +1,48 @@
+"""The add-on that turns the topicstreams configuration into Scrapy settings."""
+
+from __future__ import annotations
+
+import logging
+
+from scrapy.settings import BaseSettings
+
+from topicstreams.browser import context_options
+from topicstreams.config import Config, load_config
+
+logger = logging.getLogger(__name__)
+
+
+def config_settings(config: Config) -> dict:
+    """The ``TOPICSTREAMS_*`` settings (and the Scrapy ones derived) for a validated configuration."""
+    data = config.data
+    scraper = data["scraper"]
+    return {
+        "TOPICSTREAMS_CONFIG_FILE": str(config.source) if config.source else "",
+        "TOPICSTREAMS_DATABASE_URL": data["database"]["url"],
+        "TOPICSTREAMS_NODE_ID": data["node"]["id"],
+        "TOPICSTREAMS_TOPICS": list(data["topics"]),
+        "TOPICSTREAMS_ENGINES": data["engines"],
+        "TOPICSTREAMS_SCRAPE_INTERVAL": scraper["scrape_interval"],
+        "TOPICSTREAMS_MAX_PAGES": scraper["max_pages"],
+        "TOPICSTREAMS_ONCE_ATTEMPTS": scraper["once_attempts"],
+        "TOPICSTREAMS_PACING": scraper["pacing"],
+        "TOPICSTREAMS_COOLDOWN": scraper["cooldown"],
+        "TOPICSTREAMS_SOFT_BLOCK_MIN_SIZE_RATIO": scraper["soft_block"]["min_size_ratio"],
+        "TOPICSTREAMS_SATURATION": scraper["saturation"],
+        "TOPICSTREAMS_SHARD": scraper["shard"],
+        "TOPICSTREAMS_RETENTION_DAYS": scraper["retention_days"],
+        "TOPICSTREAMS_PROFILE_DIR": data["browser"]["profile_dir"],
+        "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(data),
+    }
+
+
+class TopicstreamsAddon:
+    """Loads the configuration (defaults, TOPICSTREAMS_CONFIG, environment) into the crawler's settings.
+
+    Raises :class:`~topicstreams.config.ConfigError` on a bad configuration; the project's ``crawl`` and
+    ``crawlall`` commands validate before any crawler is made, so users see one ``config error:`` line.
+    """
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        config = load_config(settings)
+        settings.setdict(config_settings(config), priority="addon")

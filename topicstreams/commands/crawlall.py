@@ -1,0 +1,47 @@
+"""``scrapy crawlall``: every enabled engine (or ``-a engines=…``) in one process, through CrawlerProcess."""
+
+from __future__ import annotations
+
+import sys
+
+from scrapy.commands import BaseRunSpiderCommand
+from scrapy.exceptions import UsageError
+
+from topicstreams.cli import ConfiguredCommand
+from topicstreams.commands.crawl import refuse_engines
+from topicstreams.spiders.base import split_topics
+
+
+class Command(ConfiguredCommand, BaseRunSpiderCommand):
+    requires_project = True
+
+    def syntax(self) -> str:
+        return "[-a engines=google,bing] [-a topics=a,b] [-a once=1] [options]"
+
+    def short_desc(self) -> str:
+        return "Crawl every enabled engine at once, in one process"
+
+    def refuse(self, args: list[str]) -> None:
+        if args:
+            raise UsageError("crawlall takes no positional arguments; name engines with -a engines=…")
+
+    def process_options(self, args: list[str], opts) -> None:
+        super().process_options(args, opts)
+        named = opts.spargs.pop("engines", None)
+        self.engines = split_topics(named) if named is not None else self.config.enabled_engines()
+        refuse_engines(self.engines)
+
+    def run(self, args: list[str], opts) -> None:
+        known = set(self.crawler_process.spider_loader.list())
+        unknown = [name for name in self.engines if name not in known]
+        if unknown:
+            raise UsageError(f"unknown engine {', '.join(unknown)}: expected some of {', '.join(sorted(known))}")
+        if not self.engines:
+            print("crawlall: no engine enabled (engines.<name>.enabled in the config)", file=sys.stderr)
+            self.exitcode = 1
+            return
+        for name in self.engines:
+            self.crawler_process.crawl(self._create_crawler(name), **opts.spargs)
+        self.crawler_process.start()
+        if self.crawler_process.bootstrap_failed:
+            self.exitcode = 1

@@ -1,0 +1,442 @@
+"""The topicstreams configuration: packaged defaults, the user's YAML, the environment, validation.
+
+One YAML file configures a run. The defaults ship inside the package (``defaults.yml``, read with
+:mod:`pkgutil` so they load from a zipped egg under Scrapyd too); the user's file, named by the Scrapy
+setting or the environment variable ``TOPICSTREAMS_CONFIG``, merges over them: mappings key by key, lists
+and scalars replace, ``null`` means "the default". ``TOPICSTREAMS_DB_URL`` and ``SCRAPER_PROXY`` from the
+environment win over both. Everything is validated before a browser starts or a file is written; a
+problem raises :class:`ConfigError` naming the key, the value and what was expected.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import pkgutil
+import re
+import socket
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+
+from topicstreams import ENGINES
+
+EX_CONFIG = 78
+"""Exit status for a configuration error (sysexits.h ``EX_CONFIG``)."""
+
+CONFIG_SETTING = "TOPICSTREAMS_CONFIG"
+"""The Scrapy setting, and the environment variable, that name the user's YAML file."""
+
+DB_URL_ENV = "TOPICSTREAMS_DB_URL"
+PROXY_ENV = "SCRAPER_PROXY"
+
+FRESHNESS = ("hour", "day", "week", "month", "any")
+
+
+class ConfigError(ValueError):
+    """A configuration value is wrong: ``KEY: got VALUE, expected WHAT``."""
+
+    def __init__(self, key: str, value: Any, expected: str) -> None:
+        self.key, self.value, self.expected = key, value, expected
+        super().__init__(f"{key}: got {_show(value)}, expected {expected}")
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Leaf checks: each takes (key, value) and returns the value to keep, or raises ConfigError.
+
+Check = Callable[[str, Any], Any]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def number(expected: str, *, low: float | None = None, high: float | None = None,
+           low_open: bool = False, integer: bool = False) -> Check:
+    def check(key: str, value: Any) -> Any:
+        ok = isinstance(value, int) and not isinstance(value, bool) if integer else _is_number(value)
+        if ok and low is not None:
+            ok = value > low if low_open else value >= low
+        if ok and high is not None:
+            ok = value <= high
+        if not ok:
+            raise ConfigError(key, value, expected)
+        return value
+    return check
+
+
+def boolean(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(key, value, "true or false")
+    return value
+
+
+def text(expected: str = "a string", pattern: str | None = None, *, empty_ok: bool = True) -> Check:
+    regex = re.compile(pattern) if pattern else None
+
+    def check(key: str, value: Any) -> Any:
+        if not isinstance(value, str) or (not empty_ok and not value.strip()):
+            raise ConfigError(key, value, expected)
+        if value and regex and not regex.fullmatch(value):
+            raise ConfigError(key, value, expected)
+        return value
+    return check
+
+
+def one_of(*choices: str) -> Check:
+    def check(key: str, value: Any) -> Any:
+        if value not in choices:
+            raise ConfigError(key, value, "one of " + ", ".join(choices))
+        return value
+    return check
+
+
+def list_of(item: Check, expected: str) -> Check:
+    def check(key: str, value: Any) -> Any:
+        if not isinstance(value, list):
+            raise ConfigError(key, value, expected)
+        return [item(f"{key}[{i}]", v) for i, v in enumerate(value)]
+    return check
+
+
+def origin(key: str, value: Any) -> str:
+    expected = "scheme://host[:port] with no path"
+    if not isinstance(value, str):
+        raise ConfigError(key, value, expected)
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise ConfigError(key, value, expected) from None
+    if (parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/")
+            or parts.query or parts.fragment or parts.username or parts.password):
+        raise ConfigError(key, value, expected)
+    return value.rstrip("/")
+
+
+def database_url(key: str, value: Any) -> str:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    expected = "a SQLAlchemy URL such as sqlite:///topicstreams.db"
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(key, value, expected)
+    try:
+        make_url(value)
+    except ArgumentError:
+        raise ConfigError(key, value, expected) from None
+    return value
+
+
+def proxy_url(key: str, value: Any) -> str:
+    expected = "an http://, https:// or socks5:// proxy URL (socks5 without credentials)"
+    if not isinstance(value, str):
+        raise ConfigError(key, value, expected)
+    try:
+        parts = urlsplit(value.strip())
+        parts.port  # noqa: B018
+    except ValueError:
+        raise ConfigError(key, _mask_url(value), expected) from None
+    if parts.scheme not in ("http", "https", "socks5") or not parts.hostname:
+        raise ConfigError(key, _mask_url(value), expected)
+    if parts.scheme == "socks5" and (parts.username or parts.password):
+        raise ConfigError(key, _mask_url(value), expected)
+    return value.strip()
+
+
+def shard(key: str, value: Any) -> str:
+    expected = '"i/n" with 0 <= i < n'
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value) if isinstance(value, str) else None
+    if not match or not int(match[1]) < int(match[2]):
+        raise ConfigError(key, value, expected)
+    return f"{int(match[1])}/{int(match[2])}"
+
+
+def timezone_id(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(key, value, "an IANA time zone name such as Europe/Amsterdam")
+    if value:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(key, value, "an IANA time zone name such as Europe/Amsterdam") from None
+    return value
+
+
+def geolocation(key: str, value: Any) -> Any:
+    expected = "{latitude: -90…90, longitude: -180…180}"
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"latitude", "longitude"}:
+        raise ConfigError(key, value, expected)
+    number(expected, low=-90, high=90)(f"{key}.latitude", value["latitude"])
+    number(expected, low=-180, high=180)(f"{key}.longitude", value["longitude"])
+    return {"latitude": float(value["latitude"]), "longitude": float(value["longitude"])}
+
+
+def engine_name(key: str, value: Any) -> str:
+    if value not in ENGINES:
+        raise ConfigError(key, value, "one of " + ", ".join(ENGINES))
+    return value
+
+
+def topic_name(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(key, value, "a non-empty topic name")
+    return value.strip()
+
+
+def optional(check: Check) -> Check:
+    def wrapped(key: str, value: Any) -> Any:
+        return None if value is None else check(key, value)
+    return wrapped
+
+
+@dataclass(frozen=True)
+class Each:
+    """A mapping whose keys are engine names, each value checked by ``schema``."""
+
+    schema: Any
+    keys: tuple[str, ...] = field(default=ENGINES)
+
+
+def _engine_schema() -> dict:
+    return {
+        "enabled": boolean,
+        "base_url": origin,
+        "freshness": one_of(*FRESHNESS),
+    }
+
+
+SECONDS_POSITIVE = number("seconds > 0", low=0, low_open=True)
+SECONDS = number("seconds >= 0", low=0)
+RATIO = number("a number from 0 to 1", low=0, high=1)
+
+SCHEMA: dict = {
+    "database": {"url": database_url},
+    "topics": list_of(topic_name, "a list of topic names"),
+    "node": {"id": optional(text("a non-empty string", empty_ok=False))},
+    "engines": Each(_engine_schema()),
+    "scraper": {
+        "scrape_interval": SECONDS_POSITIVE,
+        "max_pages": number("an integer >= 1", low=1, integer=True),
+        "once_attempts": number("an integer >= 1", low=1, integer=True),
+        "pacing": {
+            "default_min_interval": SECONDS,
+            "jitter_ratio": RATIO,
+            "per_engine": Each(SECONDS),
+        },
+        "cooldown": {
+            "initial": SECONDS_POSITIVE,
+            "factor": number("a number >= 1", low=1),
+            "max": SECONDS_POSITIVE,
+        },
+        "soft_block": {"min_size_ratio": RATIO},
+        "saturation": {
+            "canary_engines": list_of(engine_name, "a list of engine names"),
+            "robust_threshold": number("an integer >= 1", low=1, integer=True),
+        },
+        "shard": shard,
+        "retention_days": number("days > 0", low=0, low_open=True),
+    },
+    "browser": {
+        "executable_path": text("a path to a Chromium executable, or empty to find one"),
+        "headless": boolean,
+        "profile_dir": text("a folder path", empty_ok=False),
+    },
+    "anti_detection": {
+        "proxy": {
+            "enabled": boolean,
+            "proxies": list_of(proxy_url, "a list of proxy URLs"),
+        },
+        "timezone_id": timezone_id,
+        "locale": text("a BCP 47 language tag such as en-US", r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*"),
+        "geolocation": geolocation,
+    },
+}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Loading and merging
+
+
+def load_defaults() -> dict:
+    """The packaged defaults (read with pkgutil: they load from an egg too)."""
+    raw = pkgutil.get_data("topicstreams", "defaults.yml")
+    if raw is None:  # pragma: no cover - a broken install
+        raise RuntimeError("topicstreams/defaults.yml is missing from the installed package")
+    return yaml.safe_load(raw)
+
+
+def merge(base: Any, override: Any) -> Any:
+    """Merge ``override`` over ``base``: mappings key by key, lists and scalars replace, None keeps base."""
+    if override is None:
+        return copy.deepcopy(base)
+    if isinstance(base, dict) and isinstance(override, dict):
+        merged = copy.deepcopy(base)
+        for key, value in override.items():
+            merged[key] = merge(base[key], value) if key in base else copy.deepcopy(value)
+        return merged
+    return copy.deepcopy(override)
+
+
+def read_user_file(path: Path) -> dict:
+    """Parse the user's YAML file; a missing file or broken YAML is a ConfigError."""
+    try:
+        content = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(CONFIG_SETTING, str(path), f"a readable YAML file ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(content)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark else ""
+        raise ConfigError(CONFIG_SETTING, str(path), f"valid YAML{where}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(CONFIG_SETTING, str(path), "a YAML mapping at the top level")
+    return data
+
+
+def _validate(schema: Any, value: Any, key: str) -> Any:
+    if callable(schema):
+        return schema(key, value)
+    if isinstance(schema, Each):
+        if not isinstance(value, dict):
+            raise ConfigError(key, value, "a mapping of engine names (" + ", ".join(schema.keys) + ")")
+        out = {}
+        for name, sub in value.items():
+            if name not in schema.keys:
+                raise ConfigError(f"{key}.{name}", "", "an engine name: one of " + ", ".join(schema.keys))
+            out[name] = _validate(schema.schema, sub, f"{key}.{name}")
+        return out
+    if not isinstance(value, dict):
+        raise ConfigError(key, value, "a mapping")
+    out = {}
+    for name, sub in value.items():
+        subkey = f"{key}.{name}" if key else str(name)
+        if name not in schema:
+            raise ConfigError(subkey, sub, "no such key (known: " + ", ".join(schema) + ")")
+        out[name] = _validate(schema[name], sub, subkey)
+    return out
+
+
+def validate(data: Mapping) -> dict:
+    """Check a merged configuration against :data:`SCHEMA`; return it with values normalized."""
+    checked = _validate(SCHEMA, dict(data), "")
+    cooldown = checked["scraper"]["cooldown"]
+    if cooldown["max"] < cooldown["initial"]:
+        raise ConfigError("scraper.cooldown.max", cooldown["max"],
+                          f"seconds >= scraper.cooldown.initial ({cooldown['initial']})")
+    return checked
+
+
+def _mask_url(url: str) -> str:
+    """The URL with any password replaced by ``***`` (the user name is kept)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "***"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return parts._replace(netloc=f"{user}:***@{netloc}").geturl()
+
+
+def _resolve_database_url(url: str, base_dir: Path) -> str:
+    """Make a relative SQLite path absolute against ``base_dir``."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return url
+    if parsed.database.startswith("file:") or Path(parsed.database).is_absolute():
+        return url
+    return parsed.set(database=str((base_dir / parsed.database).resolve())).render_as_string(
+        hide_password=False)
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated configuration and where it came from."""
+
+    data: dict
+    source: Path | None = None
+
+    def get(self, dotted: str) -> Any:
+        value: Any = self.data
+        for part in dotted.split("."):
+            value = value[part]
+        return value
+
+    def engine(self, name: str) -> dict:
+        return self.data["engines"][name]
+
+    def enabled_engines(self) -> list[str]:
+        return [name for name in ENGINES if self.data["engines"][name]["enabled"]]
+
+    def min_interval(self, engine: str) -> float:
+        pacing = self.data["scraper"]["pacing"]
+        return pacing["per_engine"].get(engine, pacing["default_min_interval"])
+
+    def masked(self) -> dict:
+        """The configuration with secrets (proxy and database passwords) masked, for printing."""
+        data = copy.deepcopy(self.data)
+        proxy = data["anti_detection"]["proxy"]
+        proxy["proxies"] = [_mask_url(p) for p in proxy["proxies"]]
+        data["database"]["url"] = _mask_url(data["database"]["url"])
+        return data
+
+
+def config_file(settings: Mapping | None = None, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The user's YAML file: the Scrapy setting TOPICSTREAMS_CONFIG, else the environment variable."""
+    environ = os.environ if environ is None else environ
+    name = (settings.get(CONFIG_SETTING) if settings is not None else None) or environ.get(CONFIG_SETTING)
+    return Path(name).expanduser() if name else None
+
+
+def load_config(settings: Mapping | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Defaults, then the user's file, then the environment; validated. Raises ConfigError."""
+    environ = os.environ if environ is None else environ
+    path = config_file(settings, environ)
+    data = load_defaults()
+    if path is not None:
+        data = merge(data, read_user_file(path))
+
+    if environ.get(DB_URL_ENV):
+        data["database"]["url"] = environ[DB_URL_ENV]
+    if environ.get(PROXY_ENV, "").strip():
+        data["anti_detection"]["proxy"]["proxies"] = [
+            p.strip() for p in environ[PROXY_ENV].split(",") if p.strip()]
+        data["anti_detection"]["proxy"]["enabled"] = True
+
+    checked = validate(data)
+    if checked["node"]["id"] is None:
+        checked["node"]["id"] = socket.gethostname()
+    base_dir = path.resolve().parent if path is not None else Path.cwd()
+    checked["database"]["url"] = _resolve_database_url(checked["database"]["url"], base_dir)
+    profile_dir = Path(checked["browser"]["profile_dir"]).expanduser()
+    if not profile_dir.is_absolute():
+        profile_dir = base_dir / profile_dir
+    checked["browser"]["profile_dir"] = str(profile_dir)
+    proxy = checked["anti_detection"]["proxy"]
+    if proxy["enabled"] and not proxy["proxies"]:
+        raise ConfigError("anti_detection.proxy.proxies", [], "at least one proxy URL when the proxy is enabled")
+    return Config(checked, path.resolve() if path is not None else None)

@@ -1,0 +1,50 @@
+"""Scrapy settings of topicstreams: the one place for the Scrapy-side defaults.
+
+Values that come from the user's configuration (``config.yml``) are not set here: the
+:class:`~topicstreams.addon.TopicstreamsAddon` loads and validates the configuration when a crawler is
+made and sets the ``TOPICSTREAMS_*`` settings from it (at "addon" priority, so ``-s`` still wins).
+"""
+
+BOT_NAME = "topicstreams"
+
+SPIDER_MODULES = ["topicstreams.spiders"]
+NEWSPIDER_MODULE = "topicstreams.spiders"
+COMMANDS_MODULE = "topicstreams.commands"
+
+ADDONS = {"topicstreams.addon.TopicstreamsAddon": 0}
+
+# Rendering: every engine page goes through Chromium.
+TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+DOWNLOAD_HANDLERS = {
+    "http": "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler",
+    "https": "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler",
+}
+PLAYWRIGHT_BROWSER_TYPE = "chromium"
+# The browser sends its own headers (its User-Agent, its Accept-Language), not Scrapy's.
+PLAYWRIGHT_PROCESS_REQUEST_HEADERS = None
+PLAYWRIGHT_ABORT_REQUEST = "topicstreams.browser.should_abort_request"
+PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 30_000
+PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 2
+
+ROBOTSTXT_OBEY = False
+COOKIES_ENABLED = False  # the browser profile keeps the engine's cookies
+TELNETCONSOLE_ENABLED = False
+LOG_LEVEL = "INFO"
+
+# One engine is one spider; within it one topic at a time, so a handful of slots is plenty.
+CONCURRENT_REQUESTS = 4
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+
+# 403, 429 and 503 are the engine turning against us: never retried behind the project's back.
+RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
+
+ITEM_PIPELINES = {
+    "topicstreams.pipelines.normalize.NormalizePipeline": 300,
+    "topicstreams.pipelines.store.StorePipeline": 800,
+}
+
+FEED_EXPORT_ENCODING = "utf-8"
+
+# Batched writes into the store.
+TOPICSTREAMS_STORE_BATCH_SIZE = 500
+TOPICSTREAMS_STORE_FLUSH_SECONDS = 1.0

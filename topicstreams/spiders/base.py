@@ -1,0 +1,288 @@
+"""The engine contract and the spider loop every engine shares.
+
+An engine implements four small things (:class:`EngineSpider`'s abstract part):
+
+* :meth:`~EngineSpider.results_url` — its results URL for a topic: newest first, the freshness window, page N;
+* :meth:`~EngineSpider.result_nodes` — the result items of a rendered page;
+* :meth:`~EngineSpider.parse_result` — one item's fields;
+* :attr:`~EngineSpider.markers` — what its block, challenge and "no results" pages look like.
+
+The loop: ``start()`` walks the topics one at a time (parallelism is across engines, never within one),
+renders each topic's pages in the engine's persistent Chromium profile, classifies every response, and
+either yields the parsed items or, on a block or failure, waits and tries the topic again. In once mode it
+stops after one pass; otherwise it sleeps until ``scraper.scrape_interval`` has passed and goes again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+import scrapy
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+from scrapy.selector import Selector, SelectorList
+from twisted.python.failure import Failure
+
+from topicstreams.blocks import STAT_KEYS, EngineMarkers, ResponseClass, Verdict, classify_failure, classify_response
+from topicstreams.browser import ProfileLock, profile_path
+from topicstreams.dates import parse_result_time
+from topicstreams.items import NewsItem
+from topicstreams.storage import engine_for, ensure_topics, seed_topics, active_topics, upgrade
+
+logger = logging.getLogger(__name__)
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+
+@dataclass
+class ParsedResult:
+    """What an engine reads from one result item, before times are resolved."""
+
+    url: str | None
+    title: str | None
+    source: str | None = None
+    snippet: str | None = None
+    time_text: str | None = None
+    timestamp: str | None = None
+
+
+@dataclass
+class TopicRun:
+    """One attempt at one topic: its pages go out one after another; ``done`` resolves with the outcome."""
+
+    topic: str
+    attempt: int
+    done: asyncio.Future = field(repr=False)
+    items: int = 0
+    verdict: Verdict | None = None
+
+    def finish(self, verdict: Verdict) -> None:
+        self.verdict = verdict
+        if not self.done.done():
+            self.done.set_result(verdict)
+
+
+def in_shard(topic: str, shard: str) -> bool:
+    """Whether this node takes ``topic`` under ``shard`` ("i/n"): a hash stable across machines and runs."""
+    index, count = (int(part) for part in shard.split("/"))
+    if count == 1:
+        return True
+    digest = hashlib.sha256(topic.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % count == index
+
+
+def split_topics(value: str) -> list[str]:
+    """The ``topics`` argument: comma-separated, each trimmed, blanks and repeats dropped."""
+    seen: dict[str, None] = {}
+    for name in value.split(","):
+        if name.strip():
+            seen.setdefault(name.strip(), None)
+    return list(seen)
+
+
+class EngineSpider(scrapy.Spider):
+    """The base of the four engine spiders."""
+
+    markers: ClassVar[EngineMarkers] = EngineMarkers()
+    results_per_page: ClassVar[int] = 10
+    time_languages: ClassVar[tuple[str, ...] | None] = None
+
+    # ---- the engine contract --------------------------------------------------------------------------
+    def results_url(self, topic: str, page: int) -> str:
+        """The results URL for ``topic``, newest first, in the configured freshness window, page ``page`` (0-based)."""
+        raise NotImplementedError
+
+    def result_nodes(self, response: Response) -> SelectorList:
+        """The result items of a rendered results page."""
+        raise NotImplementedError
+
+    def parse_result(self, node: Selector, response: Response) -> ParsedResult:
+        """One result item's fields."""
+        raise NotImplementedError
+
+    def has_next_page(self, response: Response, page: int) -> bool:
+        """Whether the engine offers a page after ``page``."""
+        return True
+
+    # ---- set-up ---------------------------------------------------------------------------------------
+    def __init__(self, *args: Any, topics: str | None = None, once: str | bool = False, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.topics_arg = split_topics(topics) if topics is not None else None
+        self.once = once is True or str(once).strip().lower() in TRUE_WORDS
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> EngineSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider._configure(crawler)
+        crawler.signals.connect(spider._on_closed, signal=signals.spider_closed)
+        return spider
+
+    def _configure(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        engine = settings.getdict("TOPICSTREAMS_ENGINES")[self.name]
+        self.base_url: str = engine["base_url"].rstrip("/")
+        self.freshness: str = engine["freshness"]
+        self.enabled: bool = engine["enabled"]
+        self.scrape_interval = settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL")
+        self.max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES")
+        self.once_attempts = settings.getint("TOPICSTREAMS_ONCE_ATTEMPTS")
+        self.retry_after = float(settings.getdict("TOPICSTREAMS_COOLDOWN")["initial"])
+        pacing = settings.getdict("TOPICSTREAMS_PACING")
+        # Until the pacing middleware arrives, Scrapy's own delay keeps the floor between requests.
+        self.download_delay = float(pacing["per_engine"].get(self.name, pacing["default_min_interval"]))
+        self.shard = settings.get("TOPICSTREAMS_SHARD")
+        self.database_url = settings.get("TOPICSTREAMS_DATABASE_URL")
+        self.node_id = settings.get("TOPICSTREAMS_NODE_ID")
+        self.seed = settings.getlist("TOPICSTREAMS_TOPICS")
+        profile = profile_path(settings.get("TOPICSTREAMS_PROFILE_DIR"), self.node_id, self.name)
+        self.context_name = f"{self.name}-profile"
+        self.context_kwargs = {**settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"), "user_data_dir": str(profile)}
+        self.profile_lock = ProfileLock(profile)
+        self.profile_lock.acquire()
+
+    def _on_closed(self, spider: scrapy.Spider, reason: str) -> None:
+        self.profile_lock.release()
+
+    def stat(self, key: str, count: int = 1) -> None:
+        self.crawler.stats.inc_value(f"topicstreams/{self.name}/{key}", count)
+
+    # ---- topics ---------------------------------------------------------------------------------------
+    def current_topics(self) -> list[str]:
+        """The topics of this pass: the ``topics`` argument, else the table's active topics; sharded."""
+        engine = engine_for(self.database_url)
+        if self.topics_arg is not None:
+            ensure_topics(engine, self.topics_arg, active=False)
+            names = self.topics_arg
+        else:
+            names = [name for _, name in active_topics(engine)]
+        return [name for name in names if in_shard(name, self.shard)]
+
+    # ---- the loop -------------------------------------------------------------------------------------
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        mode = "once: each topic one pass, then close" if self.once else (
+            f"continuous: every {self.scrape_interval:g} s until stopped")
+        self.logger.info("%s spider starting (%s)", self.name, mode)
+        upgrade(self.database_url)
+        if self.topics_arg is None and self.seed:
+            seed_topics(engine_for(self.database_url), self.seed)
+        loop = asyncio.get_running_loop()
+        while True:
+            pass_started = loop.time()
+            topics = self.current_topics()
+            if not topics:
+                self.logger.warning("no topics to scrape: add some with `scrapy topics add NAME`, "
+                                    "list them in the config's `topics`, or pass -a topics=a,b")
+            for topic in topics:
+                attempt = 1
+                while True:
+                    run = TopicRun(topic, attempt, loop.create_future())
+                    yield self.page_request(run, 0)
+                    verdict = await run.done
+                    if not verdict.benches and verdict.cls is not ResponseClass.ERROR:
+                        break
+                    if self.once and attempt >= self.once_attempts:
+                        self.logger.error("gave up topic %r after %d attempts: last %s (%s)",
+                                          topic, attempt, verdict.cls, verdict.reason)
+                        self.stat("topics_given_up")
+                        break
+                    self.logger.warning("topic %r attempt %d failed: %s (%s); trying again in %g s",
+                                        topic, attempt, verdict.cls, verdict.reason, self.retry_after)
+                    await asyncio.sleep(self.retry_after)
+                    if not self.once:
+                        break  # continuous mode takes it up again on the next pass
+                    attempt += 1
+            if self.once:
+                return
+            await asyncio.sleep(max(0.0, pass_started + self.scrape_interval - loop.time()))
+
+    def page_request(self, run: TopicRun, page: int) -> scrapy.Request:
+        self.stat("requests")
+        return scrapy.Request(
+            self.results_url(run.topic, page),
+            callback=self.parse_results,
+            errback=self.results_failed,
+            dont_filter=True,
+            meta={
+                "topicstreams_run": run,
+                "topicstreams_page": page,
+                "handle_httpstatus_all": True,
+                "playwright": True,
+                "playwright_context": self.context_name,
+                "playwright_context_kwargs": self.context_kwargs,
+                "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded"},
+            },
+        )
+
+    def _record(self, run: TopicRun, verdict: Verdict, url: str) -> None:
+        self.stat(STAT_KEYS[verdict.cls])
+        if verdict.cls is not ResponseClass.OK:
+            self.logger.warning("%s for topic %r (%s): %s", verdict.cls, run.topic, url, verdict.reason)
+
+    def parse_results(self, response: Response) -> Iterable[NewsItem | scrapy.Request]:
+        run: TopicRun = response.meta["topicstreams_run"]
+        page: int = response.meta["topicstreams_page"]
+        fetched_at = datetime.now(UTC)
+        try:
+            nodes = self.result_nodes(response) if response.status == 200 else SelectorList()
+            verdict = classify_response(self.markers, status=response.status, url=response.url,
+                                        html=response.text, item_count=len(nodes),
+                                        headers=response.headers.to_unicode_dict())
+            items = [] if verdict.cls is not ResponseClass.OK else [
+                self._item(node, response, run.topic, page * self.results_per_page + rank, fetched_at)
+                for rank, node in enumerate(nodes, start=1)]
+        except Exception as exc:  # a parser bug must not stall the topic loop
+            self.logger.exception("could not parse %s", response.url)
+            verdict = Verdict(ResponseClass.ERROR, f"parse error: {type(exc).__name__}: {exc}")
+            items = []
+        self._record(run, verdict, response.url)
+        if verdict.cls is not ResponseClass.OK:
+            run.finish(verdict)
+            return
+        for item in items:
+            self.stat("items_scraped")
+            run.items += 1
+            yield item
+        if items and page + 1 < self.max_pages and self.has_next_page(response, page):
+            yield self.page_request(run, page + 1)
+        else:
+            run.finish(verdict)
+
+    def results_failed(self, failure: Failure) -> None:
+        run: TopicRun = failure.request.meta["topicstreams_run"]
+        verdict = classify_failure(failure.value)
+        self._record(run, verdict, failure.request.url)
+        run.finish(verdict)
+
+    def _item(self, node: Selector, response: Response, topic: str, rank: int, fetched_at: datetime) -> NewsItem:
+        parsed = self.parse_result(node, response)
+        published = parse_result_time(parsed.time_text, fetched_at, timestamp=parsed.timestamp,
+                                      languages=self.time_languages)
+        if published is None and (parsed.time_text or parsed.timestamp):
+            self.stat("times_unparsed")
+            self.logger.debug("unparsed time %r / %r on %s", parsed.time_text, parsed.timestamp, response.url)
+        return NewsItem(
+            url=response.urljoin(parsed.url) if parsed.url else None,
+            title=parsed.title,
+            source=parsed.source,
+            snippet=parsed.snippet,
+            published_at=published,
+            topic=topic,
+            engine=self.name,
+            rank=rank,
+            fetched_at=fetched_at,
+        )
+
+
+def text_of(selection: SelectorList | Selector | None) -> str | None:
+    """The whitespace-collapsed text of a selection, or None when empty."""
+    if selection is None:
+        return None
+    joined = " ".join(" ".join(part.split()) for part in selection.xpath("string()").getall())
+    return " ".join(joined.split()) or None
