@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 
 from topicstreams.browser import context_options
@@ -43,6 +44,17 @@ class TopicstreamsAddon:
     ``crawlall`` commands validate before any crawler is made, so users see one ``config error:`` line.
     """
 
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> TopicstreamsAddon:
+        return cls(crawler)
+
     def update_settings(self, settings: BaseSettings) -> None:
         config = load_config(settings)
         settings.setdict(config_settings(config), priority="addon")
+        engine = getattr(self.crawler.spidercls, "name", None)
+        if engine in config.data["engines"]:
+            # Until the pacing middleware arrives, Scrapy's own delay keeps the engine's floor.
+            settings.set("DOWNLOAD_DELAY", config.min_interval(engine), priority="addon")

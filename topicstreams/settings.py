@@ -29,6 +29,7 @@ PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 2
 ROBOTSTXT_OBEY = False
 COOKIES_ENABLED = False  # the browser profile keeps the engine's cookies
 TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False  # no code-execution port on a crawler that runs for weeks
 LOG_LEVEL = "INFO"
 
 # One engine is one spider; within it one topic at a time, so a handful of slots is plenty.

@@ -32,6 +32,7 @@ from twisted.python.failure import Failure
 
 from topicstreams.blocks import STAT_KEYS, EngineMarkers, ResponseClass, Verdict, classify_failure, classify_response
 from topicstreams.browser import ProfileLock, profile_path
+from topicstreams.config import load_config
 from topicstreams.dates import parse_result_time
 from topicstreams.items import NewsItem
 from topicstreams.storage import engine_for, ensure_topics, seed_topics, active_topics, upgrade
@@ -120,32 +121,29 @@ class EngineSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> EngineSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider._configure(crawler)
+        # Settings from the configuration arrive with the add-on, after the spider is made; the profile
+        # lock comes first, so that a second process for this engine stops before anything starts.
+        config = load_config(crawler.settings)
+        spider.profile = profile_path(config.get("browser.profile_dir"), config.get("node.id"), spider.name)
+        spider.profile_lock = ProfileLock(spider.profile)
+        spider.profile_lock.acquire()
         crawler.signals.connect(spider._on_closed, signal=signals.spider_closed)
         return spider
 
-    def _configure(self, crawler: Crawler) -> None:
-        settings = crawler.settings
+    def _configure(self) -> None:
+        settings = self.settings
         engine = settings.getdict("TOPICSTREAMS_ENGINES")[self.name]
         self.base_url: str = engine["base_url"].rstrip("/")
         self.freshness: str = engine["freshness"]
-        self.enabled: bool = engine["enabled"]
         self.scrape_interval = settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL")
         self.max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES")
         self.once_attempts = settings.getint("TOPICSTREAMS_ONCE_ATTEMPTS")
         self.retry_after = float(settings.getdict("TOPICSTREAMS_COOLDOWN")["initial"])
-        pacing = settings.getdict("TOPICSTREAMS_PACING")
-        # Until the pacing middleware arrives, Scrapy's own delay keeps the floor between requests.
-        self.download_delay = float(pacing["per_engine"].get(self.name, pacing["default_min_interval"]))
         self.shard = settings.get("TOPICSTREAMS_SHARD")
         self.database_url = settings.get("TOPICSTREAMS_DATABASE_URL")
-        self.node_id = settings.get("TOPICSTREAMS_NODE_ID")
         self.seed = settings.getlist("TOPICSTREAMS_TOPICS")
-        profile = profile_path(settings.get("TOPICSTREAMS_PROFILE_DIR"), self.node_id, self.name)
         self.context_name = f"{self.name}-profile"
-        self.context_kwargs = {**settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"), "user_data_dir": str(profile)}
-        self.profile_lock = ProfileLock(profile)
-        self.profile_lock.acquire()
+        self.context_kwargs = {**settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"), "user_data_dir": str(self.profile)}
 
     def _on_closed(self, spider: scrapy.Spider, reason: str) -> None:
         self.profile_lock.release()
@@ -169,6 +167,7 @@ class EngineSpider(scrapy.Spider):
         mode = "once: each topic one pass, then close" if self.once else (
             f"continuous: every {self.scrape_interval:g} s until stopped")
         self.logger.info("%s spider starting (%s)", self.name, mode)
+        self._configure()
         upgrade(self.database_url)
         if self.topics_arg is None and self.seed:
             seed_topics(engine_for(self.database_url), self.seed)
@@ -192,11 +191,16 @@ class EngineSpider(scrapy.Spider):
                                           topic, attempt, verdict.cls, verdict.reason)
                         self.stat("topics_given_up")
                         break
-                    self.logger.warning("topic %r attempt %d failed: %s (%s); trying again in %g s",
-                                        topic, attempt, verdict.cls, verdict.reason, self.retry_after)
+                    if self.once:
+                        self.logger.warning("topic %r attempt %d failed: %s (%s); trying again in %g s",
+                                            topic, attempt, verdict.cls, verdict.reason, self.retry_after)
+                    else:
+                        self.logger.warning("topic %r failed: %s (%s); waiting %g s, then the next topic "
+                                            "(this one comes round again next pass)",
+                                            topic, verdict.cls, verdict.reason, self.retry_after)
                     await asyncio.sleep(self.retry_after)
                     if not self.once:
-                        break  # continuous mode takes it up again on the next pass
+                        break
                     attempt += 1
             if self.once:
                 return

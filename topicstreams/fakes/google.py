@@ -1,0 +1,605 @@
+"""Google-News-tab-like pages for the fake Google (markup written for this project).
+
+What the pages share with the real News tab (what the Google spider relies on):
+
+* results URL ``/search?q=Q&tbm=nws&tbs=qdr:h,sbd:1&start=0|10|20…`` (10 results a page, ``start`` = offset);
+* an inline script setting ``google.sn='newssearch'``;
+* each result a ``div[data-news-doc-id]`` under ``div#rso``; its link ``a.WlydOe[jsname=YKoRaf]`` whose
+  ``href`` is the publisher URL (the ``/url?…&url=`` form only in its ``ping``); title ``div[role=heading]``;
+  source ``div.MgUUmf span``; snippet ``div.UqSP2b``; time ``div.OSrXXb span[data-ts]`` (Unix seconds,
+  visible text "3 hours ago");
+* ``a#pnnext`` when there is a next page.
+
+A results page for a topic (see :func:`layout`) holds the catalogue's articles for that page, each link
+with tracking parameters, and on every page:
+
+* ``js`` — one article that is not in the HTML: an inline script at the end of ``<body>`` appends it to
+  ``#rso`` while the page parses (present at DOMContentLoaded); its data is base64 in the script, so even
+  its URL is absent from the HTML source;
+* ``wrapped_q`` — one link as ``/url?q=<percent-encoded target>&sa=U&ved=…&usg=…`` (relative);
+* ``wrapped_url`` — one link as ``/url?sa=t&url=<percent-encoded target>&ved=…&usg=…`` (relative);
+* ``duplicate`` — one article shown twice (three results between the copies, fewer on a short last page;
+  the second copy with other tracking parameters and another doc id);
+* ``no_ts`` — one result with only a relative time text ("2 hours ago"), no ``data-ts``.
+
+These five roles are five different articles, chosen per (topic, page) from a hash. The wrapped targets
+carry tracking parameters too. :func:`expected_articles` gives the clean URLs a correct scraper stores.
+
+Page kinds of results requests: results, empty, sorry, captcha200, blank, small, consent.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
+
+from topicstreams.fakes.catalogue import PER_PAGE, Article, all_articles, digest, number
+from topicstreams.fakes.server import EnginePages, Reply, RequestContext
+
+RESULTS_PATH = "/search"
+TBS = "qdr:h,sbd:1"
+INVALID_HOST = "http://assets.fake-engine.invalid"
+"""A host that never resolves (``.invalid``): page weight that can never leave the machine."""
+
+ROLES = ("js", "duplicate", "wrapped_q", "wrapped_url", "no_ts")
+TRACKING_PARAMS = ("utm_source", "utm_medium", "utm_campaign", "utm_content", "utm_term", "gclid", "ved")
+"""Every tracking parameter the fake Google adds to publisher URLs (a normalizer must drop them all)."""
+
+NO_RESULTS_MESSAGE = "did not match any news results."
+CAPTCHA_SENTENCE = "Our systems have detected unusual traffic from your computer network"
+
+
+def search_path(topic: str, start: int = 0) -> str:
+    """The relative URL of a News-tab results page, as the real pager links it."""
+    return f"{RESULTS_PATH}?q={quote_plus(topic)}&tbm=nws&tbs={TBS}&start={start}"
+
+
+def relative_age(seconds: int) -> str:
+    """What Google shows for an age: "1 minute ago", "14 minutes ago", "1 hour ago", "5 hours ago"."""
+    minutes = max(1, seconds // 60)
+    if minutes < 60:
+        return "1 minute ago" if minutes == 1 else f"{minutes} minutes ago"
+    hours = minutes // 60
+    if hours < 24:
+        return "1 hour ago" if hours == 1 else f"{hours} hours ago"
+    days = hours // 24
+    return "1 day ago" if days == 1 else f"{days} days ago"
+
+
+def _token(*parts: object, length: int = 22) -> str:
+    raw = bytes.fromhex(digest("token", *parts))
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")[:length]
+
+
+# -- layout: which article goes where -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One ``div[data-news-doc-id]`` of a results page."""
+
+    article: Article
+    role: str
+    """plain, js, wrapped_q, wrapped_url, duplicate (first copy), duplicate_again (second copy) or no_ts."""
+    rank: int
+    """1-based position in ``#rso`` once the script ran (the JS result is last)."""
+    doc_id: str
+    ved: str
+    target: str
+    """The publisher URL with this slot's tracking parameters."""
+    href: str
+    """The link's ``href``: ``target``, or a relative ``/url?…`` wrapper of it."""
+    ping: str
+    thumb: str | None
+    has_ts: bool
+
+
+@dataclass(frozen=True)
+class Layout:
+    topic: str
+    start: int
+    total: int
+    """How many articles the topic has over all its pages."""
+    slots: tuple[Slot, ...]
+    """In ``#rso`` order after the script ran; the JS slot is last. Empty past the last page."""
+
+    @property
+    def has_next(self) -> bool:
+        return self.start + PER_PAGE < self.total
+
+    @property
+    def roles(self) -> dict[str, Article]:
+        """Role name (see :data:`ROLES`) -> article."""
+        return {slot.role: slot.article for slot in self.slots if slot.role in ROLES}
+
+    @property
+    def html_slots(self) -> tuple[Slot, ...]:
+        return tuple(slot for slot in self.slots if slot.role != "js")
+
+    @property
+    def js_slot(self) -> Slot | None:
+        return next((slot for slot in self.slots if slot.role == "js"), None)
+
+
+def _with_tracking(url: str, params: list[tuple[str, str]], seed: str) -> str:
+    parts = urlsplit(url)
+    existing = parse_qsl(parts.query, keep_blank_values=True)
+    if existing and number("order", seed) % 2:
+        pairs = params[:1] + existing + params[1:]  # a tracking parameter before the meaningful one
+    else:
+        pairs = existing + params
+    return urlunsplit(parts._replace(query=urlencode(pairs)))
+
+
+def _tracking(seed: str, rank: int) -> list[tuple[str, str]]:
+    variants = (
+        [("utm_source", "google"), ("utm_medium", "news"), ("utm_campaign", f"feed-{number('c', seed) % 900 + 100}")],
+        [("gclid", "Cj0KCQ" + _token("gclid", seed))],
+        [("utm_source", "googlenews"), ("utm_medium", "referral"), ("ved", "2ahUKEw" + _token("v", seed, length=20))],
+        [("ved", "0ahUKEw" + _token("v2", seed, length=18)), ("utm_content", f"r{rank}")],
+        [("utm_source", "google"), ("utm_medium", "organic"), ("utm_term", "news"), ("gclid", _token("g2", seed))],
+    )
+    return variants[number("variant", seed) % len(variants)]
+
+
+def layout(topic: str, page: int) -> Layout:
+    """The layout of ``topic``'s 0-based ``page`` (``start = page * 10``)."""
+    return layout_at(topic, page * PER_PAGE)
+
+
+@lru_cache(maxsize=256)
+def layout_at(topic: str, start: int) -> Layout:
+    """The layout of the results page of ``topic`` at offset ``start``."""
+    everything = all_articles(topic)
+    articles = everything[start : start + PER_PAGE] if start >= 0 else []
+    if not articles:
+        return Layout(topic, start, len(everything), ())
+    order = sorted(range(len(articles)), key=lambda i: digest("role", topic, start, i))
+    role_of = {order[k]: role for k, role in enumerate(ROLES) if k < len(order)}
+
+    # #rso order: the HTML results (catalogue order, the duplicate's second copy 3 places after the first),
+    # then the JS result.
+    placed: list[tuple[Article, str]] = [(a, role_of.get(i, "plain")) for i, a in enumerate(articles)
+                                         if role_of.get(i) != "js"]
+    first = next(k for k, (_, role) in enumerate(placed) if role == "duplicate")
+    placed.insert(min(first + 4, len(placed)), (placed[first][0], "duplicate_again"))
+    js_index = next(i for i, role in role_of.items() if role == "js")
+    placed.append((articles[js_index], "js"))
+
+    slots = []
+    for rank, (article, role) in enumerate(placed, start=1):
+        seed = digest("slot", topic, start, rank, article.url)
+        ved = "2ahUKEw" + _token("ved", seed, length=30)
+        usg = "AOvVaw" + _token("usg", seed, length=22)
+        target = _with_tracking(article.url, _tracking(seed, rank), seed)
+        encoded = quote(target, safe="")
+        if role == "wrapped_q":
+            href = f"/url?q={encoded}&sa=U&ved={ved}&usg={usg}"
+        elif role == "wrapped_url":
+            href = f"/url?sa=t&url={encoded}&ved={ved}&usg={usg}"
+        else:
+            href = target
+        ping = f"/url?sa=t&source=web&rct=j&opi=89978449&url={encoded}&ved={ved}"
+        doc_id = _token("doc", seed, length=14)
+        thumb = f"/thumbs/{doc_id}.png" if rank <= 4 and role != "js" else None
+        slots.append(Slot(article, role, rank, doc_id, ved, target, href, ping, thumb, role != "no_ts"))
+    return Layout(topic, start, len(everything), tuple(slots))
+
+
+def expected_articles(topic: str, page: int) -> list[str]:
+    """The clean publisher URLs a correct parser + normalizer stores for ``topic``'s 0-based ``page``.
+
+    In ``#rso`` order (the JS result last), each once; ``[]`` past the last page. The same set as the
+    catalogue's ``articles_for(topic, page)``.
+    """
+    seen: dict[str, None] = {}
+    for slot in layout(topic, page).slots:
+        seen.setdefault(slot.article.url, None)
+    return list(seen)
+
+
+# -- markup ---------------------------------------------------------------------------------------------
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+@lru_cache(maxsize=1)
+def _boilerplate_css() -> str:
+    """A block of generated style rules standing in for the weight of Google's inline CSS."""
+    rules = []
+    for i in range(450):
+        name = _token("css", i, length=6).replace("-", "a").replace("_", "b")
+        n = number("css", i)
+        rules.append(
+            f".{name}{{margin:{n % 17}px {n % 11}px;padding:{n % 7}px;color:#{n % 0xFFFFFF:06x};"
+            f"line-height:{16 + n % 9}px}}"
+        )
+    return "\n".join(rules)
+
+
+_STYLE = """\
+@font-face{font-family:'Fake Sans Text';font-style:normal;font-weight:400;font-display:swap;
+  src:url(/fonts/fakesanstext-regular.woff2) format('woff2');}
+body{margin:0;font-family:'Fake Sans Text',arial,sans-serif;font-size:14px;color:#202124}
+#searchform{display:flex;align-items:center;gap:24px;padding:20px 28px}
+#hdtb{padding:0 180px;border-bottom:1px solid #ebebeb}
+#center_col{margin-left:180px;max-width:652px}
+.SoaBEf{margin:0 0 30px}
+.WlydOe{display:block;text-decoration:none;color:inherit}
+.MgUUmf span{font-size:12px;color:#202124}
+.n0jPhd{font-size:18px;line-height:24px;color:#1a0dab}
+.UqSP2b{color:#4d5156;margin-top:4px}
+.OSrXXb{color:#70757a;font-size:12px;margin-top:8px}
+.gpjNTe img{border-radius:8px}
+.AaVjTc td{padding:0 8px}
+"""
+
+_HEAD = """\
+<!DOCTYPE html>
+<html lang="en" itemscope itemtype="http://schema.org/SearchResultsPage">
+<head>
+<meta charset="UTF-8">
+<meta name="referrer" content="origin">
+<title>{title}</title>
+<script nonce="{nonce}">(function(){{window.google={{kEI:'{kei}',kEXPI:'31',kBL:'fake',kOPI:89978449}};google.sn='newssearch';google.kHL='en';google.timers={{}};}})();</script>
+<style>
+{style}
+</style>
+<style>
+{boilerplate}
+</style>
+<link rel="stylesheet" href="{invalid}/xjs/_/ss/k=news.css">
+</head>
+"""
+
+_HEADER = """\
+<div class="L3eUgb">
+<header id="searchform" role="banner">
+  <a href="/" id="logo" title="Go to the fake Google home page"><img src="/thumbs/logo.png" alt="Fake Google" width="92" height="30"></a>
+  <form action="/search" method="GET" role="search" id="tsf">
+    <input class="gLFyf" name="q" value="{q}" aria-label="Search" autocomplete="off" maxlength="2048">
+    <input type="hidden" name="tbm" value="nws">
+    <button type="submit" aria-label="Search">Search</button>
+  </form>
+</header>
+<div id="hdtb" role="navigation">
+  <a href="/search?q={q_url}">All</a>
+  <span aria-current="page" class="YmvwI">News</span>
+  <a href="/search?q={q_url}&amp;tbm=isch">Images</a>
+  <a href="/search?q={q_url}&amp;tbm=vid">Videos</a>
+  <div id="hdtbMenus"><span class="KTBKoe">Past hour</span> <span class="KTBKoe">Sorted by date</span></div>
+</div>
+"""
+
+_MAIN = """\
+<div id="main"><div id="cnt"><div id="center_col">
+<div id="res" role="main">
+<div id="topstuff">{topstuff}</div>
+<div id="search"><div data-async-context="query:{q}">
+<div id="rso">
+{results}</div>
+</div></div>
+</div>
+<div id="botstuff">{pager}</div>
+</div></div></div>
+"""
+
+_FOOTER = """\
+<div id="footcnt"><footer>
+  <span>Fake results for local tests. Nothing here comes from a real search engine.</span>
+  <img src="{invalid}/images/footer/pixel.png" alt="" width="1" height="1">
+</footer></div>
+</div>
+"""
+
+_RESULT = """\
+<div class="SoaBEf" data-news-doc-id="{doc_id}" data-hveid="{hveid}">
+  <div>
+    <a class="WlydOe" jsname="YKoRaf" href="{href}" ping="{ping}" data-ved="{ved}">
+      <div class="Ljs0mb">
+        <div class="SoAPf">
+          <div class="MgUUmf NUnG9d"><span>{source}</span></div>
+          <div class="n0jPhd ynAwRc MBeuO nDgy9d" role="heading" aria-level="3">{title}</div>
+          <div class="GI74Re nDgy9d UqSP2b">{snippet}</div>
+          <div class="OSrXXb rbYSKb LfVVr">{time}</div>
+        </div>
+{thumb}      </div>
+    </a>
+  </div>
+</div>
+"""
+
+_THUMB = """\
+        <div class="gpjNTe"><div class="uhHOwf BYbUcd"><img src="{src}" alt="" width="92" height="92"></div></div>
+"""
+
+# The JS-added result: same markup as _RESULT, built with the DOM API from a base64 JSON payload.
+_JS_RESULT = """\
+<script nonce="{nonce}">
+(function () {
+  var bytes = Uint8Array.from(atob("@PAYLOAD@"), function (c) { return c.charCodeAt(0); });
+  var r = JSON.parse(new TextDecoder().decode(bytes));
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs).forEach(function (name) { node.setAttribute(name, attrs[name]); });
+    children.forEach(function (child) {
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    });
+    return node;
+  }
+  var result = el("div", {"class": "SoaBEf", "data-news-doc-id": r.docId, "data-hveid": r.hveid}, [
+    el("div", {}, [
+      el("a", {"class": "WlydOe", "jsname": "YKoRaf", "href": r.href, "ping": r.ping, "data-ved": r.ved}, [
+        el("div", {"class": "Ljs0mb"}, [
+          el("div", {"class": "SoAPf"}, [
+            el("div", {"class": "MgUUmf NUnG9d"}, [el("span", {}, [r.source])]),
+            el("div", {"class": "n0jPhd ynAwRc MBeuO nDgy9d", "role": "heading", "aria-level": "3"}, [r.title]),
+            el("div", {"class": "GI74Re nDgy9d UqSP2b"}, [r.snippet]),
+            el("div", {"class": "OSrXXb rbYSKb LfVVr"}, [el("span", {"data-ts": String(r.ts)}, [r.age])])
+          ])
+        ])
+      ])
+    ])
+  ]);
+  document.getElementById("rso").appendChild(result);
+})();
+</script>
+"""
+
+_EMPTY = """\
+<div class="card-section">
+  <p role="heading" aria-level="3" style="padding-top:.33em">Your search - <b>{q}</b> - did not match any news results.</p>
+  <p style="margin-top:1em">Suggestions:</p>
+  <ul style="margin-left:1.3em;margin-bottom:2em">
+    <li>Make sure that all words are spelled correctly.</li>
+    <li>Try different keywords.</li>
+    <li>Try more general keywords.</li>
+    <li>Try fewer keywords.</li>
+  </ul>
+</div>
+"""
+
+
+def _time_html(slot: Slot, now: float) -> str:
+    age = relative_age(slot.article.age_seconds)
+    if not slot.has_ts:
+        return f"<span>{_e(age)}</span>"
+    return f'<span data-ts="{slot.article.published_at(now)}">{_e(age)}</span>'
+
+
+def _result_html(slot: Slot, now: float) -> str:
+    a = slot.article
+    return _RESULT.format(
+        doc_id=_e(slot.doc_id), hveid=_e("CA" + slot.doc_id[:6]), href=_e(slot.href), ping=_e(slot.ping),
+        ved=_e(slot.ved), source=_e(a.source), title=_e(a.title), snippet=_e(a.snippet), time=_time_html(slot, now),
+        thumb=_THUMB.format(src=_e(slot.thumb)) if slot.thumb else "",
+    )
+
+
+def _js_result_html(slot: Slot, now: float, nonce: str) -> str:
+    a = slot.article
+    data = {
+        "docId": slot.doc_id, "hveid": "CA" + slot.doc_id[:6], "href": slot.href, "ping": slot.ping,
+        "ved": slot.ved, "source": a.source, "title": a.title, "snippet": a.snippet,
+        "ts": a.published_at(now), "age": relative_age(a.age_seconds),
+    }
+    payload = base64.b64encode(json.dumps(data).encode("utf-8")).decode("ascii")
+    return _JS_RESULT.replace("{nonce}", nonce).replace("@PAYLOAD@", payload)
+
+
+def _pager_html(lay: Layout) -> str:
+    if not lay.slots:
+        return ""
+    pages = -(-lay.total // PER_PAGE)
+    current = lay.start // PER_PAGE
+    cells = []
+    if lay.start > 0:
+        prev = _e(search_path(lay.topic, max(0, lay.start - PER_PAGE)))
+        cells.append(f'<td class="d6cvqb"><a href="{prev}" id="pnprev"><span>Previous</span></a></td>')
+    for page in range(pages):
+        if page == current:
+            cells.append(f'<td class="YyVfkd">{page + 1}</td>')
+        else:
+            href = _e(search_path(lay.topic, page * PER_PAGE))
+            cells.append(f'<td><a aria-label="Page {page + 1}" class="fl" href="{href}">{page + 1}</a></td>')
+    if lay.has_next:
+        nxt = _e(search_path(lay.topic, lay.start + PER_PAGE))
+        cells.append(
+            f'<td class="d6cvqb BBwThe" role="heading" aria-level="3"><a href="{nxt}" id="pnnext">'
+            f'<span class="oeN89d">Next</span></a></td>'
+        )
+    row = "\n    ".join(cells)
+    return (
+        '<div role="navigation"><span class="BBwThe">Page navigation</span>\n'
+        f'  <table class="AaVjTc" role="presentation"><tr jsname="TeSSVd">\n    {row}\n  </tr></table>\n</div>'
+    )
+
+
+def render_search_page(topic: str, start: int, now: float, kind: str = "results") -> tuple[str, str]:
+    """The HTML of a search page and the kind actually served ("results" past the last page is "empty")."""
+    lay = layout_at(topic, start) if kind == "results" and topic.strip() else None
+    if kind == "results" and (lay is None or not lay.slots):
+        kind = "empty"
+    nonce = _token("nonce", topic, start, int(now))
+    head = _HEAD.format(
+        title=_e(f"{topic} - Google Search"), nonce=nonce, kei=_token("kei", topic, start, now), style=_STYLE,
+        boilerplate=_boilerplate_css(), invalid=INVALID_HOST,
+    )
+    body = ['<body jsmodel="hspDDf">\n', _HEADER.format(q=_e(topic), q_url=_e(quote_plus(topic)))]
+    results = pager = topstuff = ""
+    if kind == "results" and lay is not None:
+        results = "".join(_result_html(slot, now) for slot in lay.html_slots)
+        pager = _pager_html(lay)
+    elif kind == "empty":
+        topstuff = _EMPTY.format(q=_e(topic))
+    body.append(_MAIN.format(q=_e(topic), topstuff=topstuff, results=results, pager=pager))
+    body.append(_FOOTER.format(invalid=INVALID_HOST))
+    if kind == "results" and lay is not None and lay.js_slot is not None:
+        body.append(_js_result_html(lay.js_slot, now, nonce))
+    body.append("</body>\n</html>\n")
+    return head + "".join(body), kind
+
+
+_SORRY = """\
+<!DOCTYPE html>
+<html>
+<head>
+<meta http-equiv="content-type" content="text/html; charset=utf-8">
+<meta name="viewport" content="initial-scale=1">
+<title>{url}</title>
+</head>
+<body style="margin:0;font-family:arial,sans-serif">
+<div style="max-width:400px;margin:20px auto;padding:0 12px">
+  <form id="captcha-form" action="/sorry/index" method="post">
+    <script src="{invalid}/recaptcha/api.js" async defer></script>
+    <div id="recaptcha" class="g-recaptcha" data-sitekey="{sitekey}" data-callback="submitCallback" data-s="{data_s}"></div>
+    <input type="hidden" name="q" value="{q}">
+    <input type="hidden" name="continue" value="{url}">
+  </form>
+  <hr noshade size="1" style="color:#ccc;background-color:#ccc">
+  <div style="font-size:13px">
+    <b>About this page</b><br><br>
+    Our systems have detected unusual traffic from your computer network. This page checks to see if it's
+    really you sending the requests, and not a robot.
+    <a href="#" onclick="document.getElementById('infoDiv').style.display='block';">Why did this happen?</a><br><br>
+    <div id="infoDiv" style="display:none;background-color:#eee;padding:10px;margin:0 0 15px 0;line-height:1.4em">
+      This page appears when automated requests are detected from your computer network. The block will
+      expire shortly after those requests stop.
+    </div>
+    IP address: {ip}<br>Time: {time}<br>URL: {url}<br>
+  </div>
+</div>
+</body>
+</html>
+"""
+
+_CONSENT = """\
+<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="UTF-8"><title>Before you continue to Google</title></head>
+<body style="font-family:arial,sans-serif">
+<div class="consent-bump" role="dialog" aria-labelledby="consent-title">
+  <h1 id="consent-title">Before you continue to Google</h1>
+  <p>We use cookies and data to deliver and maintain Google services, track outages and protect against spam,
+     fraud and abuse, and measure audience engagement and site statistics.</p>
+  <p>If you choose to "Accept all", we will also use cookies and data to develop and improve new services and
+     show personalised content. Select "More options" for more information, including options to manage your
+     privacy settings. You can also visit g.co/privacytools at any time.</p>
+  <p class="host">consent.google.com (fake)</p>
+  <form action="/consent/save" method="POST">
+    <input type="hidden" name="continue" value="{cont}">
+    <input type="hidden" name="set_eom" value="true">
+    <button type="submit" name="choice" value="reject" aria-label="Reject all">Reject all</button>
+  </form>
+  <form action="/consent/save" method="POST">
+    <input type="hidden" name="continue" value="{cont}">
+    <input type="hidden" name="set_eom" value="false">
+    <button type="submit" name="choice" value="accept" aria-label="Accept all">Accept all</button>
+  </form>
+  <a href="/consent?continue={cont_q}&amp;more=1">More options</a>
+</div>
+</body>
+</html>
+"""
+
+_HOME = """\
+<!DOCTYPE html>
+<html lang="en"><head><meta charset="UTF-8"><title>Google</title>
+<script nonce="home">(function(){window.google={kEI:'home',kBL:'fake'};google.sn='webhp';})();</script></head>
+<body><div id="main"><img src="/thumbs/logo.png" alt="Fake Google" width="272" height="92">
+<form action="/search" method="GET" role="search"><input name="q" aria-label="Search" autocomplete="off">
+<button type="submit">Google Search</button></form></div></body></html>
+"""
+
+_SMALL = "<!DOCTYPE html><html><head><title>Google</title></head><body></body></html>\n"
+
+_REDIRECT_NOTICE = """\
+<!DOCTYPE html>
+<html><head><meta charset="UTF-8"><title>Redirect Notice</title></head>
+<body><div class="fTk7vd">Redirect Notice</div>
+<p>The page you were on is trying to send you to <a href="{target}">{target}</a>.</p>
+<p>If you do not want to visit that page, you can <a href="/">return to the previous page</a>.</p>
+</body></html>
+"""
+
+
+def render_sorry(continue_url: str, query: str, now: float, ip: str = "127.0.0.1") -> str:
+    """The CAPTCHA ("sorry") page for a blocked ``continue_url``."""
+    stamp = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _SORRY.format(
+        url=_e(continue_url), invalid=INVALID_HOST, sitekey=_token("sitekey", length=40),
+        data_s=_token("s", continue_url, length=64), q=_e(query), ip=_e(ip), time=stamp,
+    )
+
+
+def render_consent(continue_url: str) -> str:
+    return _CONSENT.format(cont=_e(continue_url), cont_q=_e(quote(continue_url, safe="")))
+
+
+class GooglePages(EnginePages):
+    name = "google"
+    page_kinds = frozenset({"results", "empty", "sorry", "captcha200", "blank", "small", "consent"})
+    query_param = "q"
+
+    def is_results(self, ctx: RequestContext) -> bool:
+        return ctx.path == RESULTS_PATH
+
+    def render(self, kind: str, ctx: RequestContext) -> Reply:
+        topic = ctx.query.get("q", "")
+        if kind in ("results", "empty", "blank"):
+            try:
+                start = max(0, int(ctx.query.get("start") or 0))
+            except ValueError:
+                start = 0
+            page, served = render_search_page(topic, start, ctx.now, kind)
+            return Reply(200, page, served=served)
+        if kind == "sorry":
+            target = f"{ctx.base_url}/sorry/index?continue={quote(ctx.url, safe='')}&q={_token('q', ctx.url, ctx.now)}"
+            body = f'<HTML><HEAD><TITLE>302 Moved</TITLE></HEAD><BODY><H1>302 Moved</H1>The document has moved <A HREF="{_e(target)}">here</A>.</BODY></HTML>\n'
+            return Reply(302, body, headers=[("Location", target)], served="sorry")
+        if kind == "captcha200":
+            return Reply(200, render_sorry(ctx.url, _token("q", ctx.url, ctx.now), ctx.now), served="captcha200")
+        if kind == "small":
+            return Reply(200, _SMALL, served="small")
+        if kind == "consent":
+            target = f"{ctx.base_url}/consent?continue={quote(ctx.url, safe='')}&gl=DE&m=0&pc=n&cm=2&hl=en&src=1"
+            body = f'<HTML><HEAD><TITLE>302 Moved</TITLE></HEAD><BODY>The document has moved <A HREF="{_e(target)}">here</A>.</BODY></HTML>\n'
+            return Reply(302, body, headers=[("Location", target)], served="consent")
+        raise ValueError(f"unknown page kind {kind!r}")
+
+    def other(self, ctx: RequestContext) -> Reply | None:
+        path = ctx.path
+        if path == "/":
+            return Reply(200, _HOME, served="home")
+        if path == "/sorry/index":
+            cont = ctx.query.get("continue", "")
+            if ctx.method == "POST":
+                form = dict(parse_qsl(ctx.body.decode("utf-8", "replace")))
+                cont = form.get("continue", cont)
+            return Reply(429, render_sorry(cont, ctx.query.get("q", ""), ctx.now), served="sorry")
+        if path == "/consent":
+            return Reply(200, render_consent(ctx.query.get("continue", f"{ctx.base_url}/")), served="consent")
+        if path == "/consent/save" and ctx.method == "POST":
+            form = dict(parse_qsl(ctx.body.decode("utf-8", "replace")))
+            cont = form.get("continue", "/")
+            if not (cont.startswith(ctx.base_url + "/") or cont.startswith("/")):
+                cont = "/"  # never send a client off this machine
+            cookie = f"SOCS=CAES{_token('socs', form.get('choice', ''), length=24)}; Path=/; Max-Age=33696000"
+            return Reply(302, "", headers=[("Location", cont), ("Set-Cookie", cookie)], served="consent_saved")
+        if path == "/url":
+            target = ctx.query.get("q") or ctx.query.get("url") or ""
+            return Reply(200, _REDIRECT_NOTICE.format(target=_e(target)), served="redirect_notice")
+        if path == "/robots.txt":
+            body = "User-agent: *\nDisallow: /search\nAllow: /search/about\nDisallow: /sorry/\nDisallow: /url\n"
+            return Reply(200, body, "text/plain", served="robots")
+        return None
+
+
+PAGES = GooglePages()

@@ -1,0 +1,562 @@
+"""Fake news engines on loopback: one ``ThreadingHTTPServer`` per engine, scriptable from tests.
+
+Each engine's pages live in their own module (``topicstreams.fakes.<engine>``), which exposes ``PAGES``,
+an :class:`EnginePages`. The server does the rest for every engine alike: the step queue and per-topic
+routes, delays, the request log, the shared assets (``/thumbs/…`` PNGs, ``/fonts/…``) and the
+``/__fakes__/…`` control endpoints.
+
+    with FakeEngines(("google",)) as fakes:
+        fakes.script("google", [{"page": "sorry"}, {"page": "results", "delay": 0.5}])
+        fakes.route("google", "quiet topic", "empty")
+        url = fakes.base_url("google") + "/search?q=climate&tbm=nws"
+        ...
+        fakes.requests("google")  # what the engine saw
+
+A step is a dict (or just a page kind name):
+
+* ``page`` — a page kind of the engine (Google: results, empty, sorry, captcha200, blank, small, consent);
+  defaults to ``results`` (or to the raw ``body`` when one is given);
+* ``status`` — overrides the status of the response to the results request;
+* ``delay`` — seconds to wait before answering;
+* ``headers`` — extra response headers (a mapping);
+* ``body`` — raw HTML served instead of the page kind's markup.
+
+Results requests take their step from the topic's route if there is one (a route's steps are served in
+order, the last one then repeats for good), otherwise from the engine's FIFO; with both empty the page is a
+normal results page.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import json
+import struct
+import threading
+import time
+import zlib
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import yaml
+
+from topicstreams import ENGINES
+
+STEP_KEYS = frozenset({"page", "status", "delay", "headers", "body"})
+CONTROL_PREFIX = "/__fakes__/"
+ASSET_PREFIXES = ("/thumbs/", "/fonts/", "/favicon.ico")
+
+
+@dataclass
+class RequestContext:
+    """What a page renderer needs to know about one request."""
+
+    engine: str
+    method: str
+    path: str
+    query: dict[str, str]
+    """First value of each query parameter."""
+    query_lists: dict[str, list[str]]
+    raw_target: str
+    """The request target as sent (path and query)."""
+    base_url: str
+    headers: dict[str, str]
+    now: float
+    body: bytes = b""
+
+    @property
+    def url(self) -> str:
+        """The absolute URL of this request on the fake host."""
+        return self.base_url + self.raw_target
+
+
+@dataclass
+class Reply:
+    """A response a page renderer hands back to the server."""
+
+    status: int = 200
+    body: bytes | str = b""
+    content_type: str = "text/html; charset=utf-8"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    served: str | None = None
+    """The page kind served, for the request log."""
+    kind: str | None = None
+    """The log's ``kind`` when not decided by the server ("other" by default for non-results paths)."""
+
+    def payload(self) -> bytes:
+        return self.body.encode("utf-8") if isinstance(self.body, str) else self.body
+
+
+class EnginePages:
+    """The pages of one engine. A module ``topicstreams.fakes.<engine>`` exposes an instance as ``PAGES``."""
+
+    name: str = ""
+    page_kinds: frozenset[str] = frozenset({"results"})
+    query_param: str = "q"
+
+    def is_results(self, ctx: RequestContext) -> bool:
+        """Whether ``ctx`` asks for a results page (those consume steps)."""
+        raise NotImplementedError
+
+    def topic(self, ctx: RequestContext) -> str:
+        """The query of a results request (what routes match)."""
+        return ctx.query.get(self.query_param, "")
+
+    def render(self, kind: str, ctx: RequestContext) -> Reply:
+        """The response of a results request served as page kind ``kind``."""
+        raise NotImplementedError
+
+    def other(self, ctx: RequestContext) -> Reply | None:
+        """Any other path of the engine (challenge pages, redirect pages…); None for a 404."""
+        return None
+
+
+def load_pages(engine: str) -> EnginePages:
+    """The :class:`EnginePages` of ``engine``, from ``topicstreams.fakes.<engine>``."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; engines are {', '.join(ENGINES)}")
+    try:
+        module = importlib.import_module(f"{__package__}.{engine}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.{engine}":
+            raise
+        raise ValueError(f"there are no fake pages for engine {engine!r} yet") from None
+    return module.PAGES
+
+
+def normalize_step(step: Any, pages: EnginePages) -> dict[str, Any]:
+    """A validated copy of ``step`` (a dict or a page kind name)."""
+    if isinstance(step, str):
+        step = {"page": step}
+    if not isinstance(step, Mapping):
+        raise ValueError(f"a step is a dict or a page kind name, not {step!r}")
+    unknown = set(step) - STEP_KEYS
+    if unknown:
+        raise ValueError(f"unknown step keys {sorted(unknown)}; known: {sorted(STEP_KEYS)}")
+    out: dict[str, Any] = {}
+    if "body" in step and step["body"] is not None:
+        if not isinstance(step["body"], (str, bytes)):
+            raise ValueError("a step's body is a string")
+        out["body"] = step["body"]
+    page = step.get("page")
+    if page is None and "body" not in out:
+        page = "results"
+    if page is not None:
+        if page not in pages.page_kinds:
+            raise ValueError(f"unknown page kind {page!r} for {pages.name}; kinds: {sorted(pages.page_kinds)}")
+        out["page"] = page
+    if step.get("status") is not None:
+        status = step["status"]
+        if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
+            raise ValueError(f"bad status {status!r}")
+        out["status"] = status
+    if step.get("delay") is not None:
+        delay = step["delay"]
+        if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay < 0:
+            raise ValueError(f"bad delay {delay!r}")
+        out["delay"] = float(delay)
+    if step.get("headers"):
+        headers = step["headers"]
+        if not isinstance(headers, Mapping):
+            raise ValueError("a step's headers are a mapping")
+        out["headers"] = {str(name): str(value) for name, value in headers.items()}
+    return out
+
+
+def _steps_list(steps: Any) -> list[Any]:
+    if isinstance(steps, (str, Mapping)):
+        return [steps]
+    return list(steps)
+
+
+def route_key(query: str) -> str:
+    """How routes match queries: whitespace collapsed, case folded."""
+    return " ".join(query.split()).casefold()
+
+
+class _Engine:
+    """The state of one engine's server: its pages, steps, routes and log."""
+
+    def __init__(self, name: str, pages: EnginePages) -> None:
+        self.name = name
+        self.pages = pages
+        self.lock = threading.Lock()
+        self.queue: deque[dict[str, Any]] = deque()
+        self.routes: dict[str, list[Any]] = {}  # key -> [steps, next index]
+        self.log: list[dict[str, Any]] = []
+        self.base_url = ""
+        self.server: ThreadingHTTPServer | None = None
+        self.thread: threading.Thread | None = None
+
+    # -- scripting ------------------------------------------------------------------------------------
+
+    def script(self, steps: Any) -> int:
+        checked = [normalize_step(step, self.pages) for step in _steps_list(steps)]
+        with self.lock:
+            self.queue.extend(checked)
+            return len(self.queue)
+
+    def route(self, query: str, steps: Any) -> None:
+        checked = [normalize_step(step, self.pages) for step in _steps_list(steps)]
+        with self.lock:
+            if checked:
+                self.routes[route_key(query)] = [checked, 0]
+            else:
+                self.routes.pop(route_key(query), None)
+
+    def reset(self) -> None:
+        with self.lock:
+            self.queue.clear()
+            self.routes.clear()
+            self.log.clear()
+
+    def clear_log(self) -> None:
+        with self.lock:
+            self.log.clear()
+
+    def requests(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return [dict(entry, query=dict(entry["query"])) for entry in self.log]
+
+    def next_step(self, topic: str) -> dict[str, Any]:
+        with self.lock:
+            routed = self.routes.get(route_key(topic))
+            if routed is not None:
+                steps, index = routed
+                routed[1] = index + 1
+                return steps[min(index, len(steps) - 1)]
+            if self.queue:
+                return self.queue.popleft()
+        return {"page": "results"}
+
+    # -- serving --------------------------------------------------------------------------------------
+
+    def dispatch(self, ctx: RequestContext) -> Reply:
+        entry: dict[str, Any] = {
+            "path": ctx.path,
+            "query": dict(ctx.query),
+            "time": ctx.now,
+            "method": ctx.method,
+            "kind": "other",
+            "step": None,
+            "status": None,
+            "user_agent": ctx.headers.get("user-agent", ""),
+        }
+        try:
+            if ctx.path.startswith(ASSET_PREFIXES):
+                entry["kind"] = "asset"
+                reply = asset(ctx.path)
+            elif self.pages.is_results(ctx):
+                entry["kind"] = "results"
+                reply = self.serve_step(self.next_step(self.pages.topic(ctx)), ctx)
+            else:
+                reply = self.pages.other(ctx) or not_found(ctx.path)
+                entry["kind"] = reply.kind or "other"
+        except Exception as exc:  # a bug in a page: say so rather than hang the client
+            reply = Reply(500, f"<h1>fake engine error</h1><pre>{type(exc).__name__}: {exc}</pre>", served="error")
+        entry["step"] = reply.served
+        entry["status"] = reply.status
+        with self.lock:
+            self.log.append(entry)
+        return reply
+
+    def serve_step(self, step: dict[str, Any], ctx: RequestContext) -> Reply:
+        if step.get("delay"):
+            time.sleep(step["delay"])
+            ctx.now = time.time()
+        if "body" in step:
+            reply = Reply(200, step["body"], served=step.get("page", "body"))
+        else:
+            reply = self.pages.render(step["page"], ctx)
+        if "status" in step:
+            reply.status = step["status"]
+        reply.headers.extend(step.get("headers", {}).items())
+        return reply
+
+
+def not_found(path: str) -> Reply:
+    return Reply(404, f"<!DOCTYPE html><title>404 Not Found</title><p>The URL {_esc(path)} was not found.</p>",
+                 served="not_found")
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+# -- shared assets --------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def png_bytes(name: str, size: int = 16) -> bytes:
+    """A small valid PNG, a solid colour chosen from ``name``."""
+    seed = zlib.crc32(name.encode("utf-8"))
+    rgb = bytes(((seed >> 16) & 0xFF, (seed >> 8) & 0xFF, seed & 0xFF))
+    raw = b"".join(b"\x00" + rgb * size for _ in range(size))
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+@lru_cache(maxsize=16)
+def font_bytes(name: str) -> bytes:
+    """Some bytes standing in for a web font (browsers reject them and fall back, which is fine)."""
+    filler = b"".join(struct.pack(">I", zlib.crc32(f"{name}/{i}".encode())) for i in range(512))
+    return b"wOF2" + filler
+
+
+def asset(path: str) -> Reply:
+    cache = [("Cache-Control", "public, max-age=86400")]
+    if path.startswith("/fonts/"):
+        return Reply(200, font_bytes(path), "font/woff2", cache, served="font", kind="asset")
+    if path == "/favicon.ico":
+        return Reply(200, png_bytes(path), "image/x-icon", cache, served="image", kind="asset")
+    return Reply(200, png_bytes(path, 32 if "logo" not in path else 24), "image/png", cache, served="image",
+                 kind="asset")
+
+
+# -- HTTP -----------------------------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "gws"
+    sys_version = ""
+    timeout = 60
+    server: _Server
+
+    def version_string(self) -> str:
+        return self.server_version
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_HEAD(self) -> None:
+        self._handle("HEAD")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def _handle(self, method: str) -> None:
+        now = time.time()
+        engine = self.server.engine
+        split = urlsplit(self.path)
+        path = split.path or "/"
+        target = path + (f"?{split.query}" if split.query else "")
+        query_lists = parse_qs(split.query, keep_blank_values=True)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length > 0 else b""
+        if path.startswith(CONTROL_PREFIX):
+            self._send(self._control(engine, method, path[len(CONTROL_PREFIX):], body), method)
+            return
+        ctx = RequestContext(
+            engine=engine.name,
+            method=method,
+            path=path,
+            query={name: values[0] for name, values in query_lists.items()},
+            query_lists=query_lists,
+            raw_target=target,
+            base_url=engine.base_url,
+            headers={name.lower(): value for name, value in self.headers.items()},
+            now=now,
+            body=body,
+        )
+        self._send(engine.dispatch(ctx), method)
+
+    def _control(self, engine: _Engine, method: str, action: str, body: bytes) -> Reply:
+        try:
+            data = json.loads(body or b"null")
+            if method == "POST" and action == "script":
+                result: Any = {"queued": engine.script(data or [])}
+            elif method == "POST" and action == "route":
+                engine.route(str(data["query"]), data.get("steps", data.get("step", [])))
+                result = {"ok": True}
+            elif method == "POST" and action == "reset":
+                engine.reset()
+                result = {"ok": True}
+            elif method == "POST" and action == "clear_log":
+                engine.clear_log()
+                result = {"ok": True}
+            elif method in ("GET", "HEAD") and action == "requests":
+                result = engine.requests()
+            elif method in ("GET", "HEAD") and action == "health":
+                result = {"ok": True, "engine": engine.name}
+            else:
+                return Reply(404, json.dumps({"error": f"no control action {method} {action}"}), "application/json")
+        except (ValueError, KeyError, TypeError) as exc:
+            return Reply(400, json.dumps({"error": str(exc)}), "application/json")
+        return Reply(200, json.dumps(result), "application/json")
+
+    def _send(self, reply: Reply, method: str) -> None:
+        payload = reply.payload()
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            self.send_header("Content-Length", str(len(payload)))
+            names = {name.lower() for name, _ in reply.headers}
+            if "cache-control" not in names:
+                self.send_header("Cache-Control", "private, max-age=0")
+            for name, value in reply.headers:
+                self.send_header(name, value)
+            self.end_headers()
+            if method != "HEAD":
+                self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], engine: _Engine, verbose: bool) -> None:
+        self.engine = engine
+        self.verbose = verbose
+        super().__init__(address, _Handler)
+
+
+# -- the public object ----------------------------------------------------------------------------------
+
+
+class FakeEngines:
+    """Fake engines on loopback, one port each. A context manager; ``start()``/``stop()`` work too.
+
+    ``ports``: None (free ports), an int ``N`` (google=N, bing=N+1, yahoo=N+2, brave=N+3, whichever are
+    started) or a mapping engine -> port (engines missing from it get free ports).
+    """
+
+    def __init__(
+        self,
+        engines: Iterable[str] = ("google",),
+        host: str = "127.0.0.1",
+        ports: int | Mapping[str, int] | None = None,
+        verbose: bool = False,
+    ) -> None:
+        names = [engines] if isinstance(engines, str) else list(engines)
+        if not names:
+            raise ValueError("no engines to fake")
+        self.host = host
+        self.verbose = verbose
+        self._engines = {name: _Engine(name, load_pages(name)) for name in dict.fromkeys(names)}
+        if ports is None:
+            self._ports = {name: 0 for name in self._engines}
+        elif isinstance(ports, int):
+            self._ports = {name: ports + ENGINES.index(name) for name in self._engines}
+        else:
+            self._ports = {name: int(ports.get(name, 0)) for name in self._engines}
+        self._started = False
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+
+    def start(self) -> FakeEngines:
+        if self._started:
+            return self
+        url_host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
+        created: list[_Server] = []
+        try:
+            for name, engine in self._engines.items():
+                server = _Server((self.host, self._ports[name]), engine, self.verbose)
+                created.append(server)
+                engine.server = server
+                engine.base_url = f"http://{url_host}:{server.server_address[1]}"
+        except BaseException:
+            for server in created:
+                server.server_close()
+            raise
+        for name, engine in self._engines.items():
+            assert engine.server is not None
+            engine.thread = threading.Thread(
+                target=engine.server.serve_forever, kwargs={"poll_interval": 0.1},
+                name=f"fake-{name}", daemon=True,
+            )
+            engine.thread.start()
+        self._started = True
+        return self
+
+    def stop(self) -> None:
+        if not self._started:
+            return
+        for engine in self._engines.values():
+            if engine.server is not None:
+                engine.server.shutdown()
+                engine.server.server_close()
+            if engine.thread is not None:
+                engine.thread.join(timeout=5)
+            engine.server = engine.thread = None
+        self._started = False
+
+    def __enter__(self) -> FakeEngines:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- addresses ------------------------------------------------------------------------------------
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        return tuple(self._engines)
+
+    def _engine(self, engine: str) -> _Engine:
+        try:
+            return self._engines[engine]
+        except KeyError:
+            raise KeyError(f"engine {engine!r} is not running here; running: {', '.join(self._engines)}") from None
+
+    def base_url(self, engine: str) -> str:
+        """``http://127.0.0.1:PORT`` of ``engine`` (no path, no trailing slash)."""
+        base = self._engine(engine).base_url
+        if not base:
+            raise RuntimeError("the fake engines are not started")
+        return base
+
+    def port(self, engine: str) -> int:
+        return int(self.base_url(engine).rsplit(":", 1)[1])
+
+    def config_overrides(self) -> dict[str, Any]:
+        """``{"engines": {name: {"base_url": ...}}}``, to merge over a topicstreams config."""
+        return {"engines": {name: {"base_url": self.base_url(name)} for name in self._engines}}
+
+    def config_snippet(self) -> str:
+        """:meth:`config_overrides` as YAML text."""
+        return yaml.safe_dump(self.config_overrides(), sort_keys=False, default_flow_style=False)
+
+    # -- scripting ------------------------------------------------------------------------------------
+
+    def script(self, engine: str, steps: Any) -> None:
+        """Queue ``steps`` (a list, or one step) for ``engine``'s next results requests, one per request."""
+        self._engine(engine).script(steps)
+
+    def route(self, engine: str, query: str, step_or_steps: Any) -> None:
+        """Serve ``step_or_steps`` to every results request for ``query`` (case and spacing ignored).
+
+        A list is served in order and its last step then repeats; an empty list removes the route.
+        """
+        self._engine(engine).route(query, step_or_steps)
+
+    def requests(self, engine: str) -> list[dict[str, Any]]:
+        """Every request ``engine`` received (control requests excepted), oldest first."""
+        return self._engine(engine).requests()
+
+    def results_requests(self, engine: str) -> list[dict[str, Any]]:
+        """The results-page requests of :meth:`requests`."""
+        return [entry for entry in self.requests(engine) if entry["kind"] == "results"]
+
+    def clear_log(self, engine: str | None = None) -> None:
+        for name in [engine] if engine else self._engines:
+            self._engine(name).clear_log()
+
+    def reset(self, engine: str | None = None) -> None:
+        """Forget scripted steps, routes and logs (of one engine, or all)."""
+        for name in [engine] if engine else self._engines:
+            self._engine(name).reset()
