@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 from pathlib import Path
 
@@ -157,18 +158,25 @@ def test_continuous_mode_seeds_the_table_and_goes_round_again_each_interval(scra
     assert stored == expected_urls("alpha", 1) | expected_urls("beta", 1)
 
 
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def test_unreachable_engine_keeps_running_and_says_what_failed(scrapy_cmd, tmp_path):
+    port = closed_port()
     config = write_config(tmp_path, {
         "database": {"url": "sqlite:///news.db"},
         "topics": ["alpha"],
-        "engines": {"google": {"base_url": "http://127.0.0.1:9"},
+        "engines": {"google": {"base_url": f"http://127.0.0.1:{port}"},
                     "bing": {"enabled": False}, "yahoo": {"enabled": False}, "brave": {"enabled": False}},
         "scraper": {"scrape_interval": 1, "cooldown": {"initial": 1}, "pacing": {"default_min_interval": 0.2}},
         "browser": {"profile_dir": "profiles"},
     })
     result = scrapy_cmd("crawlall", "-s", "CLOSESPIDER_TIMEOUT=6", env={"TOPICSTREAMS_CONFIG": str(config)})
     assert result.returncode == 0, result.stderr[-3000:]
-    failures = [line for line in result.stderr.splitlines() if "for topic 'alpha' (http://127.0.0.1:9/search" in line]
+    failures = [line for line in result.stderr.splitlines() if f"for topic 'alpha' (http://127.0.0.1:{port}/search" in line]
     assert len(failures) >= 2, result.stderr[-3000:]
     assert "ERR_CONNECTION_REFUSED" in failures[0]
     assert "closespider_timeout" in result.stderr

@@ -56,3 +56,24 @@ class SubcommandCommand(ConfiguredCommand):
         if not args or args[0] not in self.subcommands:
             raise UsageError(f"expected one of: {', '.join(self.subcommands)}")
         self.exitcode = getattr(self, f"do_{args[0]}")(self.config, args[1:], opts) or 0
+
+
+class CrawlingCommand(ConfiguredCommand):
+    """A command that runs crawlers and exits non-zero when one of them could not start its loop.
+
+    Scrapy closes a spider whose ``start()`` raised with the reason ``start_error`` and exits 0; a crawl
+    that never began is a failure to whoever runs it (a shell script, Scrapyd's log reader).
+    """
+
+    def _create_crawler(self, spidercls):
+        crawler = super()._create_crawler(spidercls)
+        self.__dict__.setdefault("started_crawlers", []).append(crawler)
+        return crawler
+
+    def run(self, args: list[str], opts) -> None:
+        super().run(args, opts)
+        failed = [crawler.spidercls.name for crawler in self.__dict__.get("started_crawlers", [])
+                  if crawler.stats and crawler.stats.get_value("finish_reason") == "start_error"]
+        if failed:
+            print(f"could not start: {', '.join(failed)} (see the log above)", file=sys.stderr)
+            self.exitcode = self.exitcode or 1

@@ -6,7 +6,7 @@ import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from topicstreams.cli import ConfiguredCommand
+from topicstreams.cli import CrawlingCommand
 
 REFUSED_ENGINES = {
     "duckduckgo": (
@@ -27,7 +27,7 @@ def refuse_engines(names: list[str]) -> None:
             raise SystemExit(REFUSED_EXIT)
 
 
-class Command(ConfiguredCommand, ScrapyCrawlCommand):
+class Command(CrawlingCommand, ScrapyCrawlCommand):
     def short_desc(self) -> str:
         return "Crawl one engine (google, bing, yahoo, brave) for the configured topics"
 

@@ -7,12 +7,12 @@ import sys
 from scrapy.commands import BaseRunSpiderCommand
 from scrapy.exceptions import UsageError
 
-from topicstreams.cli import ConfiguredCommand
+from topicstreams.cli import CrawlingCommand
 from topicstreams.commands.crawl import refuse_engines
 from topicstreams.spiders.base import split_topics
 
 
-class Command(ConfiguredCommand, BaseRunSpiderCommand):
+class Command(CrawlingCommand, BaseRunSpiderCommand):
     requires_project = True
 
     def syntax(self) -> str:

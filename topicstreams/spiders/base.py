@@ -164,10 +164,10 @@ class EngineSpider(scrapy.Spider):
 
     # ---- the loop -------------------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
+        self._configure()
         mode = "once: each topic one pass, then close" if self.once else (
             f"continuous: every {self.scrape_interval:g} s until stopped")
         self.logger.info("%s spider starting (%s)", self.name, mode)
-        self._configure()
         upgrade(self.database_url)
         if self.topics_arg is None and self.seed:
             seed_topics(engine_for(self.database_url), self.seed)

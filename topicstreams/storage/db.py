@@ -1,0 +1,139 @@
+"""Database engines: one cached SQLAlchemy Engine per URL and process, SQLite tuned for concurrent use."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, Table, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.sql.dml import Insert
+
+logger = logging.getLogger(__name__)
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+"""How long an SQLite connection waits for another writer before failing with 'database is locked'."""
+
+SQLITE_WAL_AUTOCHECKPOINT_PAGES = 10_000
+"""Checkpoint the WAL into the database file every ~40 MB instead of SQLite's 4 MB.
+
+Batches insert random keys (hashed news ids), so each commit touches pages all over the
+indexes; checkpointing less often writes each page back (and fsyncs) once for many commits.
+"""
+
+BEGIN_MODE = "topicstreams_sqlite_begin"
+"""Execution option naming the SQLite ``BEGIN`` mode of a connection's next transaction.
+
+``"IMMEDIATE"`` takes the write lock at ``BEGIN``: a transaction that reads before it writes
+then waits (busy_timeout) for other writers instead of failing on a stale snapshot.
+Other dialects ignore it.
+"""
+
+_engines: dict[tuple[int, str], Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def utcnow() -> datetime:
+    """The current time as a timezone-aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of an SQLite URL, or None for other databases and in-memory SQLite."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    database = parsed.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def ensure_sqlite_parent(url: str) -> None:
+    """Create the folder of an SQLite database file if it is missing."""
+    path = sqlite_path(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def make_engine(url: str, *, foreign_keys: bool = True, **kwargs: Any) -> Engine:
+    """A new (uncached) Engine for *url*; SQLite connections get this project's pragmas.
+
+    ``foreign_keys=False`` is for schema migrations: SQLite's batch ALTER recreates tables,
+    and with enforcement on, dropping the old table would cascade deletes into its children.
+    """
+    ensure_sqlite_parent(url)
+    engine = create_engine(url, **kwargs)
+    if engine.dialect.name == "sqlite":
+        _configure_sqlite(engine, foreign_keys=foreign_keys)
+    return engine
+
+
+def engine_for(url: str) -> Engine:
+    """The Engine for *url*, created on first use and then shared within this process."""
+    if not url:
+        raise ValueError("database url is empty")
+    key = (os.getpid(), url)
+    engine = _engines.get(key)
+    if engine is None:
+        with _engines_lock:
+            engine = _engines.get(key)
+            if engine is None:
+                engine = _engines[key] = make_engine(url)
+                logger.debug("Created database engine for %s", engine.url.render_as_string(hide_password=True))
+    return engine
+
+
+def dispose_engines() -> None:
+    """Close the pooled connections of every cached engine (tests, shutdown)."""
+    with _engines_lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+
+
+def immediate(conn: Connection) -> Connection:
+    """Make *conn*'s next SQLite transaction ``BEGIN IMMEDIATE`` (a no-op elsewhere)."""
+    return conn.execution_options(**{BEGIN_MODE: "IMMEDIATE"})
+
+
+def insert_ignore(conn: Connection, table: Table, index_elements: list[str] | None = None) -> Insert:
+    """``INSERT ... ON CONFLICT DO NOTHING`` on *table* for the dialect of *conn*."""
+    name = conn.dialect.name
+    if name == "sqlite":
+        return sqlite.insert(table).on_conflict_do_nothing(index_elements=index_elements)
+    if name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing(index_elements=index_elements)
+    raise NotImplementedError(f"unsupported database dialect {name!r}: use SQLite or PostgreSQL")
+
+
+def _configure_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # SQLAlchemy emits BEGIN itself (see _on_begin), so the driver must not.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute(f"PRAGMA wal_autocheckpoint = {SQLITE_WAL_AUTOCHECKPOINT_PAGES}")
+            cursor.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        mode = conn.get_execution_options().get(BEGIN_MODE, "DEFERRED")
+        if mode not in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE"):
+            raise ValueError(f"unknown SQLite BEGIN mode {mode!r}")
+        conn.exec_driver_sql(f"BEGIN {mode}")

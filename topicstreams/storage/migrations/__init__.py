@@ -1,0 +1,1 @@
+"""Alembic migrations of the topicstreams database (run by :func:`topicstreams.storage.migrate.upgrade`)."""

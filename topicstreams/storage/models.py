@@ -1,0 +1,210 @@
+"""The database tables, as SQLAlchemy 2 typed declarative models.
+
+All times are UTC. In Python they are timezone-aware datetimes; in the database they are
+``DateTime(timezone=True)`` (PostgreSQL ``timestamptz``; on SQLite, text in UTC).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    TypeDecorator,
+    func,
+    text,
+    true,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+"""Constraint names, so that later migrations (batch mode on SQLite included) can refer to them."""
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime, stored the same way on SQLite and PostgreSQL.
+
+    Values are converted to UTC before they are written (naive datetimes are taken to be UTC)
+    and come back as aware UTC datetimes. SQLite keeps no offset, so values are written there
+    without one, in UTC, which also keeps them ordered as text.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if not isinstance(value, datetime):
+            raise TypeError(f"expected a datetime, got {type(value).__name__}")
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        if dialect.name == "sqlite":
+            return value.replace(tzinfo=None)
+        return value
+
+    def bind_processor(self, dialect: Dialect) -> Any:
+        if dialect.name != "sqlite":
+            return super().bind_processor(dialect)
+        # The store writes hundreds of thousands of these: on SQLite, one step straight to the
+        # text SQLAlchemy's SQLite DATETIME writes ("YYYY-MM-DD HH:MM:SS.ffffff"), remembering the
+        # last value (a batch stamps all its rows with one first_seen_at; hence one UTCDateTime
+        # instance per column in the models below).
+        last: list[tuple[Any, str | None]] = [(None, None)]  # one tuple, swapped atomically
+
+        def process(value: datetime | None) -> str | None:
+            if value is None:
+                return None
+            seen, seen_text = last[0]
+            if value is seen:
+                return seen_text
+            if not isinstance(value, datetime):
+                raise TypeError(f"expected a datetime, got {type(value).__name__}")
+            if value.tzinfo is None:
+                utc = value.replace(tzinfo=UTC)
+            elif value.tzinfo is UTC:
+                utc = value
+            else:
+                utc = value.astimezone(UTC)
+            text_value = utc.isoformat(" ", "microseconds")[:26]
+            last[0] = (value, text_value)
+            return text_value
+
+        return process
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {datetime: UTCDateTime()}
+
+
+class Topic(Base):
+    """A topic followed on the news engines. Only active topics are crawled on schedule."""
+
+    __tablename__ = "topics"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String, unique=True)
+    active: Mapped[bool] = mapped_column(Boolean, server_default=true())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), server_default=func.now())
+
+    def __repr__(self) -> str:
+        return f"Topic(id={self.id!r}, name={self.name!r}, active={self.active!r})"
+
+
+class News(Base):
+    """An article, stored once whatever topics and engines found it. ``id`` is the news id."""
+
+    __tablename__ = "news"
+    __table_args__ = (Index("ix_news_first_seen_at", "first_seen_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    url: Mapped[str] = mapped_column(String)
+    title: Mapped[str] = mapped_column(String)
+    source: Mapped[str | None] = mapped_column(String)
+    snippet: Mapped[str | None] = mapped_column(String)
+    published_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    first_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), server_default=func.now())
+
+    def __repr__(self) -> str:
+        return f"News(id={self.id!r}, url={self.url!r})"
+
+
+class TopicNews(Base):
+    """A feed event: an article first found for a topic (once per topic and article)."""
+
+    __tablename__ = "topic_news"
+    __table_args__ = (
+        Index("ix_topic_news_topic_id_first_seen_at", "topic_id", "first_seen_at"),
+        Index("ix_topic_news_news_id", "news_id"),
+        Index("ix_topic_news_first_seen_at", "first_seen_at"),
+    )
+
+    topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"), primary_key=True)
+    news_id: Mapped[str] = mapped_column(String(32), ForeignKey("news.id", ondelete="CASCADE"), primary_key=True)
+    first_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), server_default=func.now())
+
+
+class TopicNewsEngine(Base):
+    """Which engines found a feed event, each when first."""
+
+    __tablename__ = "topic_news_engines"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["topic_id", "news_id"],
+            ["topic_news.topic_id", "topic_news.news_id"],
+            ondelete="CASCADE",
+            name="fk_topic_news_engines_topic_id_news_id_topic_news",
+        ),
+        Index("ix_topic_news_engines_engine_first_seen_at", "engine", "first_seen_at"),
+    )
+
+    topic_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    news_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    engine: Mapped[str] = mapped_column(String(32), primary_key=True)
+    first_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), server_default=func.now())
+
+
+class ScraperCycle(Base):
+    """One scrape cycle of one engine on one node, over a time window."""
+
+    __tablename__ = "scraper_cycles"
+    __table_args__ = (
+        Index("ix_scraper_cycles_engine_window_start", "engine", "window_start"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    engine: Mapped[str] = mapped_column(String(32))
+    node: Mapped[str] = mapped_column(String)
+    window_start: Mapped[datetime] = mapped_column(UTCDateTime())
+    window_end: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    topics_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    entries: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    new_events: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+
+
+topics_table = Topic.__table__
+news_table = News.__table__
+topic_news_table = TopicNews.__table__
+topic_news_engines_table = TopicNewsEngine.__table__
+scraper_cycles_table = ScraperCycle.__table__
+
+TABLE_NAMES: tuple[str, ...] = ("topics", "news", "topic_news", "topic_news_engines", "scraper_cycles")
+
+__all__ = [
+    "Base",
+    "News",
+    "ScraperCycle",
+    "TABLE_NAMES",
+    "Topic",
+    "TopicNews",
+    "TopicNewsEngine",
+    "UTCDateTime",
+    "news_table",
+    "scraper_cycles_table",
+    "topic_news_engines_table",
+    "topic_news_table",
+    "topics_table",
+]

@@ -1,0 +1,180 @@
+"""The store writer: a batch of items in one transaction, each row inserted at most once.
+
+An item (any mapping) has ``news_id``, ``url``, ``topic``, ``engine`` and optionally ``title``,
+``source``, ``snippet``, ``published_at``. A batch becomes, in one transaction:
+
+* missing topics, inserted inactive (one-off topics; the standing list is managed elsewhere);
+* ``news`` rows, one per news id;
+* ``topic_news`` rows (feed events), one per topic and news id;
+* ``topic_news_engines`` rows, one per topic, news id and engine;
+
+all with the dialect's ``INSERT ... ON CONFLICT DO NOTHING`` as one executemany per table, so
+rows already stored (by an earlier batch, or by another process at the same time) are kept as they
+are, ``first_seen_at`` included. New rows get the write time as ``first_seen_at``.
+
+The counts are exactly the rows this transaction added, whatever other writers do: the inserts
+of each table run once per engine, and each reports how many of its rows it inserted. A new row
+counts for the engine of the first item of the batch that carried it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Table
+from sqlalchemy.exc import IntegrityError
+
+from topicstreams.storage.db import immediate, insert_ignore, utcnow
+from topicstreams.storage.models import news_table, topic_news_engines_table, topic_news_table
+from topicstreams.storage.topics import topic_ids
+
+logger = logging.getLogger(__name__)
+
+REQUIRED_FIELDS = ("news_id", "url", "topic", "engine")
+
+
+def item_problem(item: Mapping[str, Any]) -> str | None:
+    """Why *item* cannot be stored, or None when it can."""
+    missing = [name for name in REQUIRED_FIELDS if not item.get(name)]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if not isinstance(item["topic"], str) or not item["topic"].strip():
+        return "empty topic"
+    published_at = item.get("published_at")
+    if published_at is not None and not isinstance(published_at, datetime):
+        return f"published_at is a {type(published_at).__name__}, not a datetime"
+    return None
+
+
+@dataclass
+class WriteResult:
+    """What one write added, per engine (``Counter`` keyed by engine name)."""
+
+    items: Counter[str] = field(default_factory=Counter)
+    """Items of the batch, duplicates included: all are in the store once the write commits."""
+    new_news: Counter[str] = field(default_factory=Counter)
+    new_events: Counter[str] = field(default_factory=Counter)
+    new_attributions: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def engines(self) -> list[str]:
+        return sorted(self.items)
+
+    def totals(self) -> dict[str, int]:
+        return {
+            "items": self.items.total(),
+            "new_news": self.new_news.total(),
+            "new_events": self.new_events.total(),
+            "new_attributions": self.new_attributions.total(),
+        }
+
+
+class NewsWriter:
+    """Writes batches of items to one database; caches topic ids between batches."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._topic_ids: dict[str, int] = {}
+
+    def write(self, items: Iterable[Mapping[str, Any]]) -> WriteResult:
+        """Store *items* in one transaction; raise (and store nothing of them) on failure."""
+        batch = _Batch(items)
+        if not batch.items:
+            return WriteResult()
+        try:
+            return self._write(batch)
+        except IntegrityError:
+            if not self._topic_ids:
+                raise
+            # A cached topic id may point to a topic deleted since: forget them, try once more.
+            logger.warning("Integrity error with cached topic ids; retrying the batch with fresh ids")
+            self._topic_ids.clear()
+            return self._write(batch)
+
+    def _write(self, batch: _Batch) -> WriteResult:
+        with immediate(self.engine.connect()) as conn, conn.begin():
+            ids = self._resolve_topics(conn, batch.topics)
+            now = utcnow()
+            result = WriteResult(items=Counter(batch.items))
+
+            news_rows: dict[str, list[dict[str, Any]]] = {}
+            for news_id, item in batch.news.items():
+                news_rows.setdefault(item["engine"], []).append(
+                    {
+                        "id": news_id,
+                        "url": item["url"],
+                        "title": item.get("title") or "",
+                        "source": item.get("source"),
+                        "snippet": item.get("snippet"),
+                        "published_at": item.get("published_at"),
+                        "first_seen_at": now,
+                    }
+                )
+            event_rows: dict[str, list[dict[str, Any]]] = {}
+            for (topic, news_id), engine in batch.events.items():
+                event_rows.setdefault(engine, []).append(
+                    {"topic_id": ids[topic], "news_id": news_id, "first_seen_at": now}
+                )
+            attribution_rows: dict[str, list[dict[str, Any]]] = {}
+            for topic, news_id, engine in batch.attributions:
+                attribution_rows.setdefault(engine, []).append(
+                    {"topic_id": ids[topic], "news_id": news_id, "engine": engine, "first_seen_at": now}
+                )
+
+            # Parents before children: the foreign keys are checked row by row.
+            for table, rows_by_engine, counts in (
+                (news_table, news_rows, result.new_news),
+                (topic_news_table, event_rows, result.new_events),
+                (topic_news_engines_table, attribution_rows, result.new_attributions),
+            ):
+                for engine, rows in rows_by_engine.items():
+                    counts[engine] += _insert_ignore_many(conn, table, rows)
+        return result
+
+    def _resolve_topics(self, conn: Connection, names: list[str]) -> dict[str, int]:
+        unknown = [name for name in names if name not in self._topic_ids]
+        if unknown:
+            self._topic_ids.update(topic_ids(conn, unknown, active=False))
+        return {name: self._topic_ids[name] for name in names}
+
+
+def _insert_ignore_many(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> int:
+    """Insert-or-ignore *rows* as one executemany; return how many were actually inserted.
+
+    Where the driver reports a reliable executemany rowcount (sqlite3, psycopg 3), rows ignored on
+    conflict count 0, so the rowcount is the answer and costs nothing. Elsewhere (psycopg2), the
+    insert returns the primary keys of the rows it inserted.
+    """
+    statement = insert_ignore(conn, table)
+    if conn.dialect.supports_sane_multi_rowcount:
+        return conn.execute(statement, rows).rowcount
+    return len(conn.execute(statement.returning(*table.primary_key.columns), rows).all())
+
+
+class _Batch:
+    """The items of a write, deduplicated per table (first item wins)."""
+
+    __slots__ = ("attributions", "events", "items", "news", "topics")
+
+    def __init__(self, items: Iterable[Mapping[str, Any]]) -> None:
+        self.items: Counter[str] = Counter()
+        self.news: dict[str, Mapping[str, Any]] = {}
+        self.events: dict[tuple[str, str], str] = {}
+        self.attributions: dict[tuple[str, str, str], None] = {}
+        topics: dict[str, None] = {}
+        for item in items:
+            news_id, engine, topic = item.get("news_id"), item.get("engine"), item.get("topic")
+            if not (news_id and engine and item.get("url") and isinstance(topic, str) and topic.strip()):
+                raise ValueError(f"cannot store item {dict(item)!r}: {item_problem(item)}")
+            topic = topic.strip()
+            self.items[engine] += 1
+            topics[topic] = None
+            self.news.setdefault(news_id, item)
+            self.events.setdefault((topic, news_id), engine)
+            self.attributions[topic, news_id, engine] = None
+        self.topics = list(topics)
