@@ -189,3 +189,21 @@ def test_crawlall_writes_one_feed_file_per_engine(scrapy_cmd, google, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(p.name for p in tmp_path.glob("out-*.jsonl")) == ["out-google.jsonl"]
     assert len((tmp_path / "out-google.jsonl").read_text().splitlines()) >= len(expected_articles("alpha", 0))
+
+
+def test_the_browser_context_carries_locale_and_its_own_headers(scrapy_cmd, google, tmp_path):
+    config = write_config(tmp_path, {
+        "database": {"url": "sqlite:///news.db"},
+        "engines": {"google": {"base_url": google.base_url("google")},
+                    "bing": {"enabled": False}, "yahoo": {"enabled": False}, "brave": {"enabled": False}},
+        "scraper": {"pacing": {"default_min_interval": 0.2}},
+        "browser": {"profile_dir": "profiles"},
+        "anti_detection": {"locale": "nl-NL", "timezone_id": "Europe/Amsterdam"},
+    })
+    result = scrapy_cmd("crawl", "google", "-a", "topics=alpha", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    seen = [e for e in google.requests("google") if e["kind"] == "results"]
+    assert seen and seen[0]["accept_language"].startswith("nl-NL")
+    assert "Chrome/" in seen[0]["user_agent"] and "Scrapy" not in seen[0]["user_agent"]
+    # the engine's persistent profile lives under profile_dir/<node.id>/google
+    assert list((tmp_path / "profiles").glob("*/google/Default"))

@@ -73,8 +73,8 @@ class Command(ConfiguredCommand):
         self.print_stored(f"sqlite:///{folder / 'demo.db'}")
 
     @staticmethod
-    def print_stored(url: str) -> None:
-        engine = engine_for(url)
+    def print_stored(database_url: str) -> None:
+        engine = engine_for(database_url)
         engines_of = (select(TopicNewsEngine.topic_id, TopicNewsEngine.news_id,
                              func.group_concat(TopicNewsEngine.engine, ",").label("engines"))
                       .group_by(TopicNewsEngine.topic_id, TopicNewsEngine.news_id).subquery())
@@ -93,4 +93,4 @@ class Command(ConfiguredCommand):
                 print(f"\n== {topic}")
             when = f"{published:%Y-%m-%d %H:%M}" if published else "?"
             print(f"  {when}  [{engines}] {title} — {source}\n      {url}")
-        print(f"\ndemo: {len(rows)} articles stored in {url.removeprefix('sqlite:///')}")
+        print(f"\ndemo: {len(rows)} articles stored in {database_url.removeprefix('sqlite:///')}")

@@ -246,6 +246,7 @@ class _Engine:
             "step": None,
             "status": None,
             "user_agent": ctx.headers.get("user-agent", ""),
+            "accept_language": ctx.headers.get("accept-language", ""),
         }
         try:
             if ctx.path.startswith(ASSET_PREFIXES):
