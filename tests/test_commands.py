@@ -88,3 +88,9 @@ def test_topics_without_a_subcommand_is_a_usage_error(scrapy_cmd):
     result = scrapy_cmd("topics", "rename", "x")
     assert result.returncode == 2
     assert "expected one of: add, list, deactivate, activate" in result.stderr
+
+
+def test_crawlall_refuses_an_unknown_engine_by_name(scrapy_cmd):
+    result = scrapy_cmd("crawlall", "-a", "engines=google,altavista")
+    assert result.returncode == 2
+    assert "unknown engine altavista" in result.stderr

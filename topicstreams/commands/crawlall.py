@@ -28,14 +28,19 @@ class Command(CrawlingCommand, BaseRunSpiderCommand):
     def process_options(self, args: list[str], opts) -> None:
         super().process_options(args, opts)
         named = opts.spargs.pop("engines", None)
-        self.engines = split_topics(named) if named is not None else self.config.enabled_engines()
+        self.named = named is not None
+        self.engines = split_topics(named) if self.named else self.config.enabled_engines()
         refuse_engines(self.engines)
 
     def run(self, args: list[str], opts) -> None:
         known = set(self.crawler_process.spider_loader.list())
         unknown = [name for name in self.engines if name not in known]
-        if unknown:
+        if unknown and self.named:
             raise UsageError(f"unknown engine {', '.join(unknown)}: expected some of {', '.join(sorted(known))}")
+        if unknown:
+            print(f"crawlall: no spider yet for {', '.join(unknown)}; crawling {', '.join(sorted(known))}",
+                  file=sys.stderr)
+            self.engines = [name for name in self.engines if name in known]
         if not self.engines:
             print("crawlall: no engine enabled (engines.<name>.enabled in the config)", file=sys.stderr)
             self.exitcode = 1
