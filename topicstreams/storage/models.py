@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+
 from sqlalchemy import (
     Boolean,
     DateTime,
@@ -59,29 +60,19 @@ class UTCDateTime(TypeDecorator[datetime]):
     def bind_processor(self, dialect: Dialect) -> Any:
         if dialect.name != "sqlite":
             return super().bind_processor(dialect)
-        # The store writes hundreds of thousands of these: on SQLite, one step straight to the
-        # text SQLAlchemy's SQLite DATETIME writes ("YYYY-MM-DD HH:MM:SS.ffffff"), remembering the
-        # last value (a batch stamps all its rows with one first_seen_at; hence one UTCDateTime
-        # instance per column in the models below).
-        last: list[tuple[Any, str | None]] = [(None, None)]  # one tuple, swapped atomically
 
+        # The store writes many of these: on SQLite, one step straight to the text SQLAlchemy's
+        # SQLite DATETIME writes ("YYYY-MM-DD HH:MM:SS.ffffff") instead of three.
         def process(value: datetime | None) -> str | None:
             if value is None:
                 return None
-            seen, seen_text = last[0]
-            if value is seen:
-                return seen_text
             if not isinstance(value, datetime):
                 raise TypeError(f"expected a datetime, got {type(value).__name__}")
             if value.tzinfo is None:
-                utc = value.replace(tzinfo=UTC)
-            elif value.tzinfo is UTC:
-                utc = value
-            else:
-                utc = value.astimezone(UTC)
-            text_value = utc.isoformat(" ", "microseconds")[:26]
-            last[0] = (value, text_value)
-            return text_value
+                value = value.replace(tzinfo=UTC)
+            elif value.tzinfo is not UTC:
+                value = value.astimezone(UTC)
+            return value.isoformat(" ", "microseconds")[:26]
 
         return process
 
@@ -194,10 +185,10 @@ scraper_cycles_table = ScraperCycle.__table__
 TABLE_NAMES: tuple[str, ...] = ("topics", "news", "topic_news", "topic_news_engines", "scraper_cycles")
 
 __all__ = [
+    "TABLE_NAMES",
     "Base",
     "News",
     "ScraperCycle",
-    "TABLE_NAMES",
     "Topic",
     "TopicNews",
     "TopicNewsEngine",

@@ -136,4 +136,4 @@ def _existing(conn: Connection, names: list[str]) -> dict[str, tuple[int, bool]]
 
 def _insert_missing(conn: Connection, names: list[str], *, active: bool) -> None:
     if names:
-        conn.execute(insert_ignore(conn, topics, ["name"]), [{"name": n, "active": active} for n in names])
+        conn.execute(insert_ignore(conn.dialect, topics, ["name"]), [{"name": n, "active": active} for n in names])

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from alembic import context
-from sqlalchemy import DateTime
+from sqlalchemy.engine import make_url
 
 from topicstreams.storage.models import Base, UTCDateTime
 
@@ -46,7 +46,7 @@ def _url() -> str:
 
 def run_migrations_offline() -> None:
     url = _url()
-    context.configure(url=url, literal_binds=True, **_options(url.split(":", 1)[0].split("+", 1)[0]))
+    context.configure(url=url, literal_binds=True, **_options(make_url(url).get_backend_name()))
     with context.begin_transaction():
         context.run_migrations()
 

@@ -1,0 +1,268 @@
+"""Benchmark of the store path against the pipelines people usually write.
+
+    python benchmarks/store.py [-n 100000] [--dup 0.2] [--topics 5] [--db URL]
+
+Generates N items (a share of them duplicates: the same article found again for its topic, by
+the same or another engine) and stores them, each run into a fresh SQLite file in a temp dir:
+
+  (1) the project: StorePipeline driven through a Scrapy crawler, with its batch size;
+  (a) the straightforward pipeline: per item, an ORM Session looks up the topic, the article,
+      the event and the attribution, adds what is missing and commits (timed on a subset);
+  (b) raw sqlite3: executemany INSERT OR IGNORE of all rows into the same tables, one commit;
+  (b') raw sqlite3 again, in the project's batches with its pragmas: the cost of the project's
+      own code (Scrapy, SQLAlchemy) over the driver, everything else equal.
+
+All runs use the schema of the project's migrations. (1), (b) and (b') run --repeat times, each
+on a fresh file, and the best run counts (other load on the machine only ever slows a run down).
+--db stores (1) once into that database instead (it should be empty); the baselines always use
+temp SQLite files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from scrapy import Spider
+from scrapy.utils.test import get_crawler
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
+
+from topicstreams.items import NewsItem
+from topicstreams.pipelines.normalize import news_id
+from topicstreams.pipelines.store import StorePipeline
+from topicstreams.storage import dispose_engines, upgrade
+from topicstreams.storage.db import SQLITE_CACHE_KIB, SQLITE_WAL_AUTOCHECKPOINT_PAGES
+from topicstreams.storage.models import News, Topic, TopicNews, TopicNewsEngine
+
+ENGINES = ("google", "bing", "brave")
+TABLES = ("topics", "news", "topic_news", "topic_news_engines")
+
+
+class BenchSpider(Spider):
+    name = "bench"
+
+
+def make_items(n: int, dup: float, topics: int, seed: int = 1) -> list[NewsItem]:
+    rnd = random.Random(seed)
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    articles: list[tuple[str, str, str]] = []  # (url, topic, title)
+    items = []
+    for i in range(n):
+        if articles and rnd.random() < dup:
+            url, topic, title = rnd.choice(articles)
+        else:
+            topic = f"topic {rnd.randrange(topics)}"
+            url = f"https://news{rnd.randrange(50)}.example.com/{i // 7}/story-{i}.html"
+            title = f"Story {i} about {topic}"
+            articles.append((url, topic, title))
+        items.append(
+            NewsItem(
+                url=url,
+                title=title,
+                source=url.split("/")[2],
+                snippet=f"The snippet of {title}, long enough to look like one. " * 2,
+                published_at=start + timedelta(minutes=i),
+                topic=topic,
+                engine=rnd.choice(ENGINES),
+                rank=i % 10 + 1,
+                fetched_at=start + timedelta(minutes=i, seconds=30),
+                news_id=news_id(url),
+            )
+        )
+    return items
+
+
+def timed(run: Callable[[], None]) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def sqlite_text(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(" ", "microseconds")[:26]
+
+
+def count_rows(path: Path) -> dict[str, int]:
+    with sqlite3.connect(path) as conn:
+        return {table: conn.execute(f"select count(*) from {table}").fetchone()[0] for table in TABLES}
+
+
+def run_project(url: str, items: list[NewsItem], batch_size: int | None) -> float:
+    settings = {"TOPICSTREAMS_DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
+    if batch_size:
+        settings["TOPICSTREAMS_STORE_BATCH_SIZE"] = batch_size
+    crawler = get_crawler(BenchSpider, settings)
+    upgrade(url)  # the schema exists before the clock starts, as after a node's first start
+    pipeline = StorePipeline.from_crawler(crawler)
+
+    async def crawl() -> None:
+        pipeline.open_spider()
+        for item in items:
+            pipeline.process_item(item)
+        pipeline.close_spider()
+
+    elapsed = timed(lambda: asyncio.run(crawl()))
+    stats = crawler.stats.get_stats()
+    stored = sum(v for k, v in stats.items() if k.endswith("/items_stored"))
+    if stored != len(items):
+        sys.exit(f"the project stored {stored} of {len(items)} items: {stats}")
+    return elapsed
+
+
+def run_orm(url: str, items: list[NewsItem]) -> float:
+    upgrade(url)
+    dispose_engines()
+    engine = create_engine(url)  # as people write it: no pragmas, a commit per item
+
+    def store() -> None:
+        with Session(engine) as session:
+            for item in items:
+                topic = session.scalars(select(Topic).where(Topic.name == item["topic"])).first()
+                if topic is None:
+                    topic = Topic(name=item["topic"], active=False)
+                    session.add(topic)
+                    session.flush()
+                now = datetime.now(UTC)
+                if session.get(News, item["news_id"]) is None:
+                    session.add(
+                        News(
+                            id=item["news_id"],
+                            url=item["url"],
+                            title=item["title"],
+                            source=item["source"],
+                            snippet=item["snippet"],
+                            published_at=item["published_at"],
+                            first_seen_at=now,
+                        )
+                    )
+                    session.flush()
+                if session.get(TopicNews, (topic.id, item["news_id"])) is None:
+                    session.add(TopicNews(topic_id=topic.id, news_id=item["news_id"], first_seen_at=now))
+                    session.flush()
+                if session.get(TopicNewsEngine, (topic.id, item["news_id"], item["engine"])) is None:
+                    session.add(
+                        TopicNewsEngine(
+                            topic_id=topic.id, news_id=item["news_id"], engine=item["engine"], first_seen_at=now
+                        )
+                    )
+                session.commit()
+
+    elapsed = timed(store)
+    engine.dispose()
+    return elapsed
+
+
+def run_raw(path: Path, items: list[NewsItem], batch_size: int | None = None) -> float:
+    upgrade(f"sqlite:///{path}")
+    dispose_engines()
+    conn = sqlite3.connect(path)
+    if batch_size:  # the project's pragmas, to compare like with like
+        conn.execute("pragma synchronous = NORMAL")
+        conn.execute(f"pragma wal_autocheckpoint = {SQLITE_WAL_AUTOCHECKPOINT_PAGES}")
+        conn.execute(f"pragma cache_size = -{SQLITE_CACHE_KIB}")
+
+    def store(chunk: list[NewsItem]) -> None:
+        now = sqlite_text(datetime.now(UTC))
+        conn.executemany(
+            "insert or ignore into topics (name, active) values (?, 0)", [(t,) for t in {i["topic"] for i in chunk}]
+        )
+        ids = dict(conn.execute("select name, id from topics"))
+        conn.executemany(
+            "insert or ignore into news (id, url, title, source, snippet, published_at, first_seen_at)"
+            " values (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (i["news_id"], i["url"], i["title"], i["source"], i["snippet"], sqlite_text(i["published_at"]), now)
+                for i in chunk
+            ],
+        )
+        conn.executemany(
+            "insert or ignore into topic_news (topic_id, news_id, first_seen_at) values (?, ?, ?)",
+            [(ids[i["topic"]], i["news_id"], now) for i in chunk],
+        )
+        conn.executemany(
+            "insert or ignore into topic_news_engines (topic_id, news_id, engine, first_seen_at) values (?, ?, ?, ?)",
+            [(ids[i["topic"]], i["news_id"], i["engine"], now) for i in chunk],
+        )
+        conn.commit()
+
+    size = batch_size or len(items)
+    elapsed = timed(lambda: [store(items[s : s + size]) for s in range(0, len(items), size)])
+    conn.close()
+    return elapsed
+
+
+def best_of(repeat: int, folder: Path, name: str, run: Callable[[Path], float]) -> float:
+    """The shortest of *repeat* runs, each on a fresh database: other load on the machine only adds."""
+    return min(run(folder / f"{name}-{attempt}.db") for attempt in range(repeat))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=100_000, help="items to store (default 100000)")
+    parser.add_argument("--dup", type=float, default=0.2, help="share of duplicate items (default 0.2)")
+    parser.add_argument("--topics", type=int, default=5, help="number of topics (default 5)")
+    parser.add_argument("--db", help="database URL for the project run (default: a temp SQLite file)")
+    parser.add_argument("--orm-items", type=int, default=10_000, help="items timed for (a) (default 10000)")
+    parser.add_argument("--batch-size", type=int, help="override TOPICSTREAMS_STORE_BATCH_SIZE")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of (1), (b), (b'); the best counts (default 3)")
+    args = parser.parse_args()
+
+    items = make_items(args.n, args.dup, args.topics)
+    batch_size = args.batch_size or StorePipeline.from_crawler(
+        get_crawler(BenchSpider, {"TOPICSTREAMS_DATABASE_URL": "sqlite://"})
+    ).batch_size
+    orm_items = items[: min(args.orm_items, args.n)]
+    print(
+        f"{args.n} items, {len({i['news_id'] for i in items})} articles, {args.topics} topics,"
+        f" engines {', '.join(ENGINES)}; project batch size {batch_size}; best of {args.repeat} runs"
+    )
+
+    with tempfile.TemporaryDirectory(prefix="topicstreams-bench-") as tmp:
+        folder = Path(tmp)
+        if args.db:
+            project = run_project(args.db, items, args.batch_size)
+        else:
+            project = best_of(
+                args.repeat, folder, "project", lambda p: run_project(f"sqlite:///{p}", items, args.batch_size)
+            )
+        results = {
+            "project": (project, len(items)),
+            "orm": (run_orm(f"sqlite:///{folder / 'orm.db'}", orm_items), len(orm_items)),
+            "raw": (best_of(args.repeat, folder, "raw", lambda p: run_raw(p, items)), len(items)),
+            "raw_batched": (
+                best_of(args.repeat, folder, "raw-batched", lambda p: run_raw(p, items, batch_size)),
+                len(items),
+            ),
+        }
+        if not args.db:
+            project_rows, raw_rows = count_rows(folder / "project-0.db"), count_rows(folder / "raw-0.db")
+            if project_rows != raw_rows:
+                sys.exit(f"row counts differ: project {project_rows}, raw {raw_rows}")
+            print("rows:", ", ".join(f"{table} {count}" for table, count in project_rows.items()))
+        dispose_engines()
+
+    rate = {name: count / seconds for name, (seconds, count) in results.items()}
+    labels = {
+        "project": "(1) project StorePipeline",
+        "orm": f"(a) ORM session, commit per item [first {len(orm_items)} items]",
+        "raw": "(b) raw sqlite3 executemany, one commit",
+        "raw_batched": f"(b') raw sqlite3 executemany, batches of {batch_size}",
+    }
+    for name, (seconds, count) in results.items():
+        print(f"{labels[name]:<62} {rate[name]:>10,.0f} items/s  ({count} items in {seconds:.2f} s)")
+    print(f"project / (a)  = {rate['project'] / rate['orm']:.1f}x faster   (target >= 10x)")
+    print(f"(b) / project  = {rate['raw'] / rate['project']:.2f}x           (target <= 3x)")
+    print(f"(b') / project = {rate['raw_batched'] / rate['project']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
