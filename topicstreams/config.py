@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -114,19 +114,25 @@ def list_of(item: Check, expected: str) -> Check:
     return check
 
 
-def origin(key: str, value: Any) -> str:
-    expected = "scheme://host[:port] with no path"
+def _split_url(key: str, value: Any, expected: str, shown: Any) -> SplitResult:
+    """``value`` split into its parts, or a ConfigError showing ``shown`` (masked where secret)."""
     if not isinstance(value, str):
         raise ConfigError(key, value, expected)
     try:
-        parts = urlsplit(value)
+        parts = urlsplit(value.strip())
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
-        raise ConfigError(key, value, expected) from None
+        raise ConfigError(key, shown, expected) from None
+    return parts
+
+
+def origin(key: str, value: Any) -> str:
+    expected = "scheme://host[:port] with no path"
+    parts = _split_url(key, value, expected, value)
     if (parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/")
             or parts.query or parts.fragment or parts.username or parts.password):
         raise ConfigError(key, value, expected)
-    return value.rstrip("/")
+    return value.strip().rstrip("/")
 
 
 def database_url(key: str, value: Any) -> str:
@@ -145,17 +151,12 @@ def database_url(key: str, value: Any) -> str:
 
 def proxy_url(key: str, value: Any) -> str:
     expected = "an http://, https:// or socks5:// proxy URL (socks5 without credentials)"
-    if not isinstance(value, str):
-        raise ConfigError(key, value, expected)
-    try:
-        parts = urlsplit(value.strip())
-        parts.port  # noqa: B018
-    except ValueError:
-        raise ConfigError(key, _mask_url(value), expected) from None
+    shown = _mask_url(value) if isinstance(value, str) else value
+    parts = _split_url(key, value, expected, shown)
     if parts.scheme not in ("http", "https", "socks5") or not parts.hostname:
-        raise ConfigError(key, _mask_url(value), expected)
+        raise ConfigError(key, shown, expected)
     if parts.scheme == "socks5" and (parts.username or parts.password):
-        raise ConfigError(key, _mask_url(value), expected)
+        raise ConfigError(key, shown, expected)
     return value.strip()
 
 
