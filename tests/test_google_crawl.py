@@ -147,7 +147,7 @@ def test_continuous_mode_seeds_the_table_and_goes_round_again_each_interval(scra
         "scraper": {"scrape_interval": 3, "pacing": {"default_min_interval": 0.2}},
         "browser": {"profile_dir": "profiles"},
     })
-    result = scrapy_cmd("crawl", "google", "-s", "CLOSESPIDER_TIMEOUT=8",
+    result = scrapy_cmd("crawl", "google", "-s", "CLOSESPIDER_TIMEOUT=10",
                         env={"TOPICSTREAMS_CONFIG": str(config)})
     assert result.returncode == 0, result.stderr[-3000:]
     assert "google spider starting (continuous: every 3 s" in result.stderr

@@ -32,7 +32,6 @@ def config_settings(config: Config) -> dict:
         "TOPICSTREAMS_SATURATION": scraper["saturation"],
         "TOPICSTREAMS_SHARD": scraper["shard"],
         "TOPICSTREAMS_RETENTION_DAYS": scraper["retention_days"],
-        "TOPICSTREAMS_PROFILE_DIR": data["browser"]["profile_dir"],
         "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(data),
     }
 

@@ -35,6 +35,8 @@ LOG_LEVEL = "INFO"
 # One engine is one spider; within it one topic at a time, so a handful of slots is plenty.
 CONCURRENT_REQUESTS = 4
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
+# The floor between two requests to an engine is a floor: never randomised below it.
+RANDOMIZE_DOWNLOAD_DELAY = False
 
 # 403, 429 and 503 are the engine turning against us: never retried behind the project's back.
 RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]

@@ -184,7 +184,7 @@ class EngineSpider(scrapy.Spider):
                     run = TopicRun(topic, attempt, loop.create_future())
                     yield self.page_request(run, 0)
                     verdict = await run.done
-                    if not verdict.benches and verdict.cls is not ResponseClass.ERROR:
+                    if verdict.cls is ResponseClass.OK:
                         break
                     if self.once and attempt >= self.once_attempts:
                         self.logger.error("gave up topic %r after %d attempts: last %s (%s)",
@@ -246,17 +246,20 @@ class EngineSpider(scrapy.Spider):
             verdict = Verdict(ResponseClass.ERROR, f"parse error: {type(exc).__name__}: {exc}")
             items = []
         self._record(run, verdict, response.url)
-        if verdict.cls is not ResponseClass.OK:
-            run.finish(verdict)
-            return
-        for item in items:
-            self.stat("items_scraped")
-            run.items += 1
-            yield item
-        if items and page + 1 < self.max_pages and self.has_next_page(response, page):
-            yield self.page_request(run, page + 1)
-        else:
-            run.finish(verdict)
+        next_page = None
+        try:
+            for item in items:
+                self.stat("items_scraped")
+                run.items += 1
+                yield item
+            if items and page + 1 < self.max_pages and self.has_next_page(response, page):
+                next_page = self.page_request(run, page + 1)
+        finally:
+            # Whatever happens here (the spider closing mid-page included), the topic loop is never left waiting.
+            if next_page is None:
+                run.finish(verdict)
+        if next_page is not None:
+            yield next_page
 
     def results_failed(self, failure: Failure) -> None:
         run: TopicRun = failure.request.meta["topicstreams_run"]
