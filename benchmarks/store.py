@@ -33,9 +33,11 @@ from pathlib import Path
 
 from scrapy import Spider
 from scrapy.utils.test import get_crawler
+
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
+from topicstreams import settings as project_settings
 from topicstreams.items import NewsItem
 from topicstreams.pipelines.normalize import news_id
 from topicstreams.pipelines.store import StorePipeline
@@ -96,10 +98,10 @@ def count_rows(path: Path) -> dict[str, int]:
         return {table: conn.execute(f"select count(*) from {table}").fetchone()[0] for table in TABLES}
 
 
-def run_project(url: str, items: list[NewsItem], batch_size: int | None) -> float:
-    settings = {"TOPICSTREAMS_DATABASE_URL": url, "LOG_LEVEL": "WARNING"}
-    if batch_size:
-        settings["TOPICSTREAMS_STORE_BATCH_SIZE"] = batch_size
+def run_project(url: str, items: list[NewsItem], batch_size: int) -> float:
+    settings = {"TOPICSTREAMS_DATABASE_URL": url, "LOG_LEVEL": "WARNING",
+                "TOPICSTREAMS_STORE_BATCH_SIZE": batch_size,
+                "TOPICSTREAMS_STORE_FLUSH_SECONDS": project_settings.TOPICSTREAMS_STORE_FLUSH_SECONDS}
     crawler = get_crawler(BenchSpider, settings)
     upgrade(url)  # the schema exists before the clock starts, as after a node's first start
     pipeline = StorePipeline.from_crawler(crawler)
@@ -217,9 +219,7 @@ def main() -> None:
     args = parser.parse_args()
 
     items = make_items(args.n, args.dup, args.topics)
-    batch_size = args.batch_size or StorePipeline.from_crawler(
-        get_crawler(BenchSpider, {"TOPICSTREAMS_DATABASE_URL": "sqlite://"})
-    ).batch_size
+    batch_size = args.batch_size or project_settings.TOPICSTREAMS_STORE_BATCH_SIZE
     orm_items = items[: min(args.orm_items, args.n)]
     print(
         f"{args.n} items, {len({i['news_id'] for i in items})} articles, {args.topics} topics,"
@@ -229,10 +229,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="topicstreams-bench-") as tmp:
         folder = Path(tmp)
         if args.db:
-            project = run_project(args.db, items, args.batch_size)
+            project = run_project(args.db, items, batch_size)
         else:
             project = best_of(
-                args.repeat, folder, "project", lambda p: run_project(f"sqlite:///{p}", items, args.batch_size)
+                args.repeat, folder, "project", lambda p: run_project(f"sqlite:///{p}", items, batch_size)
             )
         results = {
             "project": (project, len(items)),

@@ -14,6 +14,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.reactor import is_reactor_installed
 from scrapy.utils.test import get_crawler
 
+from topicstreams import settings as project_settings
+
 from topicstreams.items import NewsItem
 from topicstreams.pipelines.normalize import news_id
 from topicstreams.pipelines.store import StorePipeline
@@ -45,7 +47,9 @@ def count(db: Path, table: str) -> int:
 
 
 def make_pipeline(db: Path, **settings) -> tuple[StorePipeline, dict]:
-    crawler = get_crawler(NewsSpider, {"TOPICSTREAMS_DATABASE_URL": f"sqlite:///{db}", **settings})
+    defaults = {"TOPICSTREAMS_STORE_BATCH_SIZE": project_settings.TOPICSTREAMS_STORE_BATCH_SIZE,
+                "TOPICSTREAMS_STORE_FLUSH_SECONDS": project_settings.TOPICSTREAMS_STORE_FLUSH_SECONDS}
+    crawler = get_crawler(NewsSpider, {**defaults, "TOPICSTREAMS_DATABASE_URL": f"sqlite:///{db}", **settings})
     return StorePipeline.from_crawler(crawler), crawler.stats
 
 

@@ -36,7 +36,7 @@ STORED_FIELDS = ("news_id", "url", "title", "source", "snippet", "published_at",
 
 
 class StorePipeline:
-    def __init__(self, url: str, stats: StatsCollector, batch_size: int = 500, flush_seconds: float = 1.0) -> None:
+    def __init__(self, url: str, stats: StatsCollector, batch_size: int, flush_seconds: float) -> None:
         if batch_size < 1:
             raise ValueError(f"TOPICSTREAMS_STORE_BATCH_SIZE must be at least 1, not {batch_size}")
         self.url = url
@@ -57,8 +57,8 @@ class StorePipeline:
         return cls(
             url,
             crawler.stats,
-            batch_size=settings.getint("TOPICSTREAMS_STORE_BATCH_SIZE", 500),
-            flush_seconds=settings.getfloat("TOPICSTREAMS_STORE_FLUSH_SECONDS", 1.0),
+            batch_size=settings.getint("TOPICSTREAMS_STORE_BATCH_SIZE"),
+            flush_seconds=settings.getfloat("TOPICSTREAMS_STORE_FLUSH_SECONDS"),
         )
 
     def open_spider(self) -> None:
