@@ -15,7 +15,7 @@ from topicstreams.browser import (
     profile_path,
     should_abort_request,
 )
-from topicstreams.spiders.base import in_shard, split_topics
+from topicstreams.spiders.base import in_shard, split_names
 
 
 def test_a_configured_executable_wins_and_a_wrong_one_is_named(tmp_path):
@@ -71,7 +71,7 @@ def test_proxy_credentials_stay_out_of_the_server_string():
 
 
 def test_topics_argument_is_split_and_trimmed():
-    assert split_topics(" alpha , beta,,alpha ,  ") == ["alpha", "beta"]
+    assert split_names(" alpha , beta,,alpha ,  ") == ["alpha", "beta"]
 
 
 PINNED_0_OF_2 = ["alpha", "gamma", "zeta"]

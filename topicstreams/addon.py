@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 
 from topicstreams.browser import context_options
 from topicstreams.config import Config, load_config
-
-logger = logging.getLogger(__name__)
 
 
 def config_settings(config: Config) -> dict:
@@ -18,7 +14,6 @@ def config_settings(config: Config) -> dict:
     data = config.data
     scraper = data["scraper"]
     return {
-        "TOPICSTREAMS_CONFIG_FILE": str(config.source) if config.source else "",
         "TOPICSTREAMS_DATABASE_URL": data["database"]["url"],
         "TOPICSTREAMS_NODE_ID": data["node"]["id"],
         "TOPICSTREAMS_TOPICS": list(data["topics"]),

@@ -8,7 +8,6 @@ Debian's ``chromium-headless-shell`` through apt-get when running as root; Playw
 from __future__ import annotations
 
 import fcntl
-import logging
 import os
 import random
 import shutil
@@ -19,7 +18,6 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-logger = logging.getLogger(__name__)
 
 KNOWN_EXECUTABLES = (
     "/usr/lib/chromium/chromium-headless-shell",

@@ -151,7 +151,7 @@ def database_url(key: str, value: Any) -> str:
 
 def proxy_url(key: str, value: Any) -> str:
     expected = "an http://, https:// or socks5:// proxy URL (socks5 without credentials)"
-    shown = _mask_url(value) if isinstance(value, str) else value
+    shown = mask_url(value) if isinstance(value, str) else value
     parts = _split_url(key, value, expected, shown)
     if parts.scheme not in ("http", "https", "socks5") or not parts.hostname:
         raise ConfigError(key, shown, expected)
@@ -348,7 +348,7 @@ def validate(data: Mapping) -> dict:
     return checked
 
 
-def _mask_url(url: str) -> str:
+def mask_url(url: str) -> str:
     """The URL with any password replaced by ``***`` (the user name is kept)."""
     try:
         parts = urlsplit(url)
@@ -401,8 +401,8 @@ class Config:
         """The configuration with secrets (proxy and database passwords) masked, for printing."""
         data = copy.deepcopy(self.data)
         proxy = data["anti_detection"]["proxy"]
-        proxy["proxies"] = [_mask_url(p) for p in proxy["proxies"]]
-        data["database"]["url"] = _mask_url(data["database"]["url"])
+        proxy["proxies"] = [mask_url(p) for p in proxy["proxies"]]
+        data["database"]["url"] = mask_url(data["database"]["url"])
         return data
 
 

@@ -9,7 +9,7 @@ from scrapy.exceptions import UsageError
 
 from topicstreams.cli import CrawlingCommand
 from topicstreams.commands.crawl import refuse_engines
-from topicstreams.spiders.base import split_topics
+from topicstreams.spiders.base import split_names
 
 
 class Command(CrawlingCommand, BaseRunSpiderCommand):
@@ -29,7 +29,7 @@ class Command(CrawlingCommand, BaseRunSpiderCommand):
         super().process_options(args, opts)
         named = opts.spargs.pop("engines", None)
         self.named = named is not None
-        self.engines = split_topics(named) if self.named else self.config.enabled_engines()
+        self.engines = split_names(named) if self.named else self.config.enabled_engines()
         refuse_engines(self.engines)
 
     def run(self, args: list[str], opts) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from topicstreams.cli import SubcommandCommand
-from topicstreams.config import _mask_url
+from topicstreams.config import mask_url
 from topicstreams.storage import upgrade
 
 
@@ -16,5 +16,5 @@ class Command(SubcommandCommand):
     def do_upgrade(self, config, args, opts) -> int:
         url = config.get("database.url")
         upgrade(url)
-        print(f"database up to date: {_mask_url(url)}")
+        print(f"database up to date: {mask_url(url)}")
         return 0

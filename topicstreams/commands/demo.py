@@ -18,6 +18,7 @@ from topicstreams.cli import ConfiguredCommand
 from topicstreams.fakes import FakeEngines
 from topicstreams.storage import News, Topic, TopicNews, TopicNewsEngine, engine_for
 
+
 def available_engines() -> list[str]:
     """The engines whose fake pages ship with the project."""
     return [name for name in ENGINES if importlib.util.find_spec(f"topicstreams.fakes.{name}")]
@@ -26,7 +27,7 @@ def available_engines() -> list[str]:
 DEMO_TOPICS = ["artificial intelligence", "climate change", "electric vehicles"]
 
 
-def demo_config(folder: Path, fakes: FakeEngines) -> dict:
+def demo_config(fakes: FakeEngines) -> dict:
     return {
         "database": {"url": "sqlite:///demo.db"},
         "topics": DEMO_TOPICS,
@@ -62,7 +63,7 @@ class Command(ConfiguredCommand):
         folder.mkdir(parents=True)
         with FakeEngines(engines=available_engines()) as fakes:
             config_path = folder / "config.yml"
-            config_path.write_text(yaml.safe_dump(demo_config(folder, fakes), sort_keys=False))
+            config_path.write_text(yaml.safe_dump(demo_config(fakes), sort_keys=False))
             print(f"demo: fake engines {', '.join(f'{n} at {fakes.base_url(n)}' for n in fakes.engines)}")
             print(f"demo: crawling for {opts.seconds:g} s into {folder / 'demo.db'}")
             self.settings.set("TOPICSTREAMS_CONFIG", str(config_path), priority="cmdline")

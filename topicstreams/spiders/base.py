@@ -59,13 +59,9 @@ class TopicRun:
     """One attempt at one topic: its pages go out one after another; ``done`` resolves with the outcome."""
 
     topic: str
-    attempt: int
     done: asyncio.Future = field(repr=False)
-    items: int = 0
-    verdict: Verdict | None = None
 
     def finish(self, verdict: Verdict) -> None:
-        self.verdict = verdict
         if not self.done.done():
             self.done.set_result(verdict)
 
@@ -79,8 +75,8 @@ def in_shard(topic: str, shard: str) -> bool:
     return int.from_bytes(digest[:8], "big") % count == index
 
 
-def split_topics(value: str) -> list[str]:
-    """The ``topics`` argument: comma-separated, each trimmed, blanks and repeats dropped."""
+def split_names(value: str) -> list[str]:
+    """A comma-separated argument (``topics``, ``engines``): each trimmed, blanks and repeats dropped."""
     seen: dict[str, None] = {}
     for name in value.split(","):
         if name.strip():
@@ -115,7 +111,7 @@ class EngineSpider(scrapy.Spider):
     # ---- set-up ---------------------------------------------------------------------------------------
     def __init__(self, *args: Any, topics: str | None = None, once: str | bool = False, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.topics_arg = split_topics(topics) if topics is not None else None
+        self.topics_arg = split_names(topics) if topics is not None else None
         self.once = once is True or str(once).strip().lower() in TRUE_WORDS
 
     @classmethod
@@ -154,12 +150,10 @@ class EngineSpider(scrapy.Spider):
     # ---- topics ---------------------------------------------------------------------------------------
     def current_topics(self) -> list[str]:
         """The topics of this pass: the ``topics`` argument, else the table's active topics; sharded."""
-        engine = engine_for(self.database_url)
         if self.topics_arg is not None:
-            ensure_topics(engine, self.topics_arg, active=False)
             names = self.topics_arg
         else:
-            names = [name for _, name in active_topics(engine)]
+            names = [name for _, name in active_topics(engine_for(self.database_url))]
         return [name for name in names if in_shard(name, self.shard)]
 
     # ---- the loop -------------------------------------------------------------------------------------
@@ -169,7 +163,9 @@ class EngineSpider(scrapy.Spider):
             f"continuous: every {self.scrape_interval:g} s until stopped")
         self.logger.info("%s spider starting (%s)", self.name, mode)
         upgrade(self.database_url)
-        if self.topics_arg is None and self.seed:
+        if self.topics_arg is not None:
+            ensure_topics(engine_for(self.database_url), self.topics_arg, active=False)
+        elif self.seed:
             seed_topics(engine_for(self.database_url), self.seed)
         loop = asyncio.get_running_loop()
         while True:
@@ -181,7 +177,7 @@ class EngineSpider(scrapy.Spider):
             for topic in topics:
                 attempt = 1
                 while True:
-                    run = TopicRun(topic, attempt, loop.create_future())
+                    run = TopicRun(topic, loop.create_future())
                     yield self.page_request(run, 0)
                     verdict = await run.done
                     if verdict.cls is ResponseClass.OK:
@@ -250,7 +246,6 @@ class EngineSpider(scrapy.Spider):
         try:
             for item in items:
                 self.stat("items_scraped")
-                run.items += 1
                 yield item
             if items and page + 1 < self.max_pages and self.has_next_page(response, page):
                 next_page = self.page_request(run, page + 1)
