@@ -42,3 +42,15 @@ def write_config(folder: Path, data: dict, name: str = "config.yml") -> Path:
     path = folder / name
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def parsing_spider(spider_class, base_url: str, freshness: str = "hour"):
+    """An engine spider ready to build URLs and parse pages without a crawl (no profile, no browser)."""
+    from scrapy.utils.test import get_crawler
+
+    spider = spider_class()
+    spider._set_crawler(get_crawler(spider_class))
+    spider.base_url, spider.freshness = base_url, freshness
+    spider.redirector_hosts = {"127.0.0.1"}
+    spider.fallback_warned = False
+    return spider

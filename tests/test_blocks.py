@@ -3,8 +3,13 @@
 import pytest
 from twisted.internet import error as net_error
 
-from topicstreams.blocks import ResponseClass, classify_failure, classify_response
+from topicstreams import ENGINES
+from topicstreams.blocks import (ENGINE_MARKERS, WALL_MARKERS, ResponseClass, classify_failure, classify_response,
+                                 markers_for)
+from topicstreams.spiders.bing import BingSpider
+from topicstreams.spiders.brave import BraveSpider
 from topicstreams.spiders.google import GoogleSpider
+from topicstreams.spiders.yahoo import YahooSpider
 
 MARKERS = GoogleSpider.markers
 RESULTS = "<div id='rso'><div data-news-doc-id='1'>a result</div></div>"
@@ -60,3 +65,57 @@ def test_verdicts_say_why_and_which_bench():
 ])
 def test_failures_without_a_response(exception, expected):
     assert classify_failure(exception).cls is expected
+
+
+# -- one table for every engine -------------------------------------------------------------------------
+
+
+def test_every_engine_has_its_row_and_every_spider_reads_it():
+    assert set(ENGINE_MARKERS) == set(ENGINES)
+    for spider in (GoogleSpider, BingSpider, YahooSpider, BraveSpider):
+        assert spider.markers is ENGINE_MARKERS[spider.name]
+        assert spider.markers.no_results, f"{spider.name} has no 'no results' phrasing"
+    assert markers_for("altavista") == type(WALL_MARKERS)()  # an unknown engine: only the walls apply
+
+
+@pytest.mark.parametrize(("engine", "url", "html", "status"), [
+    ("bing", "https://www.bing.com/turing/captcha/challenge?q=x", "<div>Please solve the challenge</div>", 200),
+    ("yahoo", "https://consent.yahoo.com/v2/collectConsent?sessionId=3_cc-session_x", "", 200),
+    ("yahoo", "https://guce.yahoo.com/consent?brandType=eu&gcrumb=x", "", 200),
+    ("yahoo", "http://127.0.0.1:9/v2/collectConsent?sessionId=x", "", 200),
+    ("brave", "https://search.brave.com/news?q=x", "<title>Brave Search - PoW Captcha</title>", 200),
+    ("brave", "https://search.brave.com/news?q=x", "kit.start({data:{challengeSet:{a:1}}})", 200),
+])
+def test_each_engines_own_challenge(engine, url, html, status):
+    verdict = classify_response(markers_for(engine), status=status, url=url, html=html, item_count=0)
+    assert verdict.cls is ResponseClass.CHALLENGE, verdict
+
+
+@pytest.mark.parametrize(("engine", "html"), [
+    ("bing", "<p>There are no results for <b>x</b></p>"),
+    ("yahoo", "<p>We did not find results for: <strong>x</strong></p>"),
+    ("brave", "<div>No results found</div>"),
+    ("google", "Your search - <b>x</b> - did not match any documents."),
+])
+def test_each_engines_no_results_phrasing_is_a_genuine_empty_answer(engine, html):
+    markers = markers_for(engine)
+    assert classify_response(markers, status=200, url="https://e.example/", html=html, item_count=0).cls is \
+        ResponseClass.OK
+    # ... and another engine's phrasing is not this engine's
+    other = next(name for name in ENGINES if name != engine and not any(
+        phrase in html.lower() for phrase in markers_for(name).no_results))
+    assert classify_response(markers_for(other), status=200, url="https://e.example/", html=html,
+                             item_count=0).cls is ResponseClass.SOFT_BLOCK
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("html", "headers"), [
+    ("<title>Attention Required! | Cloudflare</title>", None),
+    ("<div id='px-captcha'></div><p>Press &amp; Hold to confirm</p>", None),
+    ("<script src='/_Incapsula_Resource?SWJIYLWA=x'></script>", None),
+    ("", {"cf-mitigated": "challenge"}),
+])
+def test_the_walls_apply_to_every_engine(engine, html, headers):
+    verdict = classify_response(markers_for(engine), status=403, url="https://e.example/", html=html,
+                                item_count=0, headers=headers)
+    assert verdict.cls is ResponseClass.CHALLENGE

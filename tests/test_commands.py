@@ -4,7 +4,7 @@ import sqlite3
 
 import yaml
 
-from tests.conftest import write_config
+from tests.conftest import REPO, write_config
 
 
 def table_names(db):
@@ -49,8 +49,9 @@ def test_duckduckgo_is_refused_and_not_listed(scrapy_cmd):
     assert refused.returncode != 0 and refused.stderr.startswith("DuckDuckGo is not supported:")
     listed = scrapy_cmd("list")
     assert listed.returncode == 0, listed.stderr
-    assert "duckduckgo" not in listed.stdout
-    assert "google" in listed.stdout.split()
+    assert sorted(listed.stdout.split()) == ["bing", "brave", "google", "yahoo"]
+    assert "docs/DUCKDUCKGO_UNSUPPORTED.md" in refused.stderr
+    assert (REPO / "docs" / "DUCKDUCKGO_UNSUPPORTED.md").is_file()
 
 
 def test_db_upgrade_creates_the_schema(scrapy_cmd, tmp_path):

@@ -36,7 +36,7 @@ LOG_LEVEL = "INFO"
 CONCURRENT_REQUESTS = 4
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
 # The floor between two requests to an engine is a floor: never randomised below it.
-RANDOMIZE_DOWNLOAD_DELAY = False
+DOWNLOAD_DELAY_JITTER = 0
 
 # 403, 429 and 503 are the engine turning against us: never retried behind the project's back.
 RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]

@@ -12,7 +12,7 @@ REFUSED_ENGINES = {
     "duckduckgo": (
         "DuckDuckGo is not supported: it hard-blocks automated access with an 'anomaly' challenge page "
         "(anomaly.js, form#challenge-form), so it cannot be scraped reliably. "
-        "Use google, bing, yahoo or brave."
+        "Use google, bing, yahoo or brave (see docs/DUCKDUCKGO_UNSUPPORTED.md)."
     ),
 }
 REFUSED_EXIT = 2

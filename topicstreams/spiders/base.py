@@ -3,9 +3,16 @@
 An engine implements four small things (:class:`EngineSpider`'s abstract part):
 
 * :meth:`~EngineSpider.results_url` — its results URL for a topic: newest first, the freshness window, page N;
-* :meth:`~EngineSpider.result_nodes` — the result items of a rendered page;
+* :meth:`~EngineSpider.result_nodes` — the result items of a rendered page: by default the first of its
+  :attr:`~EngineSpider.layouts` (one item selector per known layout) that matches;
 * :meth:`~EngineSpider.parse_result` — one item's fields;
-* :attr:`~EngineSpider.markers` — what its block, challenge and "no results" pages look like.
+* its markers — what its block, challenge and "no results" pages look like: its row of
+  :data:`topicstreams.blocks.ENGINE_MARKERS`.
+
+When no known layout matches a page that is neither a block nor a "no results" page, the structural
+fallback (:mod:`topicstreams.spiders.fallback`) reads the results by the page's shape, and the spider says
+so (a WARNING and ``topicstreams/<engine>/layout_fallbacks``): the next redesign does not silently empty the
+feed.
 
 The loop: ``start()`` walks the topics one at a time (parallelism is across engines, never within one),
 renders each topic's pages in the engine's persistent Chromium profile, classifies every response, and
@@ -30,11 +37,14 @@ from scrapy.http import Response
 from scrapy.selector import Selector, SelectorList
 from twisted.python.failure import Failure
 
-from topicstreams.blocks import STAT_KEYS, EngineMarkers, ResponseClass, Verdict, classify_failure, classify_response
+from topicstreams.blocks import (EMPTY_LIST, STAT_KEYS, EngineMarkers, ResponseClass, Verdict, classify_failure,
+                                 classify_response, markers_for)
 from topicstreams.browser import ProfileLock, profile_path
 from topicstreams.config import load_config
 from topicstreams.dates import parse_result_time
 from topicstreams.items import NewsItem
+from topicstreams.pipelines.normalize import engine_hosts, normalize_url
+from topicstreams.spiders.fallback import structural_results
 from topicstreams.storage import engine_for, ensure_topics, seed_topics, active_topics, upgrade
 
 logger = logging.getLogger(__name__)
@@ -60,6 +70,8 @@ class TopicRun:
 
     topic: str
     done: asyncio.Future = field(repr=False)
+    seen: set[str] = field(default_factory=set, repr=False)
+    """The URLs of the pages so far (an engine that repeats its last page past the end is caught by it)."""
 
     def finish(self, verdict: Verdict) -> None:
         if not self.done.done():
@@ -88,8 +100,19 @@ class EngineSpider(scrapy.Spider):
     """The base of the four engine spiders."""
 
     markers: ClassVar[EngineMarkers] = EngineMarkers()
+    """The engine's row of :data:`~topicstreams.blocks.ENGINE_MARKERS` (set from the spider's name)."""
+    layouts: ClassVar[dict[str, str]] = {}
+    """Known layouts, newest first: a name and the CSS selector of its result items."""
+    own_domains: ClassVar[tuple[str, ...]] = ()
+    """The engine's domains: links to them (and to the page's own host) are not results for the fallback."""
     results_per_page: ClassVar[int] = 10
     time_languages: ClassVar[tuple[str, ...] | None] = None
+    """Languages of the result times; None: the page's ``<html lang>``, then English."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if getattr(cls, "name", None):
+            cls.markers = markers_for(cls.name)
 
     # ---- the engine contract --------------------------------------------------------------------------
     def results_url(self, topic: str, page: int) -> str:
@@ -97,8 +120,12 @@ class EngineSpider(scrapy.Spider):
         raise NotImplementedError
 
     def result_nodes(self, response: Response) -> SelectorList:
-        """The result items of a rendered results page."""
-        raise NotImplementedError
+        """The result items of a rendered results page: those of the first known layout that has any."""
+        for selector in self.layouts.values():
+            nodes = response.css(selector)
+            if nodes:
+                return nodes
+        return SelectorList()
 
     def parse_result(self, node: Selector, response: Response) -> ParsedResult:
         """One result item's fields."""
@@ -107,6 +134,10 @@ class EngineSpider(scrapy.Spider):
     def has_next_page(self, response: Response, page: int) -> bool:
         """Whether the engine offers a page after ``page``."""
         return True
+
+    def clean(self, parsed: ParsedResult) -> ParsedResult:
+        """Engine-specific tidying of a result's fields, whichever parser read them."""
+        return parsed
 
     # ---- set-up ---------------------------------------------------------------------------------------
     def __init__(self, *args: Any, topics: str | None = None, once: str | bool = False, **kwargs: Any):
@@ -140,6 +171,8 @@ class EngineSpider(scrapy.Spider):
         self.seed = settings.getlist("TOPICSTREAMS_TOPICS")
         self.context_name = f"{self.name}-profile"
         self.context_kwargs = {**settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"), "user_data_dir": str(self.profile)}
+        self.redirector_hosts = engine_hosts(settings.getdict("TOPICSTREAMS_ENGINES"))
+        self.fallback_warned = False
 
     def _on_closed(self, spider: scrapy.Spider, reason: str) -> None:
         self.profile_lock.release()
@@ -230,17 +263,20 @@ class EngineSpider(scrapy.Spider):
         page: int = response.meta["topicstreams_page"]
         fetched_at = datetime.now(UTC)
         try:
-            nodes = self.result_nodes(response) if response.status == 200 else SelectorList()
-            verdict = classify_response(self.markers, status=response.status, url=response.url,
-                                        html=response.text, item_count=len(nodes),
-                                        headers=response.headers.to_unicode_dict())
-            items = [] if verdict.cls is not ResponseClass.OK else [
-                self._item(node, response, run.topic, page * self.results_per_page + rank, fetched_at)
-                for rank, node in enumerate(nodes, start=1)]
+            verdict, parsed = self.extract(response, fetched_at)
+            items = [self._item(result, response, run.topic, page * self.results_per_page + rank, fetched_at)
+                     for rank, result in enumerate(parsed, start=1)]
         except Exception as exc:  # a parser bug must not stall the topic loop
             self.logger.exception("could not parse %s", response.url)
             verdict = Verdict(ResponseClass.ERROR, f"parse error: {type(exc).__name__}: {exc}")
             items = []
+        urls = {self._identity(item["url"]) for item in items}
+        repeated = bool(page and urls and urls <= run.seen)
+        if repeated:
+            # Past its end an engine may serve its last page again (Bing does): that is the end, not news.
+            self.logger.debug("page %d of topic %r repeats earlier results: no more pages", page, run.topic)
+            items = []
+        run.seen |= urls
         self._record(run, verdict, response.url)
         next_page = None
         try:
@@ -256,16 +292,57 @@ class EngineSpider(scrapy.Spider):
         if next_page is not None:
             yield next_page
 
+    def extract(self, response: Response, fetched_at: datetime) -> tuple[Verdict, list[ParsedResult]]:
+        """Classify a results page and read its results: known layouts first, then the structural fallback."""
+        nodes = self.result_nodes(response) if response.status == 200 else SelectorList()
+        verdict = classify_response(self.markers, status=response.status, url=response.url,
+                                    html=response.text, item_count=len(nodes),
+                                    headers=response.headers.to_unicode_dict())
+        if verdict.cls is ResponseClass.OK:
+            return verdict, [self.clean(self.parse_result(node, response)) for node in nodes]
+        if verdict.reason != EMPTY_LIST:
+            return verdict, []
+        languages = self.languages(response)
+        found = structural_results(
+            response.selector.root, response.url, own_domains=self.own_domains,
+            redirector_hosts=self.redirector_hosts,
+            reads_as_time=lambda text: parse_result_time(text, fetched_at, languages=languages) is not None)
+        if not found:
+            return verdict, []
+        self.stat("layout_fallbacks")
+        log = self.logger.debug if self.fallback_warned else self.logger.warning
+        log("no known %s layout matched %s: the structural fallback found %d results; the engine's page has "
+            "probably changed, update its layouts", self.name, response.url, len(found))
+        self.fallback_warned = True
+        parsed = [self.clean(ParsedResult(result.url, result.title, result.source, result.snippet,
+                                          result.time_text, result.timestamp)) for result in found]
+        return Verdict(ResponseClass.OK, f"{len(parsed)} results (structural fallback)"), parsed
+
+    def languages(self, response: Response) -> tuple[str, ...] | None:
+        """The languages to read result times in: the engine's, else the page's ``<html lang>`` and English."""
+        if self.time_languages is not None:
+            return self.time_languages
+        lang = (response.xpath("/html/@lang").get() or "").strip().lower().replace("_", "-").split("-")[0]
+        if not lang.isalpha():
+            return None
+        return (lang,) if lang == "en" else (lang, "en")
+
+    def _identity(self, url: str | None) -> str | None:
+        try:
+            return normalize_url(url, self.redirector_hosts) if url else None
+        except ValueError:
+            return url
+
     def results_failed(self, failure: Failure) -> None:
         run: TopicRun = failure.request.meta["topicstreams_run"]
         verdict = classify_failure(failure.value)
         self._record(run, verdict, failure.request.url)
         run.finish(verdict)
 
-    def _item(self, node: Selector, response: Response, topic: str, rank: int, fetched_at: datetime) -> NewsItem:
-        parsed = self.parse_result(node, response)
+    def _item(self, parsed: ParsedResult, response: Response, topic: str, rank: int,
+              fetched_at: datetime) -> NewsItem:
         published = parse_result_time(parsed.time_text, fetched_at, timestamp=parsed.timestamp,
-                                      languages=self.time_languages)
+                                      languages=self.languages(response))
         if published is None and (parsed.time_text or parsed.timestamp):
             self.stat("times_unparsed")
             self.logger.debug("unparsed time %r / %r on %s", parsed.time_text, parsed.timestamp, response.url)

@@ -7,7 +7,6 @@ from urllib.parse import urlencode
 from scrapy.http import Response
 from scrapy.selector import Selector, SelectorList
 
-from topicstreams.blocks import EngineMarkers
 from topicstreams.spiders.base import EngineSpider, ParsedResult, text_of
 
 FRESHNESS = {"hour": "qdr:h", "day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "any": None}
@@ -18,17 +17,11 @@ class GoogleSpider(EngineSpider):
     name = "google"
     results_per_page = 10
 
-    markers = EngineMarkers(
-        challenge_urls=("/sorry/index", "/sorry/", "consent.google.com"),
-        challenge_html=(
-            'id="captcha-form"',
-            "g-recaptcha",
-            "our systems have detected unusual traffic",
-            "before you continue to google",
-        ),
-        block_html=("/httpservice/retry/enablejs",),
-        no_results=("did not match any news results", "did not match any documents"),
-    )
+    own_domains = ("google.com",)
+    layouts = {
+        # 2026: each result a div[data-news-doc-id] under #rso
+        "2026": "#rso div[data-news-doc-id]",
+    }
 
     def results_url(self, topic: str, page: int) -> str:
         tbs = ",".join(part for part in (FRESHNESS[self.freshness], "sbd:1") if part)
@@ -36,9 +29,6 @@ class GoogleSpider(EngineSpider):
         if page:
             query["start"] = page * self.results_per_page
         return f"{self.base_url}/search?{urlencode(query)}"
-
-    def result_nodes(self, response: Response) -> SelectorList:
-        return response.css("#rso div[data-news-doc-id]")
 
     def parse_result(self, node: Selector, response: Response) -> ParsedResult:
         link = node.css("a.WlydOe, a[jsname=YKoRaf]") or node.css("a[href]")

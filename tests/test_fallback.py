@@ -1,0 +1,130 @@
+"""Parsers that survive redesigns: every class name of a fake page scrambled, the same results still found.
+
+The pages are the fake engines' own (fetched without a browser); the spiders parse them through the same
+path as in a crawl (``extract``): the known layout first, then the structural fallback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import urllib.request
+from datetime import UTC, datetime
+
+import pytest
+from scrapy.http import HtmlResponse
+
+from tests.conftest import parsing_spider
+from topicstreams import ENGINES
+from topicstreams.blocks import ResponseClass
+from topicstreams.fakes import FakeEngines
+from topicstreams.fakes.catalogue import all_articles
+from topicstreams.pipelines.normalize import normalize_url
+from topicstreams.spiders.bing import BingSpider
+from topicstreams.spiders.brave import BraveSpider
+from topicstreams.spiders.fallback import structural_results
+from topicstreams.spiders.google import GoogleSpider
+from topicstreams.spiders.yahoo import YahooSpider
+
+SPIDERS = {"google": GoogleSpider, "bing": BingSpider, "yahoo": YahooSpider, "brave": BraveSpider}
+TOPIC = "alpha"
+CATALOGUE = {normalize_url(article.url): article for article in all_articles(TOPIC)}
+
+
+@pytest.fixture(scope="module")
+def fakes():
+    with FakeEngines(engines=ENGINES) as engines:
+        yield engines
+
+
+def make_spider(engine: str, fakes: FakeEngines):
+    return parsing_spider(SPIDERS[engine], fakes.base_url(engine))
+
+
+def fetch(spider, page: int = 0) -> HtmlResponse:
+    url = spider.results_url(TOPIC, page)
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return HtmlResponse(url, body=reply.read(), encoding="utf-8", status=reply.status)
+
+
+def _scrambled(value: str, salt: str) -> str:
+    return " ".join("s" + hashlib.sha256(f"{salt}/{name}".encode()).hexdigest()[:7] for name in value.split())
+
+
+def scramble_classes(html: str) -> str:
+    """Every class name replaced by a meaningless one (consistently, as a minifier's rename would)."""
+    return re.sub(r'(\sclass=)(["\'])(.*?)\2', lambda m: f'{m[1]}"{_scrambled(m[3], "class")}"', html, flags=re.S)
+
+
+def scramble_everything(html: str) -> str:
+    """Class names, ids and data-* attribute names all renamed: nothing but the page's shape is left."""
+    html = scramble_classes(html)
+    html = re.sub(r'(\sid=)(["\'])(.*?)\2', lambda m: f'{m[1]}"{_scrambled(m[3], "id")}"', html, flags=re.S)
+    return re.sub(r"\sdata-([a-z-]+)=", lambda m: f" data-{_scrambled(m[1], 'data')}=", html)
+
+
+def results_of(spider, response: HtmlResponse):
+    verdict, parsed = spider.extract(response, datetime.now(UTC))
+    return verdict, [(normalize_url(response.urljoin(p.url), {"127.0.0.1"}), p.title) for p in parsed], parsed
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("scramble", [scramble_classes, scramble_everything])
+def test_a_scrambled_page_still_gives_the_same_results(fakes, engine, scramble):
+    spider = make_spider(engine, fakes)
+    original = fetch(spider)
+    verdict, known, _ = results_of(spider, original)
+    assert verdict.cls is ResponseClass.OK and "fallback" not in verdict.reason
+    assert len(known) >= 8 and {url for url, _ in known} <= set(CATALOGUE)
+
+    changed = original.replace(body=scramble(original.text).encode("utf-8"))
+    assert changed.text != original.text
+    verdict, found, parsed = results_of(spider, changed)
+    assert verdict.cls is ResponseClass.OK, verdict
+    assert found == known  # same URLs, same titles, same order
+    if "fallback" in verdict.reason:
+        assert spider.crawler.stats.get_value(f"topicstreams/{engine}/layout_fallbacks") == 1
+        # the fallback reads the other fields by shape too: every result has its time, most their snippet
+        assert all(p.time_text or p.timestamp for p in parsed)
+        assert sum(p.snippet == CATALOGUE[url].snippet for p, (url, _) in zip(parsed, found)) >= len(found) - 1
+        assert sum(p.source == CATALOGUE[url].source for p, (url, _) in zip(parsed, found)) >= len(found) - 1
+    else:
+        assert scramble is scramble_classes  # only a layout not built on class names survives as itself
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_fallback_does_not_take_the_sidebar_or_the_engines_own_links(fakes, engine):
+    spider = make_spider(engine, fakes)
+    response = fetch(spider)
+    found = structural_results(response.selector.root, response.url, own_domains=spider.own_domains,
+                               redirector_hosts={"127.0.0.1"})
+    urls = [result.url for result in found]
+    assert set(urls) <= set(CATALOGUE)
+    assert not any(urls.count(url) > 1 and engine != "google" for url in urls)
+
+
+def test_a_page_with_nothing_but_links_has_no_results():
+    html = """<html><body><h1>Top stories</h1><ul>
+      <li><a href="https://a.example/1">First headline here</a></li>
+      <li><a href="https://b.example/2">Second headline here</a></li></ul>
+      <a href="/search?q=more">More searches</a></body></html>"""
+    response = HtmlResponse("https://engine.example/search?q=x", body=html.encode(), encoding="utf-8")
+    assert structural_results(response.selector.root, response.url) == []
+
+
+def test_a_result_is_an_off_engine_link_beside_a_heading_and_redirectors_are_unwrapped():
+    html = """<html><body><main>
+      <div><h3><a href="/url?q=https%3A%2F%2Fnews.example%2Fstory%3Futm_source%3Dx">A headline</a></h3>
+           <span>3 hours ago</span></div>
+      <div><a href="https://other.example/b"><div role="heading">Another headline</div></a>
+           <p>Some text long enough to be taken for the snippet of this result.</p></div>
+      <div><a href="https://engine.example/about"><h3>About the engine</h3></a></div>
+      <div><a href="https://maps.engine.example/"><h3>Maps</h3></a></div>
+    </main></body></html>"""
+    response = HtmlResponse("https://engine.example/search?q=x", body=html.encode(), encoding="utf-8")
+    found = structural_results(response.selector.root, response.url, own_domains=("engine.example",),
+                               redirector_hosts=("engine.example",), reads_as_time=lambda text: text.endswith(" ago"))
+    assert [(r.url, r.title) for r in found] == [
+        ("https://news.example/story", "A headline"), ("https://other.example/b", "Another headline")]
+    assert found[0].time_text == "3 hours ago" and found[0].snippet is None
+    assert found[1].snippet == "Some text long enough to be taken for the snippet of this result."
