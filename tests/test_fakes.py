@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -17,41 +16,16 @@ import pytest
 import yaml
 from parsel import Selector
 
-from topicstreams.fakes import FakeEngines
-from topicstreams.fakes import catalogue, google
+from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
+from topicstreams.fakes import FakeEngines, catalogue, google
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 TOPIC = "climate summit"
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def fakes():
-    with FakeEngines(("google",)) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def _clean(request):
-    if "fakes" in request.fixturenames:
-        request.getfixturevalue("fakes").reset()
-    yield
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
-
-
-def fetch(url: str, *, follow: bool = True, data: bytes | None = None) -> tuple[int, dict, str, str]:
-    """(status, headers, body, final url) without raising on 4xx/5xx."""
-    opener = urllib.request.build_opener() if follow else urllib.request.build_opener(NoRedirect)
-    request = urllib.request.Request(url, data=data)
-    try:
-        with opener.open(request, timeout=10) as response:
-            return response.status, dict(response.headers), response.read().decode("utf-8", "replace"), response.url
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read().decode("utf-8"), error.url
+fakes = running_fakes("google")
+_clean = reset_fakes_per_test()
 
 
 def search_url(fakes: FakeEngines, topic: str = TOPIC, page: int = 0) -> str:
@@ -334,7 +308,7 @@ def test_delay_is_honoured(fakes):
 def test_request_log_clear_and_reset(fakes):
     t0 = time.time()
     fetch(search_url(fakes, page=1))
-    fetch(fakes.base_url("google") + "/thumbs/x.png")
+    fetch(fakes.base_url("google") + "/thumbs/x.png", errors="replace")
     fetch(fakes.base_url("google") + "/nowhere")
     log = fakes.requests("google")
     assert [(e["path"], e["kind"], e["status"]) for e in log] == [

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import http.client
 import re
-import urllib.error
-import urllib.request
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 from parsel import Selector
 
+from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
 from topicstreams.fakes import FakeEngines, bing, catalogue
 from topicstreams.pipelines.normalize import is_tracking_param, normalize_url
 
@@ -19,39 +17,8 @@ CARDS = "div.news-card.newsitem"
 QFT = 'interval="4" sortbydate="1"'
 
 
-@pytest.fixture(scope="module")
-def fakes():
-    with FakeEngines(("bing",)) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def _clean(request):
-    if "fakes" in request.fixturenames:
-        request.getfixturevalue("fakes").reset()
-    yield
-
-
-def fetch(url: str, headers: dict | None = None) -> tuple[int, dict, str, str]:
-    """(status, headers, body, final url), following redirects, without raising on 4xx/5xx."""
-    request = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, dict(response.headers), response.read().decode("utf-8", "replace"), response.url
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read().decode("utf-8"), error.url
-
-
-def fetch_raw(url: str) -> tuple[int, dict, str]:
-    """One request, redirects not followed."""
-    parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
-    try:
-        conn.request("GET", parts.path + (f"?{parts.query}" if parts.query else ""))
-        response = conn.getresponse()
-        return response.status, dict(response.getheaders()), response.read().decode("utf-8")
-    finally:
-        conn.close()
+fakes = running_fakes("bing")
+_clean = reset_fakes_per_test()
 
 
 def search_url(fakes: FakeEngines, topic: str = TOPIC, **extra: str) -> str:
@@ -280,7 +247,7 @@ def test_blank_and_small_pages(fakes):
 def test_captcha_redirect_and_challenge(fakes):
     fakes.script("bing", ["captcha", "captcha"])
     for url in (search_url(fakes), scroll_url(fakes, 2)):
-        status, headers, _ = fetch_raw(url)
+        status, headers, _, _ = fetch(url, follow=False)
         assert status == 302
         location = headers["Location"]
         assert location.startswith(fakes.base_url("bing") + bing.CAPTCHA_PATH + "?")
@@ -311,7 +278,7 @@ def test_steps_routes_and_overrides(fakes):
     assert status == 503 and headers["Retry-After"] == "9" and len(Selector(text=body).css(CARDS)) == 10
     assert len(Selector(text=fetch(search_url(fakes))[2]).css(CARDS)) == 10  # back to normal
     fakes.route("bing", "flaky", ["captcha", "results"])
-    assert [fetch_raw(search_url(fakes, "flaky"))[0] for _ in range(3)] == [302, 200, 200]
+    assert [fetch(search_url(fakes, "flaky"), follow=False)[0] for _ in range(3)] == [302, 200, 200]
     with pytest.raises(ValueError):
         fakes.script("bing", ["sorry"])  # a Google kind, not a Bing one
 
@@ -323,6 +290,6 @@ def test_home_robots_and_unknown_paths(fakes):
     status, headers, robots, _ = fetch(base + "/robots.txt")
     assert status == 200 and headers["Content-Type"].startswith("text/plain") and "Disallow: /news/search" in robots
     assert fetch(base + "/nowhere")[0] == 404
-    assert fetch(base + "/thumbs/bing-logo.png")[0] == 200
+    assert fetch(base + "/thumbs/bing-logo.png", errors="replace")[0] == 200
     assert [e["kind"] for e in fakes.requests("bing")] == ["other", "other", "other", "asset"]
     assert fakes.results_requests("bing") == []

@@ -6,13 +6,12 @@ import calendar
 import json
 import re
 import time
-import urllib.error
-import urllib.request
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
 import pytest
 from parsel import Selector
 
+from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
 from topicstreams.blocks import ResponseClass, classify_response, markers_for
 from topicstreams.fakes import FakeEngines, brave, catalogue
 from topicstreams.pipelines.normalize import is_tracking_param, normalize_url
@@ -23,25 +22,8 @@ ITEM = 'div.snippet[data-type="news"]'
 MARKERS = markers_for("brave")
 
 
-@pytest.fixture(scope="module")
-def fakes():
-    with FakeEngines(("brave",)) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def _clean(request):
-    if "fakes" in request.fixturenames:
-        request.getfixturevalue("fakes").reset()
-    yield
-
-
-def fetch(url: str) -> tuple[int, dict, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, dict(response.headers), response.read().decode("utf-8")
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read().decode("utf-8")
+fakes = running_fakes("brave")
+_clean = reset_fakes_per_test()
 
 
 def news_url(fakes: FakeEngines, topic: str = TWO_PAGES, page: int | None = 0, **extra: str) -> str:
@@ -149,7 +131,7 @@ def test_expected_articles_pages_and_helpers():
 
 
 def test_results_page_items_match_the_catalogue(fakes):
-    status, headers, body = fetch(news_url(fakes))
+    status, headers, body, _ = fetch(news_url(fakes))
     assert status == 200 and headers["Content-Type"].startswith("text/html")
     sel = Selector(text=body)
     assert sel.css("html::attr(lang)").get() == "en" and len(body) > 30_000
@@ -209,7 +191,7 @@ def test_results_page_items_match_the_catalogue(fakes):
 
 def test_kit_start_data_mirrors_the_html(fakes):
     before = time.time()
-    _, _, body = fetch(news_url(fakes))
+    _, _, body, _ = fetch(news_url(fakes))
     assert "kit.start(app, element, {node_ids:" in body  # a JS literal: unquoted keys, not JSON
     assert "void 0" in body
     data = kit_data(body)
@@ -232,7 +214,7 @@ def test_kit_start_data_mirrors_the_html(fakes):
 
 
 def test_sidebar_noise_is_outside_the_results(fakes):
-    _, _, body = fetch(news_url(fakes))
+    _, _, body, _ = fetch(news_url(fakes))
     sel = Selector(text=body)
     stories = sel.css("section.top-stories li > a")
     assert [a.attrib["href"] for a in stories] == brave.sidebar_urls(TWO_PAGES, 0)
@@ -247,7 +229,7 @@ def test_sidebar_noise_is_outside_the_results(fakes):
 
 
 def test_second_page_then_past_the_end(fakes):
-    status, _, body = fetch(news_url(fakes, page=1))
+    status, _, body, _ = fetch(news_url(fakes, page=1))
     sel = Selector(text=body)
     items = sel.css(ITEM)
     assert status == 200 and len(items) == 7
@@ -259,7 +241,7 @@ def test_second_page_then_past_the_end(fakes):
     assert kit_data(body)["news"]["more_results_available"] is False
     assert [a.attrib["href"] for a in sel.css("section.top-stories li > a")] == brave.sidebar_urls(TWO_PAGES, 1)
 
-    status, _, past = fetch(news_url(fakes, page=2))
+    status, _, past, _ = fetch(news_url(fakes, page=2))
     assert status == 200 and brave.NO_RESULTS_MESSAGE in past and not Selector(text=past).css(ITEM)
     assert kit_data(past)["news"] == {"type": "news", "results": [], "mutated_by_goggles": False,
                                       "more_results_available": False}
@@ -268,7 +250,7 @@ def test_second_page_then_past_the_end(fakes):
 
 
 def test_one_page_topic_has_no_next(fakes):
-    _, _, body = fetch(news_url(fakes, ONE_PAGE))
+    _, _, body, _ = fetch(news_url(fakes, ONE_PAGE))
     sel = Selector(text=body)
     assert len(sel.css(ITEM)) == 19 and not sel.xpath('//a[normalize-space()="Next"]')
     assert kit_data(body)["news"]["more_results_available"] is False
@@ -279,11 +261,11 @@ def test_missing_or_odd_parameters(fakes):
     reference = Selector(text=fetch(news_url(fakes))[2]).css(f"{ITEM} a.l1::attr(href)").getall()
     for query in ({"q": TWO_PAGES}, {"q": TWO_PAGES, "offset": "abc"}, {"q": TWO_PAGES, "offset": "-3"},
                   {"q": TWO_PAGES, "source": "web"}):
-        status, _, body = fetch(f"{base}/news?{urlencode(query)}")
+        status, _, body, _ = fetch(f"{base}/news?{urlencode(query)}")
         assert status == 200
         assert Selector(text=body).css(f"{ITEM} a.l1::attr(href)").getall() == reference
     # without tf the pager does not invent one
-    _, _, body = fetch(f"{base}/news?{urlencode({'q': TWO_PAGES})}")
+    _, _, body, _ = fetch(f"{base}/news?{urlencode({'q': TWO_PAGES})}")
     nxt = Selector(text=body).xpath('//a[normalize-space()="Next"]/@href').get()
     assert "tf" not in parse_qs(urlsplit(nxt).query) and parse_qs(urlsplit(nxt).query)["offset"] == ["1"]
     log = fakes.requests("brave")
@@ -296,7 +278,7 @@ def test_missing_or_odd_parameters(fakes):
 def test_empty_page(fakes):
     odd = '<b>odd</b> "topic" & co'
     fakes.script("brave", ["empty"])
-    status, _, body = fetch(news_url(fakes, odd))
+    status, _, body, _ = fetch(news_url(fakes, odd))
     sel = Selector(text=body)
     assert status == 200 and not sel.css(ITEM)
     assert sel.css("#no-results .no-results-heading::text").get() == "No results found"
@@ -311,14 +293,14 @@ def test_empty_page(fakes):
 def test_blank_and_small_pages(fakes):
     results_size = len(fetch(news_url(fakes, "something else"))[2])
     fakes.script("brave", ["blank", "small"])
-    status, _, blank = fetch(news_url(fakes))
+    status, _, blank, _ = fetch(news_url(fakes))
     sel = Selector(text=blank)
     assert status == 200 and not sel.css(ITEM) and sel.css("#results") and sel.css("#searchbox")
     assert "no results" not in blank.lower() and len(blank) > 0.3 * results_size
     assert kit_data(blank)["news"]["results"] == []
     assert verdict(status, blank) is ResponseClass.SOFT_BLOCK
 
-    status, _, small = fetch(news_url(fakes))
+    status, _, small, _ = fetch(news_url(fakes))
     assert status == 200 and len(small) < 200 and verdict(status, small) is ResponseClass.SOFT_BLOCK
     assert [e["step"] for e in fakes.requests("brave")] == ["results", "blank", "small"]
 
@@ -326,7 +308,7 @@ def test_blank_and_small_pages(fakes):
 def test_pow_challenge_page(fakes):
     fakes.script("brave", ["pow"])
     url = news_url(fakes, page=1)
-    status, _, body = fetch(url)
+    status, _, body, _ = fetch(url)
     sel = Selector(text=body)
     assert status == 200 and "PoW Captcha" in sel.css("title::text").get()
     assert sel.css("title::text").get() in brave.POW_TITLES
@@ -341,7 +323,7 @@ def test_pow_challenge_page(fakes):
 
 def test_ratelimit_page(fakes):
     fakes.script("brave", ["ratelimit"])
-    status, headers, body = fetch(news_url(fakes))
+    status, headers, body, _ = fetch(news_url(fakes))
     assert status == 429 and len(body) < 1000 and headers["Content-Type"].startswith("text/html")
     assert Selector(text=body).css("title::text").get() == "Too Many Requests"
     assert verdict(status, body) is ResponseClass.HARD_BLOCK
@@ -363,9 +345,9 @@ def test_scripted_steps_and_routes(fakes):
 
 def test_home_robots_and_unknown_paths(fakes):
     base = fakes.base_url("brave")
-    status, _, home = fetch(base + "/")
+    status, _, home, _ = fetch(base + "/")
     assert status == 200 and Selector(text=home).css("form[action='/news'] input[name=q]")
-    status, headers, robots = fetch(base + "/robots.txt")
+    status, headers, robots, _ = fetch(base + "/robots.txt")
     assert status == 200 and headers["Content-Type"] == "text/plain" and "Disallow: /news" in robots
     assert fetch(base + "/search?q=x")[0] == 404
     assert [(e["kind"], e["step"]) for e in fakes.requests("brave")] == [
@@ -374,7 +356,7 @@ def test_home_robots_and_unknown_paths(fakes):
 
 def test_script_data_cannot_close_the_script(fakes):
     topic = 'x </script><script>alert("hi")</script> y'
-    _, _, body = fetch(news_url(fakes, topic))
+    _, _, body, _ = fetch(news_url(fakes, topic))
     assert body.count("</script>") == 1 and "\\u003c/script>" in body
     data = kit_data(body)
     assert data["query"]["original"] == topic

@@ -3,16 +3,14 @@ no-results / blank / small pages, the consent interstitials, scripted steps and 
 
 from __future__ import annotations
 
-import http.client
 import re
 import time
-import urllib.error
-import urllib.request
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import pytest
 from parsel import Selector
 
+from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
 from topicstreams.fakes import FakeEngines, catalogue, yahoo
 from topicstreams.pipelines.normalize import is_tracking_param, normalize_url
 
@@ -20,38 +18,8 @@ TOPIC = "climate summit"
 RESULT_SELECTOR = "#web ol.searchCenterMiddle div.NewsArticle"
 
 
-@pytest.fixture(scope="module")
-def fakes():
-    with FakeEngines(("yahoo",)) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def _clean(request):
-    if "fakes" in request.fixturenames:
-        request.getfixturevalue("fakes").reset()
-    yield
-
-
-def fetch(url: str, data: bytes | None = None) -> tuple[int, dict, str, str]:
-    """(status, headers, body, final url), redirects followed, without raising on 4xx/5xx."""
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=10) as response:
-            return response.status, dict(response.headers), response.read().decode("utf-8"), response.url
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read().decode("utf-8"), error.url
-
-
-def fetch_raw(fakes: FakeEngines, target: str, method: str = "GET", body: str | None = None):
-    """(status, headers, body) of one request, no redirect followed."""
-    conn = http.client.HTTPConnection("127.0.0.1", fakes.port("yahoo"), timeout=10)
-    try:
-        headers = {"Content-Type": "application/x-www-form-urlencoded"} if body is not None else {}
-        conn.request(method, target, body=body, headers=headers)
-        response = conn.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read().decode("utf-8")
-    finally:
-        conn.close()
+fakes = running_fakes("yahoo")
+_clean = reset_fakes_per_test()
 
 
 def search_url(fakes: FakeEngines, topic: str = TOPIC, page: int = 0, **extra: str) -> str:
@@ -307,15 +275,15 @@ def test_blank_and_small_pages(fakes):
 def test_consent_flow(fakes):
     fakes.script("yahoo", ["consent"])
     target = f"/search?{urlencode({'p': TOPIC, 'b': 1, 'pz': 10, 'btf': 'd'})}"
-    status, headers, _ = fetch_raw(fakes, target)
+    status, headers, _, _ = fetch(fakes.base_url("yahoo") + target, follow=False)
     assert status == 302
-    location = headers["location"]
+    location = headers["Location"]
     parts = urlsplit(location)
     assert location.startswith(fakes.base_url("yahoo") + "/v2/collectConsent?sessionId=")
     session = dict(parse_qsl(parts.query))["sessionId"]
     assert session.startswith("3_cc-session_")
 
-    status, _, body = fetch_raw(fakes, f"{parts.path}?{parts.query}")
+    status, _, body, _ = fetch(location, follow=False)
     sel = Selector(text=body)
     assert status == 200
     assert sel.css("title::text").get() == "Yahoo is part of the Yahoo family of brands"
@@ -328,9 +296,10 @@ def test_consent_flow(fakes):
     # accepting sends the client back to the search, with a cookie
     fields = {i.attrib["name"]: i.attrib.get("value", "") for i in form.css("input")}
     fields["agree"] = "agree"
-    status, headers, _ = fetch_raw(fakes, form.attrib["action"], "POST", urlencode(fields))
-    assert status == 302 and headers["location"] == fakes.base_url("yahoo") + target
-    assert headers["set-cookie"].startswith("A1=")
+    status, headers, _, _ = fetch(fakes.base_url("yahoo") + form.attrib["action"], follow=False,
+                                  data=urlencode(fields).encode())
+    assert status == 302 and headers["Location"] == fakes.base_url("yahoo") + target
+    assert headers["Set-Cookie"].startswith("A1=")
     log = fakes.requests("yahoo")
     assert [(e["kind"], e["step"], e["status"]) for e in log] == [
         ("results", "consent", 302), ("other", "consent", 200), ("other", "consent_saved", 302),
@@ -344,23 +313,24 @@ def test_consent_flow(fakes):
 def test_guce_interstitial(fakes):
     fakes.script("yahoo", ["guce"])
     url = search_url(fakes)
-    status, headers, _ = fetch_raw(fakes, url[len(fakes.base_url("yahoo")):])
+    status, headers, _, _ = fetch(url, follow=False)
     assert status == 302
-    parts = urlsplit(headers["location"])
+    parts = urlsplit(headers["Location"])
     query = dict(parse_qsl(parts.query))
     assert parts.path == "/consent" and query["brandType"] == "nonEu" and query["gcrumb"]
     assert query["done"] == url
-    status, _, body, _ = fetch(headers["location"])
+    status, _, body, _ = fetch(headers["Location"])
     sel = Selector(text=body)
     assert status == 200 and "guce.yahoo.com" in body and not sel.css("div.NewsArticle")
     form = sel.css("form.consent-form")
     assert form.attrib["method"] == "post" and form.css("input[name=done]::attr(value)").get() == url
-    status, saved, _ = fetch_raw(fakes, form.attrib["action"], "POST", urlencode({"done": url, "agree": "agree"}))
-    assert status == 302 and saved["location"] == url
+    status, saved, _, _ = fetch(fakes.base_url("yahoo") + form.attrib["action"], follow=False,
+                                data=urlencode({"done": url, "agree": "agree"}).encode())
+    assert status == 302 and saved["Location"] == url
     # a done URL off this machine is never followed
-    status, saved, _ = fetch_raw(fakes, "/consent?brandType=nonEu&gcrumb=x", "POST",
-                                 urlencode({"done": "https://evil.example/"}))
-    assert status == 302 and saved["location"] == fakes.base_url("yahoo") + "/"
+    status, saved, _, _ = fetch(fakes.base_url("yahoo") + "/consent?brandType=nonEu&gcrumb=x", follow=False,
+                                data=urlencode({"done": "https://evil.example/"}).encode())
+    assert status == 302 and saved["Location"] == fakes.base_url("yahoo") + "/"
 
 
 def test_home_robots_and_404(fakes):
@@ -388,7 +358,7 @@ def test_scripted_steps_and_routes(fakes):
         assert "We did not find results" in fetch(search_url(fakes, "quiet  topic"))[2]
     assert len(fetch(url)[2]) < 200  # the queued step was left for the other topic
     fakes.route("yahoo", "flaky", ["consent", "results"])
-    assert [fetch_raw(fakes, "/search?p=flaky")[0] for _ in range(3)] == [302, 200, 200]
+    assert [fetch(fakes.base_url("yahoo") + "/search?p=flaky", follow=False)[0] for _ in range(3)] == [302, 200, 200]
     steps = [e["step"] for e in fakes.results_requests("yahoo")]
     assert steps == ["empty", "small", "results", "results", "empty", "empty", "small", "consent",
                      "results", "results"]
