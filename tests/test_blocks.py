@@ -4,8 +4,14 @@ import pytest
 from twisted.internet import error as net_error
 
 from topicstreams import ENGINES
-from topicstreams.blocks import (ENGINE_MARKERS, WALL_MARKERS, ResponseClass, classify_failure, classify_response,
-                                 markers_for)
+from topicstreams.blocks import (
+    ENGINE_MARKERS,
+    WALL_MARKERS,
+    ResponseClass,
+    classify_failure,
+    classify_response,
+    markers_for,
+)
 from topicstreams.spiders.bing import BingSpider
 from topicstreams.spiders.brave import BraveSpider
 from topicstreams.spiders.google import GoogleSpider

@@ -107,11 +107,11 @@ def test_a_no_results_page_stores_nothing_and_a_block_page_is_a_challenge(scrapy
     assert result.returncode == 0, result.stderr[-3000:]
     assert rows(tmp_path / "news.db", "select count(*) from news") == [(0,)]
     stderr = result.stderr
-    assert f"for topic 'nothing'" not in stderr  # a genuine empty answer: ok, not retried
+    assert "for topic 'nothing'" not in stderr  # a genuine empty answer: ok, not retried
     assert f"'topicstreams/{engine}/ok': 1" in stderr
-    assert f"challenge for topic 'walled'" in stderr
+    assert "challenge for topic 'walled'" in stderr
     assert f"'topicstreams/{engine}/challenges': 2" in stderr
-    assert f"soft_block for topic 'hollow'" in stderr
+    assert "soft_block for topic 'hollow'" in stderr
     assert "ERROR: gave up topic 'walled' after 2 attempts" in stderr
 
 
@@ -141,7 +141,7 @@ def test_the_same_article_from_three_engines_is_one_event_with_three_attribution
     common = expected("google", "alpha", 1) & expected("bing", "alpha", 1) & expected("yahoo", "alpha", 1)
     assert common
     # every engine linked these with its own tracking parameters (and Yahoo through its redirector)
-    url = sorted(common)[0]
+    url = min(common)
     found = rows(db, f"select id from news where url = '{url}'")
     assert len(found) == 1
     news_id = found[0][0]

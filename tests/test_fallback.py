@@ -53,13 +53,13 @@ def _scrambled(value: str, salt: str) -> str:
 
 def scramble_classes(html: str) -> str:
     """Every class name replaced by a meaningless one (consistently, as a minifier's rename would)."""
-    return re.sub(r'(\sclass=)(["\'])(.*?)\2', lambda m: f'{m[1]}"{_scrambled(m[3], "class")}"', html, flags=re.S)
+    return re.sub(r'(\sclass=)(["\'])(.*?)\2', lambda m: f'{m[1]}"{_scrambled(m[3], "class")}"', html, flags=re.DOTALL)
 
 
 def scramble_everything(html: str) -> str:
     """Class names, ids and data-* attribute names all renamed: nothing but the page's shape is left."""
     html = scramble_classes(html)
-    html = re.sub(r'(\sid=)(["\'])(.*?)\2', lambda m: f'{m[1]}"{_scrambled(m[3], "id")}"', html, flags=re.S)
+    html = re.sub(r'(\sid=)(["\'])(.*?)\2', lambda m: f'{m[1]}"{_scrambled(m[3], "id")}"', html, flags=re.DOTALL)
     return re.sub(r"\sdata-([a-z-]+)=", lambda m: f" data-{_scrambled(m[1], 'data')}=", html)
 
 

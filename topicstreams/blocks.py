@@ -188,7 +188,7 @@ def classify_failure(exception: BaseException) -> Verdict:
     text = str(exception)
     hard = (net_error.ConnectionRefusedError, net_error.ConnectionLost, net_error.TimeoutError,
             net_error.TCPTimedOutError, net_error.ConnectionDone)
-    if isinstance(exception, hard) or isinstance(exception, (ConnectionError, TimeoutError)):
+    if isinstance(exception, (*hard, ConnectionError, TimeoutError)):
         return Verdict(ResponseClass.HARD_BLOCK, name)
     # Chromium reports network failures of a navigation as Playwright errors carrying net::ERR_* codes.
     for code in ("ERR_CONNECTION_RESET", "ERR_CONNECTION_REFUSED", "ERR_CONNECTION_CLOSED",

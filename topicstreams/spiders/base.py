@@ -37,15 +37,23 @@ from scrapy.http import Response
 from scrapy.selector import Selector, SelectorList
 from twisted.python.failure import Failure
 
-from topicstreams.blocks import (EMPTY_LIST, STAT_KEYS, EngineMarkers, ResponseClass, Verdict, classify_failure,
-                                 classify_response, markers_for)
+from topicstreams.blocks import (
+    EMPTY_LIST,
+    STAT_KEYS,
+    EngineMarkers,
+    ResponseClass,
+    Verdict,
+    classify_failure,
+    classify_response,
+    markers_for,
+)
 from topicstreams.browser import ProfileLock, profile_path
 from topicstreams.config import load_config
 from topicstreams.dates import parse_result_time
 from topicstreams.items import NewsItem
 from topicstreams.pipelines.normalize import engine_hosts, normalize_url
 from topicstreams.spiders.fallback import structural_results
-from topicstreams.storage import engine_for, ensure_topics, seed_topics, active_topics, upgrade
+from topicstreams.storage import active_topics, engine_for, ensure_topics, seed_topics, upgrade
 
 logger = logging.getLogger(__name__)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
 from urllib.parse import urlencode
 
 from scrapy.http import Response
@@ -17,7 +18,7 @@ class BingSpider(EngineSpider):
     name = "bing"
     results_per_page = 10
     own_domains = ("bing.com",)
-    layouts = {
+    layouts: ClassVar[dict[str, str]] = {
         # each result a div.news-card.newsitem (under #algocore on the full page; bare in the scroll pages)
         "news-card": "div.news-card.newsitem",
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 from urllib.parse import urlencode
 
 from scrapy.http import Response
@@ -21,7 +22,7 @@ class BraveSpider(EngineSpider):
     name = "brave"
     results_per_page = 20
     own_domains = ("search.brave.com",)
-    layouts = {
+    layouts: ClassVar[dict[str, str]] = {
         "snippet-news": 'div.snippet[data-type="news"]',
     }
 

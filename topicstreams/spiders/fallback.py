@@ -128,7 +128,7 @@ def _text(element: etree._Element) -> str:
 def _read_block(block: etree._Element, target: str, anchors: list[etree._Element],
                 reads_as_time: Callable[[str], bool]) -> FoundResult | None:
     title_element = _nearest_heading(block, anchors)
-    heading_elements = [title_element] if title_element is not None else []
+    has_heading = title_element is not None
     if title_element is None:
         lines = [line for anchor in anchors for line in _lines(anchor) if _text(line)]
         # the title is the line of most words (not the source, the host or a time)
@@ -141,9 +141,8 @@ def _read_block(block: etree._Element, target: str, anchors: list[etree._Element
         return None
 
     others = [_squash(text) for text in block.xpath(TEXTS) if not _in_title(text, title_element)]
-    if title_element is None or title_element not in heading_elements:
-        if not others:
-            return None  # a bare link: a list of headlines in a sidebar, not a result
+    if not has_heading and not others:
+        return None  # a bare link: a list of headlines in a sidebar, not a result
 
     stamp = next((el.get("data-ts") for el in block.iter() if isinstance(el.tag, str) and el.get("data-ts")), None)
     labels = [_squash(el.get("aria-label")) for el in block.iter() if isinstance(el.tag, str) and el.get("aria-label")]

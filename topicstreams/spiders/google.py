@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
 from urllib.parse import urlencode
 
 from scrapy.http import Response
-from scrapy.selector import Selector, SelectorList
+from scrapy.selector import Selector
 
 from topicstreams.spiders.base import EngineSpider, ParsedResult, text_of
 
@@ -18,7 +19,7 @@ class GoogleSpider(EngineSpider):
     results_per_page = 10
 
     own_domains = ("google.com",)
-    layouts = {
+    layouts: ClassVar[dict[str, str]] = {
         # 2026: each result a div[data-news-doc-id] under #rso
         "2026": "#rso div[data-news-doc-id]",
     }

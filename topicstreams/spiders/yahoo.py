@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 from urllib.parse import urlencode
 
 from scrapy.http import Response
@@ -21,7 +22,7 @@ class YahooSpider(EngineSpider):
     name = "yahoo"
     results_per_page = 10
     own_domains = ("search.yahoo.com",)
-    layouts = {
+    layouts: ClassVar[dict[str, str]] = {
         # each result a div.NewsArticle in the main list (li.ov-a alone also matches the trending sidebar)
         "NewsArticle": "#web ol.searchCenterMiddle div.NewsArticle",
     }
