@@ -31,6 +31,7 @@ demo: setup
 
 bench: setup
 	$(PY) benchmarks/store.py
+	$(PY) benchmarks/render.py
 
 clean:
 	rm -rf $(VENV) .topicstreams *.egg-info build

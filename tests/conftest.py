@@ -53,4 +53,5 @@ def parsing_spider(spider_class, base_url: str, freshness: str = "hour"):
     spider.base_url, spider.freshness = base_url, freshness
     spider.redirector_hosts = {"127.0.0.1"}
     spider.fallback_warned = False
+    spider.page = None
     return spider

@@ -181,6 +181,7 @@ class EngineSpider(scrapy.Spider):
         self.context_kwargs = {**settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"), "user_data_dir": str(self.profile)}
         self.redirector_hosts = engine_hosts(settings.getdict("TOPICSTREAMS_ENGINES"))
         self.fallback_warned = False
+        self.page = None  # the engine's Playwright page (tab), kept from one request to the next
 
     def _on_closed(self, spider: scrapy.Spider, reason: str) -> None:
         self.profile_lock.release()
@@ -245,6 +246,7 @@ class EngineSpider(scrapy.Spider):
 
     def page_request(self, run: TopicRun, page: int) -> scrapy.Request:
         self.stat("requests")
+        meta = {"playwright_page": self.page} if self.page is not None and not self.page.is_closed() else {}
         return scrapy.Request(
             self.results_url(run.topic, page),
             callback=self.parse_results,
@@ -258,8 +260,27 @@ class EngineSpider(scrapy.Spider):
                 "playwright_context": self.context_name,
                 "playwright_context_kwargs": self.context_kwargs,
                 "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded"},
+                # One tab per engine, navigated from page to page as a person would: no new renderer
+                # process for every page (see the render benchmark).
+                "playwright_include_page": True,
+                **meta,
             },
         )
+
+    def keep_page(self, page: Any) -> None:
+        """Keep the engine's tab for its next request."""
+        if page is not None:
+            self.page = page
+
+    def drop_page(self, page: Any) -> None:
+        """Close a tab whose navigation failed: the next request starts from a fresh one."""
+        if page is None:
+            return
+        if page is self.page:
+            self.page = None
+        if not page.is_closed():
+            closing = asyncio.ensure_future(page.close())
+            closing.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     def _record(self, run: TopicRun, verdict: Verdict, url: str) -> None:
         self.stat(STAT_KEYS[verdict.cls])
@@ -269,6 +290,7 @@ class EngineSpider(scrapy.Spider):
     def parse_results(self, response: Response) -> Iterable[NewsItem | scrapy.Request]:
         run: TopicRun = response.meta["topicstreams_run"]
         page: int = response.meta["topicstreams_page"]
+        self.keep_page(response.meta.get("playwright_page"))
         fetched_at = datetime.now(UTC)
         try:
             verdict, parsed = self.extract(response, fetched_at)
@@ -343,6 +365,7 @@ class EngineSpider(scrapy.Spider):
 
     def results_failed(self, failure: Failure) -> None:
         run: TopicRun = failure.request.meta["topicstreams_run"]
+        self.drop_page(failure.request.meta.get("playwright_page"))
         verdict = classify_failure(failure.value)
         self._record(run, verdict, failure.request.url)
         run.finish(verdict)
