@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import sqlite3
 from pathlib import Path
@@ -83,6 +84,8 @@ def test_once_stores_each_article_once_with_clean_urls_and_again_adds_nothing(sc
     log = google.requests("google")
     assert [entry["query"].get("start", "0") for entry in log if entry["kind"] == "results"] == ["0", "10"]
     assert [entry for entry in log if entry["kind"] == "asset"] == []
+    # one tab for the engine, navigated from page 1 to page 2
+    assert "'playwright/page_count': 1," in result.stderr
     first = log[0]["query"]
     assert first["q"] == "alpha" and first["tbm"] == "nws" and first["tbs"] == "qdr:h,sbd:1"
 
@@ -180,6 +183,10 @@ def test_unreachable_engine_keeps_running_and_says_what_failed(scrapy_cmd, tmp_p
     assert len(failures) >= 2, result.stderr[-3000:]
     assert "ERR_CONNECTION_REFUSED" in failures[0]
     assert "closespider_timeout" in result.stderr
+    # a tab whose navigation failed is closed: every attempt starts from a fresh one
+    opened = re.search(r"'playwright/page_count': (\d+),", result.stderr)
+    # (one more when the spider closed with a navigation under way)
+    assert opened and int(opened[1]) in (len(failures), len(failures) + 1), result.stderr[-3000:]
 
 
 def test_crawlall_writes_one_feed_file_per_engine(scrapy_cmd, google, tmp_path):

@@ -294,8 +294,9 @@ class EngineSpider(scrapy.Spider):
         fetched_at = datetime.now(UTC)
         try:
             verdict, parsed = self.extract(response, fetched_at)
-            items = [self._item(result, response, run.topic, page * self.results_per_page + rank, fetched_at)
-                     for rank, result in enumerate(parsed, start=1)]
+            languages = self.languages(response)
+            items = [self._item(result, response, run.topic, page * self.results_per_page + rank, fetched_at,
+                                languages) for rank, result in enumerate(parsed, start=1)]
         except Exception as exc:  # a parser bug must not stall the topic loop
             self.logger.exception("could not parse %s", response.url)
             verdict = Verdict(ResponseClass.ERROR, f"parse error: {type(exc).__name__}: {exc}")
@@ -370,10 +371,10 @@ class EngineSpider(scrapy.Spider):
         self._record(run, verdict, failure.request.url)
         run.finish(verdict)
 
-    def _item(self, parsed: ParsedResult, response: Response, topic: str, rank: int,
-              fetched_at: datetime) -> NewsItem:
+    def _item(self, parsed: ParsedResult, response: Response, topic: str, rank: int, fetched_at: datetime,
+              languages: tuple[str, ...] | None) -> NewsItem:
         published = parse_result_time(parsed.time_text, fetched_at, timestamp=parsed.timestamp,
-                                      languages=self.languages(response))
+                                      languages=languages)
         if published is None and (parsed.time_text or parsed.timestamp):
             self.stat("times_unparsed")
             self.logger.debug("unparsed time %r / %r on %s", parsed.time_text, parsed.timestamp, response.url)
