@@ -39,7 +39,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
 from topicstreams.fakes.catalogue import (
     PER_PAGE,
@@ -49,6 +49,7 @@ from topicstreams.fakes.catalogue import (
     digest,
     number,
     page_count,
+    with_tracking,
 )
 from topicstreams.fakes.google import _token
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
@@ -199,16 +200,6 @@ def _tracking(seed: str, rank: int) -> list[tuple[str, str]]:
     return variants[number("variant", seed) % len(variants)]
 
 
-def _with_tracking(url: str, params: list[tuple[str, str]], seed: str) -> str:
-    parts = urlsplit(url)
-    existing = parse_qsl(parts.query, keep_blank_values=True)
-    if existing and number("order", seed) % 2:
-        pairs = params[:1] + existing + params[1:]  # a tracking parameter before the meaningful one
-    else:
-        pairs = existing + params
-    return urlunsplit(parts._replace(query=urlencode(pairs)))
-
-
 @lru_cache(maxsize=256)
 def layout(topic: str, page: int) -> Layout:
     """The cards of ``topic``'s 0-based ``page``; past the last page, the last page's articles again.
@@ -223,7 +214,7 @@ def layout(topic: str, page: int) -> Layout:
     cards = []
     for rank, article in enumerate(articles, start=1):
         seed = digest("bing-card", topic, page, rank, article.url)
-        href = _with_tracking(article.url, _tracking(seed, rank), seed)
+        href = with_tracking(article.url, _tracking(seed, rank), seed)
         card_id = _token("bing-id", seed, length=16)
         # thumbnails on about half the cards, always on the first
         thumb = f"/thumbs/{digest('bing-th', seed)[:16]}.png" if rank == 1 or number("thumb", seed) % 2 else None

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit
 
-from topicstreams.fakes.catalogue import SOURCES, Article, all_articles, articles_from, digest, number
+from topicstreams.fakes.catalogue import SOURCES, Article, all_articles, articles_from, digest, number, with_tracking
 from topicstreams.fakes.google import _token
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
 
@@ -119,18 +119,6 @@ class Layout:
         return bool(self.results) and (self.page + 1) * PER_PAGE < self.total
 
 
-def _with_tracking(url: str, params: list[tuple[str, str]], seed: str) -> str:
-    if not params:
-        return url
-    parts = urlsplit(url)
-    existing = parse_qsl(parts.query, keep_blank_values=True)
-    if existing and number("order", seed) % 2:
-        pairs = params[:1] + existing + params[1:]  # a tracking parameter before the meaningful one
-    else:
-        pairs = existing + params
-    return urlunsplit(parts._replace(query=urlencode(pairs)))
-
-
 def _tracking(seed: str, rank: int) -> list[tuple[str, str]]:
     variants: tuple[list[tuple[str, str]], ...] = (
         [("utm_source", "brave"), ("utm_medium", "news")],
@@ -162,7 +150,7 @@ def layout(topic: str, page: int) -> Layout:
         host = urlsplit(article.url).hostname or ""
         thumb = f"/thumbs/b{_token('thumb', seed, length=12)}.png" if rank <= 2 or number("th", seed) % 3 == 0 else None
         results.append(Result(
-            article=article, rank=rank, url=_with_tracking(article.url, _tracking(seed, rank), seed), host=host,
+            article=article, rank=rank, url=with_tracking(article.url, _tracking(seed, rank), seed), host=host,
             breadcrumb=_breadcrumb(article.url), thumb=thumb, favicon=f"/thumbs/fav-{article.source_slug}.png",
             age_header=rank == 2 or number("agecls", seed) % 4 == 0,
         ))

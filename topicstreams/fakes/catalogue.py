@@ -22,6 +22,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 PER_PAGE = 10
 """Articles per page on every fake engine."""
@@ -108,6 +109,20 @@ def digest(*parts: object) -> str:
 def number(*parts: object) -> int:
     """A stable non-negative integer from ``parts``."""
     return int(digest(*parts)[:15], 16)
+
+
+def with_tracking(url: str, params: list[tuple[str, str]], seed: str) -> str:
+    """``url`` with the tracking ``params`` added to its query; where it has a meaningful parameter (``id``),
+    the first tracking one goes before it on half the seeds."""
+    if not params:
+        return url
+    parts = urlsplit(url)
+    existing = parse_qsl(parts.query, keep_blank_values=True)
+    if existing and number("order", seed) % 2:
+        pairs = params[:1] + existing + params[1:]
+    else:
+        pairs = existing + params
+    return urlunsplit(parts._replace(query=urlencode(pairs)))
 
 
 def topic_slug(topic: str) -> str:

@@ -36,9 +36,9 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus
 
-from topicstreams.fakes.catalogue import PER_PAGE, Article, all_articles, digest, number
+from topicstreams.fakes.catalogue import PER_PAGE, Article, all_articles, digest, number, with_tracking
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
 
 RESULTS_PATH = "/search"
@@ -126,16 +126,6 @@ class Layout:
         return next((slot for slot in self.slots if slot.role == "js"), None)
 
 
-def _with_tracking(url: str, params: list[tuple[str, str]], seed: str) -> str:
-    parts = urlsplit(url)
-    existing = parse_qsl(parts.query, keep_blank_values=True)
-    if existing and number("order", seed) % 2:
-        pairs = params[:1] + existing + params[1:]  # a tracking parameter before the meaningful one
-    else:
-        pairs = existing + params
-    return urlunsplit(parts._replace(query=urlencode(pairs)))
-
-
 def _tracking(seed: str, rank: int) -> list[tuple[str, str]]:
     variants = (
         [("utm_source", "google"), ("utm_medium", "news"), ("utm_campaign", f"feed-{number('c', seed) % 900 + 100}")],
@@ -176,7 +166,7 @@ def layout_at(topic: str, start: int) -> Layout:
         seed = digest("slot", topic, start, rank, article.url)
         ved = "2ahUKEw" + _token("ved", seed, length=30)
         usg = "AOvVaw" + _token("usg", seed, length=22)
-        target = _with_tracking(article.url, _tracking(seed, rank), seed)
+        target = with_tracking(article.url, _tracking(seed, rank), seed)
         encoded = quote(target, safe="")
         if role == "wrapped_q":
             href = f"/url?q={encoded}&sa=U&ved={ved}&usg={usg}"

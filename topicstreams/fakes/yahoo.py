@@ -36,7 +36,7 @@ import re
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 from topicstreams.fakes.catalogue import (
     PER_PAGE,
@@ -45,6 +45,7 @@ from topicstreams.fakes.catalogue import (
     articles_for,
     digest,
     number,
+    with_tracking,
 )
 from topicstreams.fakes.google import (
     INVALID_HOST,
@@ -178,16 +179,6 @@ def _tracking(seed: str, rank: int) -> list[tuple[str, str]]:
     return variants[number("variant", seed) % len(variants)]
 
 
-def _with_tracking(url: str, params: list[tuple[str, str]], seed: str) -> str:
-    parts = urlsplit(url)
-    existing = parse_qsl(parts.query, keep_blank_values=True)
-    if existing and number("order", seed) % 2:
-        pairs = params[:1] + existing + params[1:]  # a tracking parameter before the meaningful one
-    else:
-        pairs = existing + params
-    return urlunsplit(parts._replace(query=urlencode(pairs)))
-
-
 def _with_path_params(url: str, ylt: str, ylu: str) -> str:
     """``url`` with ``;_ylt=…;_ylu=…`` after its path (so before ``?id=`` on id-style URLs)."""
     parts = urlsplit(url)
@@ -219,7 +210,7 @@ def _layout(topic: str, page: int) -> Layout:
         if i in direct:
             target = _with_path_params(article.url, ylt, ylu)
         else:
-            target = _with_tracking(article.url, _tracking(seed, rank), seed)
+            target = with_tracking(article.url, _tracking(seed, rank), seed)
         bid = _token("bid", seed, length=12)
         has_thumb = rank <= 2 or number("yahoo-thumb", seed) % 3 == 0
         thumb = f"/thumbs/y{bid}.png" if has_thumb else None
