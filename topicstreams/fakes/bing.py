@@ -36,7 +36,6 @@ classifier rule covers both paths.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
@@ -51,7 +50,7 @@ from topicstreams.fakes.catalogue import (
     page_count,
     with_tracking,
 )
-from topicstreams.fakes.google import _token
+from topicstreams.fakes.markup import esc, filler_css, token
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
 
 SEARCH_PATH = "/news/search"
@@ -215,7 +214,7 @@ def layout(topic: str, page: int) -> Layout:
     for rank, article in enumerate(articles, start=1):
         seed = digest("bing-card", topic, page, rank, article.url)
         href = with_tracking(article.url, _tracking(seed, rank), seed)
-        card_id = _token("bing-id", seed, length=16)
+        card_id = token("bing-id", seed, length=16)
         # thumbnails on about half the cards, always on the first
         thumb = f"/thumbs/{digest('bing-th', seed)[:16]}.png" if rank == 1 or number("thumb", seed) % 2 else None
         source_link = number("srclink", seed) % 3 != 0
@@ -289,9 +288,6 @@ def related_searches(topic: str, page: int) -> list[str]:
 # -- markup ---------------------------------------------------------------------------------------------
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
 
 _LABELS = {
     "en": {"related": "Related searches", "trending": "Trending now", "recent": "Most recent",
@@ -302,19 +298,6 @@ _LABELS = {
            "videos": "Video's", "people": "Mensen zoeken ook naar", "title": "Bing Nieuws"},
 }
 
-
-@lru_cache(maxsize=1)
-def _boilerplate_css() -> str:
-    """Generated style rules standing in for the weight of Bing's inline CSS."""
-    rules = []
-    for i in range(420):
-        name = "b_" + digest("bing-css", i)[:7]
-        n = number("bing-css", i)
-        rules.append(
-            f".{name}{{margin:{n % 13}px {n % 9}px;padding:{n % 5}px {n % 7}px;color:#{n % 0xFFFFFF:06x};"
-            f"font-size:{11 + n % 6}px;border-radius:{n % 4}px}}"
-        )
-    return "\n".join(rules)
 
 
 _STYLE = """\
@@ -437,30 +420,30 @@ def _card_html(card: Card, lang: str) -> str:
     host = urlsplit(a.url).hostname or ""
     if card.source_link:
         site = quote_plus(f"site:{host}")
-        source_html = f'<a class="publabel" href="/news/search?q={_e(site)}&amp;FORM=NWBCLM">{_e(a.source)}</a>'
+        source_html = f'<a class="publabel" href="/news/search?q={esc(site)}&amp;FORM=NWBCLM">{esc(a.source)}</a>'
     else:
-        source_html = f'<span class="publabel">{_e(a.source)}</span>'
+        source_html = f'<span class="publabel">{esc(a.source)}</span>'
     return _CARD.format(
-        card_id=_e(card.card_id), href=_e(card.href), source=_e(a.source), title=_e(a.title), rank=card.rank,
-        h=5000 + number("h", card.card_id) % 1000, snippet=_e(a.snippet), source_html=source_html,
-        aria=_e(aria_label(a.age_seconds, lang)), compact=_e(compact_age(a.age_seconds, lang)),
-        thumb=_THUMB.format(href=_e(card.href), src=_e(card.thumb)) if card.thumb else "",
+        card_id=esc(card.card_id), href=esc(card.href), source=esc(a.source), title=esc(a.title), rank=card.rank,
+        h=5000 + number("h", card.card_id) % 1000, snippet=esc(a.snippet), source_html=source_html,
+        aria=esc(aria_label(a.age_seconds, lang)), compact=esc(compact_age(a.age_seconds, lang)),
+        thumb=_THUMB.format(href=esc(card.href), src=esc(card.thumb)) if card.thumb else "",
     )
 
 
 def _sidebar_html(topic: str, page: int, lang: str, tag: str = "aside") -> str:
     labels = _LABELS[lang]
     related = "\n".join(
-        f'    <li><a href="{_e(SEARCH_PATH + "?q=" + quote_plus(query) + "&FORM=NWRFSH")}">{_e(query)}</a></li>'
+        f'    <li><a href="{esc(SEARCH_PATH + "?q=" + quote_plus(query) + "&FORM=NWRFSH")}">{esc(query)}</a></li>'
         for query in related_searches(topic, page)
     )
-    trend = "\n".join(f'    <li><a href="{_e(item.url)}" target="_blank">{_e(item.headline)}</a></li>'
+    trend = "\n".join(f'    <li><a href="{esc(item.url)}" target="_blank">{esc(item.headline)}</a></li>'
                       for item in trending(topic, page))
     title = labels["related"] if page <= 0 else labels["people"]
     return (
-        f'<{tag} class="b_sidebar" aria-label="{_e(title)}">\n'
-        f'  <div id="relatedSearches" class="b_rs"><div class="b_secttl">{_e(title)}</div>\n  <ul>\n{related}\n  </ul></div>\n'
-        f'  <div class="ns_trending"><div class="b_secttl">{_e(labels["trending"])}</div>\n  <ul>\n{trend}\n  </ul></div>\n'
+        f'<{tag} class="b_sidebar" aria-label="{esc(title)}">\n'
+        f'  <div id="relatedSearches" class="b_rs"><div class="b_secttl">{esc(title)}</div>\n  <ul>\n{related}\n  </ul></div>\n'
+        f'  <div class="ns_trending"><div class="b_secttl">{esc(labels["trending"])}</div>\n  <ul>\n{trend}\n  </ul></div>\n'
         f'</{tag}>\n'
     )
 
@@ -472,21 +455,21 @@ def render_full_page(topic: str, page: int, lang: str, now: float, kind: str = "
         kind = "empty"
     labels = _LABELS[lang]
     region = "NL" if lang == "nl" else "US"
-    nonce = _token("bing-nonce", topic, page, int(now))
+    nonce = token("bing-nonce", topic, page, int(now))
     head = _HEAD.format(
-        lang=lang, region=region, title=_e(f"{topic} - {labels['title']}"), nonce=nonce,
-        ig=digest("ig", topic, page, int(now))[:32].upper(), style=_STYLE, boilerplate=_boilerplate_css(),
+        lang=lang, region=region, title=esc(f"{topic} - {labels['title']}"), nonce=nonce,
+        ig=digest("ig", topic, page, int(now))[:32].upper(), style=_STYLE, boilerplate=filler_css("bing", 420, "b_"),
         invalid=INVALID_HOST,
     )
-    header = _HEADER.format(q=_e(topic), q_url=_e(quote_plus(topic)), **labels)
+    header = _HEADER.format(q=esc(topic), q_url=esc(quote_plus(topic)), **labels)
     cards = notice = sentinel = sidebar = ""
     if kind == "results" and lay is not None:
         cards = "".join(_card_html(card, lang) for card in lay.cards)
         sentinel = (f'<div id="ns_infinitescroll" class="infinitescroll-sentinel" '
-                    f'data-ajaxurl="{_e(scroll_path(topic, page + 1))}" aria-hidden="true"></div>\n')
+                    f'data-ajaxurl="{esc(scroll_path(topic, page + 1))}" aria-hidden="true"></div>\n')
         sidebar = _sidebar_html(topic, page, lang)
     elif kind == "empty":
-        notice = _NO_RESULTS.format(q=_e(topic), ref=digest("ref", topic, int(now))[:32].upper())
+        notice = _NO_RESULTS.format(q=esc(topic), ref=digest("ref", topic, int(now))[:32].upper())
     elif kind == "blank":
         sidebar = _sidebar_html(topic, page, lang)  # looks like a normal page, just without cards
     main = _MAIN.format(notice=notice, cards=cards, sentinel=sentinel, sidebar=sidebar)
@@ -500,7 +483,7 @@ def render_fragment(topic: str, page: int, lang: str, kind: str = "results") -> 
         kind = "empty"
     first = page * PER_PAGE + 1
     if kind == "empty":
-        return _NO_RESULTS.format(q=_e(topic), ref=digest("ref", topic, page)[:32].upper()), kind
+        return _NO_RESULTS.format(q=esc(topic), ref=digest("ref", topic, page)[:32].upper()), kind
     cards = "".join(_card_html(card, lang) for card in lay.cards) if kind == "results" and lay else ""
     body = (f'<div class="ns_infinitescroll_page" data-first="{first}" data-sfx="{page}" lang="{lang}">\n'
             f'{cards}</div>\n')
@@ -556,7 +539,7 @@ Allow: /news$
 
 def render_captcha(redirect: str, vid: str) -> str:
     """The Turing challenge page (served with 200) for a blocked ``redirect`` URL."""
-    return _CAPTCHA.format(invalid=INVALID_HOST, vid=_e(vid), redirect=_e(redirect))
+    return _CAPTCHA.format(invalid=INVALID_HOST, vid=esc(vid), redirect=esc(redirect))
 
 
 class BingPages(EnginePages):
@@ -585,7 +568,7 @@ class BingPages(EnginePages):
             target = (f"{ctx.base_url}{CAPTCHA_PATH}?q=&iid=captcha.challenge&vid={vid}"
                       f"&redirect={quote(ctx.url, safe='')}")
             body = (f'<html><head><title>Object moved</title></head><body>\n'
-                    f'<h2>Object moved to <a href="{_e(target)}">here</a>.</h2>\n</body></html>\n')
+                    f'<h2>Object moved to <a href="{esc(target)}">here</a>.</h2>\n</body></html>\n')
             return Reply(302, body, headers=[("Location", target)], served="captcha")
         raise ValueError(f"unknown page kind {kind!r}")
 

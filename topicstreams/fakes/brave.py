@@ -31,7 +31,6 @@ being"), ratelimit (HTTP 429 "Too Many Requests"). Other paths: ``/`` (home) and
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from topicstreams.fakes.catalogue import SOURCES, Article, all_articles, articles_from, digest, number, with_tracking
-from topicstreams.fakes.google import _token
+from topicstreams.fakes.markup import esc, filler_css, token
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
 
 RESULTS_PATH = "/news"
@@ -125,7 +124,7 @@ def _tracking(seed: str, rank: int) -> list[tuple[str, str]]:
         [],
         [("utm_source", "brave"), ("utm_medium", "news"), ("utm_campaign", f"search-{number('c', seed) % 90 + 10}")],
         [],
-        [("ncid", "brave-news-" + _token("ncid", seed, length=8))],
+        [("ncid", "brave-news-" + token("ncid", seed, length=8))],
         [("cmpid", f"bsn{number('cmp', seed) % 9000 + 1000}"), ("utm_content", f"r{rank}")],
     )
     if rank == 1:
@@ -148,7 +147,7 @@ def layout(topic: str, page: int) -> Layout:
     for rank, article in enumerate(articles, start=1):
         seed = digest("brave", topic, page, rank, article.url)
         host = urlsplit(article.url).hostname or ""
-        thumb = f"/thumbs/b{_token('thumb', seed, length=12)}.png" if rank <= 2 or number("th", seed) % 3 == 0 else None
+        thumb = f"/thumbs/b{token('thumb', seed, length=12)}.png" if rank <= 2 or number("th", seed) % 3 == 0 else None
         results.append(Result(
             article=article, rank=rank, url=with_tracking(article.url, _tracking(seed, rank), seed), host=host,
             breadcrumb=_breadcrumb(article.url), thumb=thumb, favicon=f"/thumbs/fav-{article.source_slug}.png",
@@ -190,8 +189,8 @@ def _sidebar(topic: str, page: int) -> tuple[tuple[str, str], ...]:
     for i in range(4):
         source = SOURCES[number("side-src", topic, page, i) % len(SOURCES)]
         headline = _TRENDING[(number("side-title", topic, page) + i) % len(_TRENDING)]
-        token = _token("side", topic, page, i, length=10)
-        out.append((f"https://www.{source.slug}.example/trending/{token}", headline))
+        slug = token("side", topic, page, i, length=10)
+        out.append((f"https://www.{source.slug}.example/trending/{slug}", headline))
     return tuple(out)
 
 
@@ -256,10 +255,10 @@ def _result_data(result: Result, now: float) -> dict[str, Any]:
         "description": a.snippet,
         "page_age": _iso(a.published_at(now)),
         "profile": {"name": a.source, "url": f"https://{result.host}/", "long_name": result.host,
-                    "img": f"{IMAGES_HOST}/{_token('fav', result.host, length=16)}/favicon"},
+                    "img": f"{IMAGES_HOST}/{token('fav', result.host, length=16)}/favicon"},
         "family_friendly": True,
         "meta_url": {"scheme": "https", "netloc": result.host, "hostname": result.host,
-                     "favicon": f"{IMAGES_HOST}/{_token('fav', result.host, length=16)}/favicon",
+                     "favicon": f"{IMAGES_HOST}/{token('fav', result.host, length=16)}/favicon",
                      "path": result.breadcrumb},
         "age": brave_age(a.age_seconds),
         "extra_snippets": UNDEFINED,
@@ -312,29 +311,13 @@ def _kit_script(nonce: str, page_data: dict[str, Any], node: int) -> str:
 # -- markup ---------------------------------------------------------------------------------------------
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
 
 def _svelte(name: str) -> str:
-    return "svelte-" + _token("svelte", name, length=7).lower().replace("-", "q").replace("_", "z")
+    return "svelte-" + token("svelte", name, length=7).lower().replace("-", "q").replace("_", "z")
 
 
 S_SNIPPET, S_LINK, S_RESULTS, S_SIDE = (_svelte(n) for n in ("snippet", "link", "results", "side"))
 
-
-@lru_cache(maxsize=1)
-def _boilerplate_css() -> str:
-    """Generated style rules standing in for the weight of Brave's inline CSS."""
-    rules = []
-    for i in range(320):
-        name = _svelte(f"css{i}")
-        n = number("brave-css", i)
-        rules.append(
-            f".c{n % 997}.{name}{{margin:{n % 13}px {n % 9}px;padding:{n % 7}px {n % 5}px;"
-            f"color:#{n % 0xFFFFFF:06x};border-radius:{n % 12}px}}"
-        )
-    return "\n".join(rules)
 
 
 _STYLE = """\
@@ -449,25 +432,25 @@ _EMPTY = """\
 
 def _result_html(result: Result) -> str:
     a = result.article
-    age = _e(brave_age(a.age_seconds))
+    age = esc(brave_age(a.age_seconds))
     return _RESULT.format(
-        s=S_SNIPPET, l=S_LINK, pos=result.rank - 1, url=_e(result.url), favicon=_e(result.favicon),
-        source=_e(a.source), host=_e(result.host), title=_e(a.title), snippet=_e(a.snippet),
+        s=S_SNIPPET, l=S_LINK, pos=result.rank - 1, url=esc(result.url), favicon=esc(result.favicon),
+        source=esc(a.source), host=esc(result.host), title=esc(a.title), snippet=esc(a.snippet),
         age_header=_AGE_HEADER.format(s=S_SNIPPET, age=age) if result.age_header else "",
         age_snippet="" if result.age_header else _AGE_SNIPPET.format(s=S_SNIPPET, age=age),
-        thumb=_THUMB.format(url=_e(result.url), src=_e(result.thumb), s=S_SNIPPET) if result.thumb else "",
+        thumb=_THUMB.format(url=esc(result.url), src=esc(result.thumb), s=S_SNIPPET) if result.thumb else "",
     )
 
 
 def _pager_html(lay: Layout, tf: str | None) -> str:
     links = []
     if lay.page > 0:
-        links.append(f'<a href="{_e(search_path(lay.topic, lay.page - 1, tf))}" class="btn button prev {S_RESULTS}">'
+        links.append(f'<a href="{esc(search_path(lay.topic, lay.page - 1, tf))}" class="btn button prev {S_RESULTS}">'
                      f'<svg class="icon" aria-hidden="true" viewBox="0 0 16 16"><path d="M10 3 5 8l5 5"/></svg>'
                      f'Previous</a>')
     links.append(f'<span class="page-number {S_RESULTS}" aria-current="page">{lay.page + 1}</span>')
     if lay.has_next:
-        links.append(f'<a href="{_e(search_path(lay.topic, lay.page + 1, tf))}" class="btn button next {S_RESULTS}" '
+        links.append(f'<a href="{esc(search_path(lay.topic, lay.page + 1, tf))}" class="btn button next {S_RESULTS}" '
                      f'role="button">Next<svg class="icon" aria-hidden="true" viewBox="0 0 16 16">'
                      f'<path d="m6 3 5 5-5 5"/></svg></a>')
     return f'<div id="pagination" class="{S_RESULTS}">\n  ' + "\n  ".join(links) + "\n</div>\n"
@@ -475,10 +458,10 @@ def _pager_html(lay: Layout, tf: str | None) -> str:
 
 def _sidebar_html(topic: str, page: int) -> str:
     related = "".join(
-        f'    <li><a href="{_e(search_path(q, 0, None))}" class="related-query">{_e(q)}</a></li>\n'
+        f'    <li><a href="{esc(search_path(q, 0, None))}" class="related-query">{esc(q)}</a></li>\n'
         for q in related_searches(topic)
     )
-    stories = "".join(f'    <li><a href="{_e(url)}">{_e(text)}</a></li>\n' for url, text in _sidebar(topic, page))
+    stories = "".join(f'    <li><a href="{esc(url)}">{esc(text)}</a></li>\n' for url, text in _sidebar(topic, page))
     return (
         f'<aside id="side-right" class="sidebar {S_SIDE}">\n'
         f'<section class="related-queries {S_SIDE}">\n  <div class="sidebar-label">People also search for</div>\n'
@@ -496,12 +479,12 @@ def render_news_page(
     lay = layout(topic, page) if kind == "results" else None
     if kind == "results" and (lay is None or not lay.results):
         kind = "empty"
-    nonce = _token("nonce", topic, page, int(now), length=16)
-    head = _HEAD.format(title=_e(f"{topic} - Brave Search"), invalid=INVALID_HOST, build=nonce[:8].lower(),
-                        style=_STYLE, boilerplate=_boilerplate_css())
-    q_url = _e(urlencode({"q": topic})[2:])
+    nonce = token("nonce", topic, page, int(now), length=16)
+    head = _HEAD.format(title=esc(f"{topic} - Brave Search"), invalid=INVALID_HOST, build=nonce[:8].lower(),
+                        style=_STYLE, boilerplate=filler_css("brave", 320, "svelte-"))
+    q_url = esc(urlencode({"q": topic})[2:])
     flags = {key: (" active" if tf == key else "") for key in ("pd", "pw", "pm", "py")}
-    body = [_HEADER.format(q=_e(topic), q_url=q_url, s_results=S_RESULTS, **flags)]
+    body = [_HEADER.format(q=esc(topic), q_url=q_url, s_results=S_RESULTS, **flags)]
     body.append(f'<main id="main" class="{S_RESULTS}">\n<div id="results-column">\n')
     results: list[Result] = list(lay.results) if lay is not None and kind == "results" else []
     body.append(f'<div id="results" class="results {S_RESULTS}">\n')
@@ -509,7 +492,7 @@ def render_news_page(
     body.append("</div>\n")
     if kind == "empty":
         wider = search_path(topic, 0, "py")
-        body.append(_EMPTY.format(s=S_RESULTS, message=NO_RESULTS_MESSAGE, wider=_e(wider), q=_e(topic)))
+        body.append(_EMPTY.format(s=S_RESULTS, message=NO_RESULTS_MESSAGE, wider=esc(wider), q=esc(topic)))
     if results and lay is not None:
         body.append(_pager_html(lay, tf))
     body.append("</div>\n")
@@ -591,22 +574,22 @@ def render_pow(continue_path: str, topic: str, now: float) -> str:
     """The proof-of-work CAPTCHA page for a blocked ``continue_path``."""
     seed = digest("pow", continue_path, int(now))
     challenges = [
-        {"salt": _token("salt", seed, i, length=24), "target": "0000" + _token("target", seed, i, length=12),
+        {"salt": token("salt", seed, i, length=24), "target": "0000" + token("target", seed, i, length=12),
          "nonce_len": 8}
         for i in range(3)
     ]
     data = {
         "challengeSet": {
-            "id": _token("pow-id", seed, length=22), "algorithm": "SHA-256", "difficulty": 16,
+            "id": token("pow-id", seed, length=22), "algorithm": "SHA-256", "difficulty": 16,
             "issued_at": int(now), "expires_at": int(now) + 300, "challenges": challenges,
-            "signature": _token("sig", seed, length=43),
+            "signature": token("sig", seed, length=43),
         },
         "redirect": continue_path,
         "error": UNDEFINED,
     }
-    nonce = _token("nonce", seed, length=16)
+    nonce = token("nonce", seed, length=16)
     title = POW_TITLES[number("pow-title", topic) % len(POW_TITLES)]
-    return _POW.format(title=_e(title), message=_e(POW_MESSAGE), script=_kit_script(nonce, data, 9))
+    return _POW.format(title=esc(title), message=esc(POW_MESSAGE), script=_kit_script(nonce, data, 9))
 
 
 def _page_of(ctx: RequestContext) -> int:

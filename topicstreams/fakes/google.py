@@ -31,7 +31,6 @@ Page kinds of results requests: results, empty, sorry, captcha200, blank, small,
 from __future__ import annotations
 
 import base64
-import html
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,6 +38,7 @@ from functools import lru_cache
 from urllib.parse import parse_qsl, quote, quote_plus
 
 from topicstreams.fakes.catalogue import PER_PAGE, Article, all_articles, digest, number, with_tracking
+from topicstreams.fakes.markup import esc, filler_css, token
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
 
 RESULTS_PATH = "/search"
@@ -70,10 +70,6 @@ def relative_age(seconds: int) -> str:
     days = hours // 24
     return "1 day ago" if days == 1 else f"{days} days ago"
 
-
-def _token(*parts: object, length: int = 22) -> str:
-    raw = bytes.fromhex(digest("token", *parts))
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")[:length]
 
 
 # -- layout: which article goes where -------------------------------------------------------------------
@@ -129,10 +125,10 @@ class Layout:
 def _tracking(seed: str, rank: int) -> list[tuple[str, str]]:
     variants = (
         [("utm_source", "google"), ("utm_medium", "news"), ("utm_campaign", f"feed-{number('c', seed) % 900 + 100}")],
-        [("gclid", "Cj0KCQ" + _token("gclid", seed))],
-        [("utm_source", "googlenews"), ("utm_medium", "referral"), ("ved", "2ahUKEw" + _token("v", seed, length=20))],
-        [("ved", "0ahUKEw" + _token("v2", seed, length=18)), ("utm_content", f"r{rank}")],
-        [("utm_source", "google"), ("utm_medium", "organic"), ("utm_term", "news"), ("gclid", _token("g2", seed))],
+        [("gclid", "Cj0KCQ" + token("gclid", seed))],
+        [("utm_source", "googlenews"), ("utm_medium", "referral"), ("ved", "2ahUKEw" + token("v", seed, length=20))],
+        [("ved", "0ahUKEw" + token("v2", seed, length=18)), ("utm_content", f"r{rank}")],
+        [("utm_source", "google"), ("utm_medium", "organic"), ("utm_term", "news"), ("gclid", token("g2", seed))],
     )
     return variants[number("variant", seed) % len(variants)]
 
@@ -164,8 +160,8 @@ def layout_at(topic: str, start: int) -> Layout:
     slots = []
     for rank, (article, role) in enumerate(placed, start=1):
         seed = digest("slot", topic, start, rank, article.url)
-        ved = "2ahUKEw" + _token("ved", seed, length=30)
-        usg = "AOvVaw" + _token("usg", seed, length=22)
+        ved = "2ahUKEw" + token("ved", seed, length=30)
+        usg = "AOvVaw" + token("usg", seed, length=22)
         target = with_tracking(article.url, _tracking(seed, rank), seed)
         encoded = quote(target, safe="")
         if role == "wrapped_q":
@@ -175,7 +171,7 @@ def layout_at(topic: str, start: int) -> Layout:
         else:
             href = target
         ping = f"/url?sa=t&source=web&rct=j&opi=89978449&url={encoded}&ved={ved}"
-        doc_id = _token("doc", seed, length=14)
+        doc_id = token("doc", seed, length=14)
         thumb = f"/thumbs/{doc_id}.png" if rank <= 4 and role != "js" else None
         slots.append(Slot(article, role, rank, doc_id, ved, target, href, ping, thumb, role != "no_ts"))
     return Layout(topic, start, len(everything), tuple(slots))
@@ -196,22 +192,6 @@ def expected_articles(topic: str, page: int) -> list[str]:
 # -- markup ---------------------------------------------------------------------------------------------
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-@lru_cache(maxsize=1)
-def _boilerplate_css() -> str:
-    """A block of generated style rules standing in for the weight of Google's inline CSS."""
-    rules = []
-    for i in range(450):
-        name = _token("css", i, length=6).replace("-", "a").replace("_", "b")
-        n = number("css", i)
-        rules.append(
-            f".{name}{{margin:{n % 17}px {n % 11}px;padding:{n % 7}px;color:#{n % 0xFFFFFF:06x};"
-            f"line-height:{16 + n % 9}px}}"
-        )
-    return "\n".join(rules)
 
 
 _STYLE = """\
@@ -360,16 +340,16 @@ _EMPTY = """\
 def _time_html(slot: Slot, now: float) -> str:
     age = relative_age(slot.article.age_seconds)
     if not slot.has_ts:
-        return f"<span>{_e(age)}</span>"
-    return f'<span data-ts="{slot.article.published_at(now)}">{_e(age)}</span>'
+        return f"<span>{esc(age)}</span>"
+    return f'<span data-ts="{slot.article.published_at(now)}">{esc(age)}</span>'
 
 
 def _result_html(slot: Slot, now: float) -> str:
     a = slot.article
     return _RESULT.format(
-        doc_id=_e(slot.doc_id), hveid=_e("CA" + slot.doc_id[:6]), href=_e(slot.href), ping=_e(slot.ping),
-        ved=_e(slot.ved), source=_e(a.source), title=_e(a.title), snippet=_e(a.snippet), time=_time_html(slot, now),
-        thumb=_THUMB.format(src=_e(slot.thumb)) if slot.thumb else "",
+        doc_id=esc(slot.doc_id), hveid=esc("CA" + slot.doc_id[:6]), href=esc(slot.href), ping=esc(slot.ping),
+        ved=esc(slot.ved), source=esc(a.source), title=esc(a.title), snippet=esc(a.snippet), time=_time_html(slot, now),
+        thumb=_THUMB.format(src=esc(slot.thumb)) if slot.thumb else "",
     )
 
 
@@ -391,16 +371,16 @@ def _pager_html(lay: Layout) -> str:
     current = lay.start // PER_PAGE
     cells = []
     if lay.start > 0:
-        prev = _e(search_path(lay.topic, max(0, lay.start - PER_PAGE)))
+        prev = esc(search_path(lay.topic, max(0, lay.start - PER_PAGE)))
         cells.append(f'<td class="d6cvqb"><a href="{prev}" id="pnprev"><span>Previous</span></a></td>')
     for page in range(pages):
         if page == current:
             cells.append(f'<td class="YyVfkd">{page + 1}</td>')
         else:
-            href = _e(search_path(lay.topic, page * PER_PAGE))
+            href = esc(search_path(lay.topic, page * PER_PAGE))
             cells.append(f'<td><a aria-label="Page {page + 1}" class="fl" href="{href}">{page + 1}</a></td>')
     if lay.has_next:
-        nxt = _e(search_path(lay.topic, lay.start + PER_PAGE))
+        nxt = esc(search_path(lay.topic, lay.start + PER_PAGE))
         cells.append(
             f'<td class="d6cvqb BBwThe" role="heading" aria-level="3"><a href="{nxt}" id="pnnext">'
             f'<span class="oeN89d">Next</span></a></td>'
@@ -417,19 +397,19 @@ def render_search_page(topic: str, start: int, now: float, kind: str = "results"
     lay = layout_at(topic, start) if kind == "results" and topic.strip() else None
     if kind == "results" and (lay is None or not lay.slots):
         kind = "empty"
-    nonce = _token("nonce", topic, start, int(now))
+    nonce = token("nonce", topic, start, int(now))
     head = _HEAD.format(
-        title=_e(f"{topic} - Google Search"), nonce=nonce, kei=_token("kei", topic, start, now), style=_STYLE,
-        boilerplate=_boilerplate_css(), invalid=INVALID_HOST,
+        title=esc(f"{topic} - Google Search"), nonce=nonce, kei=token("kei", topic, start, now), style=_STYLE,
+        boilerplate=filler_css("google", 450, "g"), invalid=INVALID_HOST,
     )
-    body = ['<body jsmodel="hspDDf">\n', _HEADER.format(q=_e(topic), q_url=_e(quote_plus(topic)))]
+    body = ['<body jsmodel="hspDDf">\n', _HEADER.format(q=esc(topic), q_url=esc(quote_plus(topic)))]
     results = pager = topstuff = ""
     if kind == "results" and lay is not None:
         results = "".join(_result_html(slot, now) for slot in lay.html_slots)
         pager = _pager_html(lay)
     elif kind == "empty":
-        topstuff = _EMPTY.format(q=_e(topic))
-    body.append(_MAIN.format(q=_e(topic), topstuff=topstuff, results=results, pager=pager))
+        topstuff = _EMPTY.format(q=esc(topic))
+    body.append(_MAIN.format(q=esc(topic), topstuff=topstuff, results=results, pager=pager))
     body.append(_FOOTER.format(invalid=INVALID_HOST))
     if kind == "results" and lay is not None and lay.js_slot is not None:
         body.append(_js_result_html(lay.js_slot, now, nonce))
@@ -524,13 +504,13 @@ def render_sorry(continue_url: str, query: str, now: float, ip: str = "127.0.0.1
     """The CAPTCHA ("sorry") page for a blocked ``continue_url``."""
     stamp = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return _SORRY.format(
-        url=_e(continue_url), invalid=INVALID_HOST, sitekey=_token("sitekey", length=40),
-        data_s=_token("s", continue_url, length=64), q=_e(query), ip=_e(ip), time=stamp,
+        url=esc(continue_url), invalid=INVALID_HOST, sitekey=token("sitekey", length=40),
+        data_s=token("s", continue_url, length=64), q=esc(query), ip=esc(ip), time=stamp,
     )
 
 
 def render_consent(continue_url: str) -> str:
-    return _CONSENT.format(cont=_e(continue_url), cont_q=_e(quote(continue_url, safe="")))
+    return _CONSENT.format(cont=esc(continue_url), cont_q=esc(quote(continue_url, safe="")))
 
 
 class GooglePages(EnginePages):
@@ -551,16 +531,16 @@ class GooglePages(EnginePages):
             page, served = render_search_page(topic, start, ctx.now, kind)
             return Reply(200, page, served=served)
         if kind == "sorry":
-            target = f"{ctx.base_url}/sorry/index?continue={quote(ctx.url, safe='')}&q={_token('q', ctx.url, ctx.now)}"
-            body = f'<HTML><HEAD><TITLE>302 Moved</TITLE></HEAD><BODY><H1>302 Moved</H1>The document has moved <A HREF="{_e(target)}">here</A>.</BODY></HTML>\n'
+            target = f"{ctx.base_url}/sorry/index?continue={quote(ctx.url, safe='')}&q={token('q', ctx.url, ctx.now)}"
+            body = f'<HTML><HEAD><TITLE>302 Moved</TITLE></HEAD><BODY><H1>302 Moved</H1>The document has moved <A HREF="{esc(target)}">here</A>.</BODY></HTML>\n'
             return Reply(302, body, headers=[("Location", target)], served="sorry")
         if kind == "captcha200":
-            return Reply(200, render_sorry(ctx.url, _token("q", ctx.url, ctx.now), ctx.now), served="captcha200")
+            return Reply(200, render_sorry(ctx.url, token("q", ctx.url, ctx.now), ctx.now), served="captcha200")
         if kind == "small":
             return Reply(200, _SMALL, served="small")
         if kind == "consent":
             target = f"{ctx.base_url}/consent?continue={quote(ctx.url, safe='')}&gl=DE&m=0&pc=n&cm=2&hl=en&src=1"
-            body = f'<HTML><HEAD><TITLE>302 Moved</TITLE></HEAD><BODY>The document has moved <A HREF="{_e(target)}">here</A>.</BODY></HTML>\n'
+            body = f'<HTML><HEAD><TITLE>302 Moved</TITLE></HEAD><BODY>The document has moved <A HREF="{esc(target)}">here</A>.</BODY></HTML>\n'
             return Reply(302, body, headers=[("Location", target)], served="consent")
         raise ValueError(f"unknown page kind {kind!r}")
 
@@ -581,11 +561,11 @@ class GooglePages(EnginePages):
             cont = form.get("continue", "/")
             if not (cont.startswith(ctx.base_url + "/") or cont.startswith("/")):
                 cont = "/"  # never send a client off this machine
-            cookie = f"SOCS=CAES{_token('socs', form.get('choice', ''), length=24)}; Path=/; Max-Age=33696000"
+            cookie = f"SOCS=CAES{token('socs', form.get('choice', ''), length=24)}; Path=/; Max-Age=33696000"
             return Reply(302, "", headers=[("Location", cont), ("Set-Cookie", cookie)], served="consent_saved")
         if path == "/url":
             target = ctx.query.get("q") or ctx.query.get("url") or ""
-            return Reply(200, _REDIRECT_NOTICE.format(target=_e(target)), served="redirect_notice")
+            return Reply(200, _REDIRECT_NOTICE.format(target=esc(target)), served="redirect_notice")
         if path == "/robots.txt":
             body = "User-agent: *\nDisallow: /search\nAllow: /search/about\nDisallow: /sorry/\nDisallow: /url\n"
             return Reply(200, body, "text/plain", served="robots")

@@ -31,7 +31,6 @@ Other paths: ``/``, ``/robots.txt``, ``/v2/collectConsent`` (GET page, POST answ
 from __future__ import annotations
 
 import base64
-import html
 import re
 import threading
 from dataclasses import dataclass
@@ -49,10 +48,9 @@ from topicstreams.fakes.catalogue import (
 )
 from topicstreams.fakes.google import (
     INVALID_HOST,
-    _boilerplate_css,
-    _token,
     relative_age,
 )
+from topicstreams.fakes.markup import esc, filler_css, token
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
 
 RESULTS_PATH = "/search"
@@ -78,9 +76,6 @@ CONSENT_TITLE = "Yahoo is part of the Yahoo family of brands"
 GUCE_PATH = "/consent"
 GUCE_TITLE = "Yahoo is now part of Yahoo Inc."
 
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def search_path(topic: str, b: int = 1, btf: str | None = "d") -> str:
@@ -171,7 +166,7 @@ def _tracking(seed: str, rank: int) -> list[tuple[str, str]]:
     variants = (
         [("utm_source", "yahoo"), ("utm_medium", "referral"), ("utm_campaign", f"ynews-{number('c', seed) % 90 + 10}")],
         [("guccounter", "1"), ("guce_referrer", "aHR0cHM6Ly9uZXdzLnNlYXJjaC55YWhvby5jb20v"),
-         ("guce_referrer_sig", "AQAAA" + _token("sig", seed, length=30))],
+         ("guce_referrer_sig", "AQAAA" + token("sig", seed, length=30))],
         [("soc_src", "social-sh"), ("soc_trk", "tw"), ("utm_source", "yahoo")],
         [("ncid", f"txtlnkusaolp{number('n', seed) % 10**8:08d}"), ("utm_content", f"r{rank}")],
         [("guccounter", "2"), ("utm_source", "yahoo_news"), ("utm_medium", "syndication")],
@@ -205,16 +200,16 @@ def _layout(topic: str, page: int) -> Layout:
     for i, article in enumerate(articles):
         rank = i + 1
         seed = digest("yahoo-slot", topic, page, rank, article.url)
-        ylt = "Awr" + _token("ylt", seed, length=24)
+        ylt = "Awr" + token("ylt", seed, length=24)
         ylu = _ylu(rank)
         if i in direct:
             target = _with_path_params(article.url, ylt, ylu)
         else:
             target = with_tracking(article.url, _tracking(seed, rank), seed)
-        bid = _token("bid", seed, length=12)
+        bid = token("bid", seed, length=12)
         has_thumb = rank <= 2 or number("yahoo-thumb", seed) % 3 == 0
         thumb = f"/thumbs/y{bid}.png" if has_thumb else None
-        slots.append(Slot(article, rank, i in direct, target, ylt, ylu, _token("rs", seed, length=26), bid,
+        slots.append(Slot(article, rank, i in direct, target, ylt, ylu, token("rs", seed, length=26), bid,
                           thumb, i not in bare))
     return Layout(topic, page, total, tuple(slots))
 
@@ -259,7 +254,7 @@ def _top_stories(topic: str, page: int) -> list[tuple[str, str]]:
     for k in range(4):
         slug = _TOP_SOURCES[number("yahoo-top-src", topic, page, k) % len(_TOP_SOURCES)]
         headline = _TOP_HEADLINES[(number("yahoo-top", topic, page) + k) % len(_TOP_HEADLINES)]
-        url = f"https://www.{slug}.example/trending/{_token('yahoo-top', topic, page, k, length=12)}"
+        url = f"https://www.{slug}.example/trending/{token('yahoo-top', topic, page, k, length=12)}"
         stories.append((url, headline))
     return stories
 
@@ -408,12 +403,12 @@ _SMALL = "<!DOCTYPE html><html><head><title>Yahoo Search</title></head><body></b
 
 
 def _item_html(slot: Slot, now: float) -> str:
-    href = _e(slot.href(now))
+    href = esc(slot.href(now))
     a = slot.article
     return _ITEM.format(
-        first=" fst" if slot.rank == 1 else "", bid=_e(slot.bid), href=href, title=_e(a.title),
-        source=_e(slot.source_text), time=_e(slot.time_text), snippet=_e(a.snippet),
-        thumb=_THUMB.format(href=href, src=_e(slot.thumb)) if slot.thumb else "",
+        first=" fst" if slot.rank == 1 else "", bid=esc(slot.bid), href=href, title=esc(a.title),
+        source=esc(slot.source_text), time=esc(slot.time_text), snippet=esc(a.snippet),
+        thumb=_THUMB.format(href=href, src=esc(slot.thumb)) if slot.thumb else "",
     )
 
 
@@ -422,15 +417,15 @@ def _pager_html(lay: Layout, btf: str | None) -> str:
         return ""
     links = []
     if lay.page > 0:
-        prev = _e(search_path(lay.topic, (lay.page - 1) * PER_PAGE + 1, btf))
+        prev = esc(search_path(lay.topic, (lay.page - 1) * PER_PAGE + 1, btf))
         links.append(f'<a class="prev" href="{prev}">Prev</a>')
     for page in range(lay.pages):
         if page == lay.page:
             links.append(f"<strong>{page + 1}</strong>")
         else:
-            links.append(f'<a href="{_e(search_path(lay.topic, page * PER_PAGE + 1, btf))}">{page + 1}</a>')
+            links.append(f'<a href="{esc(search_path(lay.topic, page * PER_PAGE + 1, btf))}">{page + 1}</a>')
     if lay.has_next:
-        nxt = _e(search_path(lay.topic, (lay.page + 1) * PER_PAGE + 1, btf))
+        nxt = esc(search_path(lay.topic, (lay.page + 1) * PER_PAGE + 1, btf))
         links.append(f'<a class="next" href="{nxt}">Next</a>')
     inner = "\n  ".join(links)
     return (f'<div class="dd compPagination"><span class="off-left">Pagination</span>\n  {inner}\n'
@@ -439,13 +434,13 @@ def _pager_html(lay: Layout, btf: str | None) -> str:
 
 def _right_html(topic: str, page: int, with_top: bool) -> str:
     trending = "".join(
-        f'    <li class="ov-a"><a href="{_e(search_path(term, 1, None))}&amp;fr2=trendingnow">'
-        f"<span class=\"rank\">{k}</span> {_e(term)}</a></li>\n"
+        f'    <li class="ov-a"><a href="{esc(search_path(term, 1, None))}&amp;fr2=trendingnow">'
+        f"<span class=\"rank\">{k}</span> {esc(term)}</a></li>\n"
         for k, term in enumerate(trending_terms(topic, page), start=1)
     )
     top = ""
     if with_top:
-        items = "".join(f'    <li><a href="{_e(url)}">{_e(text)}</a></li>\n' for url, text in _top_stories(topic, page))
+        items = "".join(f'    <li><a href="{esc(url)}">{esc(text)}</a></li>\n' for url, text in _top_stories(topic, page))
         top = _TOP.format(items=items)
     return _RIGHT.format(trending=trending, top=top)
 
@@ -457,16 +452,16 @@ def render_search_page(topic: str, page: int, now: float, kind: str = "results",
     if kind == "results" and (lay is None or not lay.slots):
         kind = "empty"
     head = _HEAD.format(
-        title=_e(f"{topic} - Yahoo News Search Results"), ylt="Awr" + _token("page-ylt", topic, page, length=24),
-        style=_STYLE, boilerplate=_boilerplate_css(), invalid=INVALID_HOST,
+        title=esc(f"{topic} - Yahoo News Search Results"), ylt="Awr" + token("page-ylt", topic, page, length=24),
+        style=_STYLE, boilerplate=filler_css("yahoo", 450, "y"), invalid=INVALID_HOST,
     )
-    parts = [head, _HEADER.format(q=_e(topic), q_url=_e(quote_plus(topic)), invalid_yahoo=INVALID_YAHOO)]
+    parts = [head, _HEADER.format(q=esc(topic), q_url=esc(quote_plus(topic)), invalid_yahoo=INVALID_YAHOO)]
     items = pager = ""
     if kind == "results" and lay is not None:
         items = "".join(_item_html(slot, now) for slot in lay.slots)
         pager = _pager_html(lay, btf)
     elif kind == "empty":
-        items = _EMPTY.format(q=_e(topic))
+        items = _EMPTY.format(q=esc(topic))
     parts.append(_WEB.format(items=items, pager=pager))
     parts.append(_right_html(topic, page, with_top=kind == "results"))
     parts.append(_FOOTER.format(invalid=INVALID_HOST, invalid_yahoo=INVALID_YAHOO))
@@ -548,7 +543,7 @@ Allow: /
 
 def _moved(target: str) -> str:
     return (f'<HTML><HEAD><TITLE>302 Found</TITLE></HEAD><BODY>The document has moved '
-            f'<A HREF="{_e(target)}">here</A>.</BODY></HTML>\n')
+            f'<A HREF="{esc(target)}">here</A>.</BODY></HTML>\n')
 
 
 def _safe_done(done: str, ctx: RequestContext) -> str:
@@ -576,7 +571,7 @@ class YahooPages(EnginePages):
 
     def consent_session(self, url: str) -> str:
         """The ``sessionId`` of a consent redirect for ``url`` (remembered, to send the client back)."""
-        session = "3_cc-session_" + _token("yahoo-session", url, length=22)
+        session = "3_cc-session_" + token("yahoo-session", url, length=22)
         with self._lock:
             if len(self._sessions) > 1000:
                 self._sessions.clear()
@@ -596,7 +591,7 @@ class YahooPages(EnginePages):
             target = f"{ctx.base_url}{CONSENT_PATH}?sessionId={self.consent_session(ctx.url)}"
             return Reply(302, _moved(target), headers=[("Location", target)], served="consent")
         if kind == "guce":
-            gcrumb = _token("gcrumb", ctx.url, length=8)
+            gcrumb = token("gcrumb", ctx.url, length=8)
             target = (f"{ctx.base_url}{GUCE_PATH}?brandType=nonEu&gcrumb={gcrumb}"
                       f"&done={quote(ctx.url, safe='')}")
             return Reply(302, _moved(target), headers=[("Location", target)], served="guce")
@@ -616,12 +611,12 @@ class YahooPages(EnginePages):
                 form = _form(ctx)
                 done = _safe_done(form.get("originalDoneUrl", done), ctx)
                 choice = "agree" if "agree" in form else "reject"
-                cookie = f"A1=d=AQAB{_token('a1', choice, session, length=30)}; Path=/; Max-Age=31557600"
+                cookie = f"A1=d=AQAB{token('a1', choice, session, length=30)}; Path=/; Max-Age=31557600"
                 return Reply(302, _moved(done), headers=[("Location", done), ("Set-Cookie", cookie)],
                              served="consent_saved")
             action = f"{CONSENT_PATH}?sessionId={quote(session, safe='')}"
-            body = _CONSENT.format(action=_e(action), csrf=_e(_token("csrf", session, length=12)),
-                                   session=_e(session), done=_e(done))
+            body = _CONSENT.format(action=esc(action), csrf=esc(token("csrf", session, length=12)),
+                                   session=esc(session), done=esc(done))
             return Reply(200, body, served="consent")
         if path == GUCE_PATH:
             done = _safe_done(ctx.query.get("done", ""), ctx)
@@ -629,11 +624,11 @@ class YahooPages(EnginePages):
             if ctx.method == "POST":
                 form = _form(ctx)
                 done = _safe_done(form.get("done", done), ctx)
-                cookie = f"GUC=AQEBCAF{_token('guc', gcrumb, length=24)}; Path=/; Max-Age=31557600"
+                cookie = f"GUC=AQEBCAF{token('guc', gcrumb, length=24)}; Path=/; Max-Age=31557600"
                 return Reply(302, _moved(done), headers=[("Location", done), ("Set-Cookie", cookie)],
                              served="guce_saved")
             action = f"{GUCE_PATH}?brandType={quote_plus(ctx.query.get('brandType', 'nonEu'))}&gcrumb={quote_plus(gcrumb)}"
-            return Reply(200, _GUCE.format(action=_e(action), gcrumb=_e(gcrumb), done=_e(done)), served="guce")
+            return Reply(200, _GUCE.format(action=esc(action), gcrumb=esc(gcrumb), done=esc(done)), served="guce")
         return None
 
 
