@@ -1,4 +1,6 @@
-"""The item every engine spider yields."""
+"""The item every engine spider yields, and what an engine's parser reads from one result."""
+
+from dataclasses import dataclass
 
 import scrapy
 
@@ -21,3 +23,16 @@ class NewsItem(scrapy.Item):
     rank = scrapy.Field()
     fetched_at = scrapy.Field()
     news_id = scrapy.Field()
+
+
+@dataclass
+class ParsedResult:
+    """What a parser (an engine's own, or the structural fallback) reads from one result, before times are
+    resolved."""
+
+    url: str | None
+    title: str | None
+    source: str | None = None
+    snippet: str | None = None
+    time_text: str | None = None
+    timestamp: str | None = None

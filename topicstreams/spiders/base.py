@@ -50,7 +50,7 @@ from topicstreams.blocks import (
 from topicstreams.browser import ProfileLock, profile_path
 from topicstreams.config import load_config
 from topicstreams.dates import parse_result_time
-from topicstreams.items import NewsItem
+from topicstreams.items import NewsItem, ParsedResult
 from topicstreams.pipelines.normalize import engine_hosts, normalize_url
 from topicstreams.spiders.fallback import structural_results
 from topicstreams.storage import active_topics, engine_for, ensure_topics, seed_topics, upgrade
@@ -58,18 +58,6 @@ from topicstreams.storage import active_topics, engine_for, ensure_topics, seed_
 logger = logging.getLogger(__name__)
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-
-
-@dataclass
-class ParsedResult:
-    """What an engine reads from one result item, before times are resolved."""
-
-    url: str | None
-    title: str | None
-    source: str | None = None
-    snippet: str | None = None
-    time_text: str | None = None
-    timestamp: str | None = None
 
 
 @dataclass
@@ -302,8 +290,7 @@ class EngineSpider(scrapy.Spider):
             verdict = Verdict(ResponseClass.ERROR, f"parse error: {type(exc).__name__}: {exc}")
             items = []
         urls = {self._identity(item["url"]) for item in items}
-        repeated = bool(page and urls and urls <= run.seen)
-        if repeated:
+        if page and urls and urls <= run.seen:
             # Past its end an engine may serve its last page again (Bing does): that is the end, not news.
             self.logger.debug("page %d of topic %r repeats earlier results: no more pages", page, run.topic)
             items = []
@@ -345,9 +332,8 @@ class EngineSpider(scrapy.Spider):
         log("no known %s layout matched %s: the structural fallback found %d results; the engine's page has "
             "probably changed, update its layouts", self.name, response.url, len(found))
         self.fallback_warned = True
-        parsed = [self.clean(ParsedResult(result.url, result.title, result.source, result.snippet,
-                                          result.time_text, result.timestamp)) for result in found]
-        return Verdict(ResponseClass.OK, f"{len(parsed)} results (structural fallback)"), parsed
+        return Verdict(ResponseClass.OK, f"{len(found)} results (structural fallback)"), [
+            self.clean(result) for result in found]
 
     def languages(self, response: Response) -> tuple[str, ...] | None:
         """The languages to read result times in: the engine's, else the page's ``<html lang>`` and English."""

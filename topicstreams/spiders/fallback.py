@@ -17,11 +17,11 @@ Pure: it takes the parsed HTML tree (lxml) and plain values, and knows no engine
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
+from topicstreams.items import ParsedResult
 from topicstreams.pipelines.normalize import normalize_url
 
 HEADING = "self::h2 or self::h3 or self::h4 or @role='heading'"
@@ -33,18 +33,6 @@ SNIPPET_TEXT = 40
 PAGE_ELEMENTS = frozenset({"html", "body"})
 BLOCK_TAGS = frozenset({"div", "p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "section", "article", "header",
                         "footer", "figure", "figcaption", "blockquote"})
-
-
-@dataclass
-class FoundResult:
-    """One result found by shape (the fields an engine's own parser also returns)."""
-
-    url: str
-    title: str
-    source: str | None = None
-    snippet: str | None = None
-    time_text: str | None = None
-    timestamp: str | None = None
 
 
 def _squash(text: str | None) -> str:
@@ -77,7 +65,7 @@ def structural_results(
     own_domains: tuple[str, ...] = (),
     redirector_hosts: Iterable[str] = (),
     reads_as_time: Callable[[str], bool] = lambda text: False,
-) -> list[FoundResult]:
+) -> list[ParsedResult]:
     """The results of the page ``root`` (an lxml tree of the page at ``page_url``), in page order.
 
     ``own_domains``: the engine's domains (their subdomains included); the page's own host always counts.
@@ -126,7 +114,7 @@ def _text(element: etree._Element) -> str:
 
 
 def _read_block(block: etree._Element, target: str, anchors: list[etree._Element],
-                reads_as_time: Callable[[str], bool]) -> FoundResult | None:
+                reads_as_time: Callable[[str], bool]) -> ParsedResult | None:
     title_element = _nearest_heading(block, anchors)
     has_heading = title_element is not None
     if title_element is None:
@@ -152,7 +140,7 @@ def _read_block(block: etree._Element, target: str, anchors: list[etree._Element
     snippet = max(long_texts, key=len) if long_texts else None
     source = next((text for text in rest if len(text) <= SHORT_TEXT and text != snippet
                    and any(ch.isalpha() for ch in text)), None)
-    return FoundResult(url=target, title=title, source=source, snippet=snippet, time_text=time_text,
+    return ParsedResult(url=target, title=title, source=source, snippet=snippet, time_text=time_text,
                        timestamp=stamp)
 
 
