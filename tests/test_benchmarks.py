@@ -21,14 +21,18 @@ def test_store_benchmark_runs_and_prints_each_path():
     assert "rows: topics 5," in result.stdout
 
 
+def run_benchmark(script: str, *args: str) -> str:
+    """Run ``benchmarks/<script>`` with small figures; its standard output, once it has exited 0."""
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args],
+                            capture_output=True, text=True, timeout=240, cwd=REPO, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout
+
+
 def test_render_benchmark_runs_both_sides_and_prints_their_figures():
     if not find_executable():
         pytest.skip("no Chromium on this machine")
-    result = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "render.py"), "-n", "8"],
-        capture_output=True, text=True, timeout=240, cwd=REPO, check=False)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    out = result.stdout
+    out = run_benchmark("render.py", "-n", "8")
     lines = re.MULTILINE
     header = r"^side\s+pages/s\s+ms/page\s+CPU-s/page\s+KB/page\s+req/page\s+peak (PSS|RSS) MiB"
     assert re.search(header, out, lines), out
@@ -38,3 +42,18 @@ def test_render_benchmark_runs_both_sides_and_prints_their_figures():
         assert re.search(rf"^{side}\s+" + figures, out, lines), out
     assert re.search(r"^project/defaults\s+pages/s [\d.]+x, CPU [\d.]+x, bytes \d+ %, peak memory \d+ %$", out, lines)
     assert re.search(r"^target: pages/s >= 2\.00x: (PASS|FAIL), bytes <= 60%: (PASS|FAIL)$", out, lines), out
+
+
+def test_pacing_benchmark_runs_both_lanes_and_prints_the_target():
+    if not find_executable():
+        pytest.skip("no Chromium on this machine")
+    out = run_benchmark("pacing.py", "--topics", "6", "--floor", "0.3", "--jitter", "0.2")
+    lines = re.MULTILINE
+    header = r"^lane\s+requests\s+mean gap\s+median\s+min gap\s+< F\s+utilisation\s+wall s\s+answered$"
+    assert re.search(header, out, lines), out
+    for lane in ("project", "scrapy DOWNLOAD_DELAY"):
+        # requests, mean/median/min gap, gaps below F, utilisation, wall time, then every topic answered
+        figures = r"6\s+" + r"\s+".join([r"\d+\.\d+"] * 3) + r"\s+\d+\s+\d+\.\d+\s+\d+\.\d+\s+6/6$"
+        assert re.search(rf"^{lane}\s+" + figures, out, lines), out
+    assert re.search(r"^baseline \(scrapy DOWNLOAD_DELAY\) (undercut|did not undercut) F: smallest gap", out, lines)
+    assert re.search(r"^target: utilisation >= 0\.95 and no gap below F \(project\): (PASS|FAIL)$", out, lines), out

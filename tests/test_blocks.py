@@ -8,9 +8,12 @@ from topicstreams.blocks import (
     ENGINE_MARKERS,
     WALL_MARKERS,
     ResponseClass,
+    RunningMedian,
+    Verdict,
     classify_failure,
     classify_response,
     markers_for,
+    size_verdict,
 )
 from topicstreams.spiders.bing import BingSpider
 from topicstreams.spiders.brave import BraveSpider
@@ -125,3 +128,31 @@ def test_the_walls_apply_to_every_engine(engine, html, headers):
     verdict = classify_response(markers_for(engine), status=403, url="https://e.example/", html=html,
                                 item_count=0, headers=headers)
     assert verdict.cls is ResponseClass.CHALLENGE
+
+
+def test_a_results_page_that_quotes_a_marker_is_not_a_block():
+    # A topic or a headline may quote a challenge or block phrase: with result items on the page it is news.
+    quoting = RESULTS + "<h3>Google: 'our systems have detected unusual traffic' - g-recaptcha explained</h3>"
+    assert classify(html=quoting).cls is ResponseClass.OK
+    assert classify(html=RESULTS + "/httpservice/retry/enablejs").cls is ResponseClass.OK
+    # ... while a marker in the URL, or a page without items, still is one
+    assert classify(html=quoting, items=0).cls is ResponseClass.CHALLENGE
+    assert classify(url="https://www.google.com/sorry/index?continue=x").cls is ResponseClass.CHALLENGE
+
+
+def test_a_page_far_below_the_running_median_size_is_a_soft_block():
+    norm = RunningMedian(samples=5, min_samples=3)
+    ok = Verdict(ResponseClass.OK, "10 results")
+    assert size_verdict(ok, 100, norm.value, 0.3) is ok  # no normal yet: nothing to judge against
+    for size in (50_000, 60_000, 55_000):
+        norm.add(size)
+    assert norm.value == 55_000
+    small = size_verdict(ok, 16_000, norm.value, 0.3)
+    assert small.cls is ResponseClass.SOFT_BLOCK and small.benches
+    assert "16000 bytes" in small.reason and "55000" in small.reason
+    assert size_verdict(ok, 16_500, norm.value, 0.3) is ok  # exactly 0.3 x the median is still normal
+    blocked = Verdict(ResponseClass.HARD_BLOCK, "HTTP 429")
+    assert size_verdict(blocked, 10, norm.value, 0.3) is blocked  # only ok pages are judged by size
+    for size in (1, 2, 3, 4, 5):  # the median follows the recent pages only
+        norm.add(size)
+    assert norm.value == 3

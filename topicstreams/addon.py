@@ -50,5 +50,6 @@ class TopicstreamsAddon:
         settings.setdict(config_settings(config), priority="addon")
         engine = getattr(self.crawler.spidercls, "name", None)
         if engine in config.data["engines"]:
-            # Until the pacing middleware arrives, Scrapy's own delay keeps the engine's floor.
-            settings.set("DOWNLOAD_DELAY", config.min_interval(engine), priority="addon")
+            # The pacing middleware keeps the engine's floor; with it off, Scrapy's own delay does.
+            paced = settings.getbool("TOPICSTREAMS_PACING_ENABLED")
+            settings.set("DOWNLOAD_DELAY", 0 if paced else config.min_interval(engine), priority="addon")

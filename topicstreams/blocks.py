@@ -4,18 +4,22 @@ One classifier for every engine, in the order of the contract:
 
 1. ``challenge``  — the page carries a CAPTCHA or interstitial marker (the engine's or a generic wall), any status.
 2. ``hard_block`` — status 403, 429 or 503, or a connection reset, refusal or timeout.
-3. ``soft_block`` — status 200 and a block-page marker, or no result items and no "no results" message.
+3. ``soft_block`` — status 200 and a block-page marker, or no result items and no "no results" message, or
+   (:func:`size_verdict`) a page far smaller than the engine's normal.
 4. ``error``      — any other failure.
 5. ``ok``.
 
 The markers live in one table a maintainer extends: :data:`ENGINE_MARKERS`, each engine's own challenge,
 block and "no results" markers, and :data:`WALL_MARKERS`, the walls in front of any site (checked for every
-engine). Markers are lowercase substrings of the final URL or of the page's HTML.
+engine). Markers are lowercase substrings of the final URL or of the page's HTML; HTML markers only count on a
+page without result items, so a headline or a topic that quotes one does not bench the engine.
 """
 
 from __future__ import annotations
 
 import enum
+import statistics
+from collections import deque
 from dataclasses import dataclass
 
 
@@ -161,8 +165,12 @@ def classify_response(
     for header, value in (headers or {}).items():
         if WALL_HEADERS.get(header.lower()) == str(value).strip().lower():
             return Verdict(ResponseClass.CHALLENGE, f"header {header}: {value}")
+    # Markers in the HTML count only on a page without result items: a challenge or block page has none, and
+    # a results page may quote a marker (a topic, a headline) without being one.
+    read_html = item_count == 0
     for table in (markers, WALL_MARKERS):
-        found = _contains(lowered_url, table.challenge_urls) or _contains(lowered, table.challenge_html)
+        found = _contains(lowered_url, table.challenge_urls) or (
+            read_html and _contains(lowered, table.challenge_html))
         if found:
             return Verdict(ResponseClass.CHALLENGE, f"challenge marker {found!r}")
     if status in HARD_BLOCK_STATUSES:
@@ -170,7 +178,7 @@ def classify_response(
     if not 200 <= status < 300:
         return Verdict(ResponseClass.ERROR, f"HTTP {status}")
     for table in (markers, WALL_MARKERS):
-        found = _contains(lowered, table.block_html)
+        found = read_html and _contains(lowered, table.block_html)
         if found:
             return Verdict(ResponseClass.SOFT_BLOCK, f"block marker {found!r}")
     if item_count == 0:
@@ -197,3 +205,34 @@ def classify_failure(exception: BaseException) -> Verdict:
             return Verdict(ResponseClass.HARD_BLOCK, code)
     first_line = text.strip().splitlines()[0] if text.strip() else ""
     return Verdict(ResponseClass.ERROR, f"{name}: {first_line}"[:200])
+
+
+SIZE_SAMPLES = 51
+"""How many recent ok pages the running median size remembers."""
+SIZE_MIN_SAMPLES = 5
+"""How many ok pages it takes before sizes are judged at all."""
+
+
+class RunningMedian:
+    """The median of the last ``samples`` values; None until ``min_samples`` have been seen."""
+
+    def __init__(self, samples: int = SIZE_SAMPLES, min_samples: int = SIZE_MIN_SAMPLES) -> None:
+        self.values: deque[float] = deque(maxlen=samples)
+        self.min_samples = min_samples
+
+    def add(self, value: float) -> None:
+        self.values.append(value)
+
+    @property
+    def value(self) -> float | None:
+        if len(self.values) < self.min_samples:
+            return None
+        return statistics.median(self.values)
+
+
+def size_verdict(verdict: Verdict, body_bytes: int, normal_bytes: float | None, min_size_ratio: float) -> Verdict:
+    """An ``ok`` verdict turned into a soft block when the page is below ``min_size_ratio`` × its normal size."""
+    if verdict.cls is not ResponseClass.OK or not normal_bytes or body_bytes >= min_size_ratio * normal_bytes:
+        return verdict
+    return Verdict(ResponseClass.SOFT_BLOCK,
+                   f"page of {body_bytes} bytes, below {min_size_ratio:g} x the median {normal_bytes:.0f}")

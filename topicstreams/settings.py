@@ -35,10 +35,21 @@ LOG_LEVEL = "INFO"
 # One engine is one spider; within it one topic at a time, so a handful of slots is plenty.
 CONCURRENT_REQUESTS = 4
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
-# The floor between two requests to an engine is a floor: never randomised below it.
+
+# Pacing and blocks: the floor between two requests to an engine, its cooldown, and the class of every
+# response (topicstreams.middlewares). Pacing runs last before the download, classification first after it.
+DOWNLOADER_MIDDLEWARES = {
+    "topicstreams.middlewares.blocks.BlocksMiddleware": 940,
+    "topicstreams.middlewares.pacing.PacingMiddleware": 950,
+}
+TOPICSTREAMS_PACING_ENABLED = True
+# The pacing middleware keeps the floor, so Scrapy's own delay is off for the engine spiders (the add-on sets
+# DOWNLOAD_DELAY = 0; a delay or AutoThrottle a user adds can only lengthen the gaps, never shorten them).
+# With pacing off, DOWNLOAD_DELAY is the floor and it is never randomised below it.
 DOWNLOAD_DELAY_JITTER = 0
 
-# 403, 429 and 503 are the engine turning against us: never retried behind the project's back.
+# 403, 429 and 503 are the engine turning against us: never retried behind the project's back (the engine
+# spiders' requests are not retried by Scrapy at all: retrying a block is the project's job, after the cooldown).
 RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
 
 ITEM_PIPELINES = {

@@ -1,0 +1,31 @@
+"""The downloader middlewares of the engine spiders: pacing (floor, jitter, bench, probe) and blocks (classify)."""
+
+from __future__ import annotations
+
+from scrapy import Request
+from scrapy.crawler import Crawler
+
+from topicstreams.engine_state import EngineState, state_for
+
+
+def is_engine_request(request: Request) -> bool:
+    """Whether a request is an engine's results page (the spiders mark theirs with ``topicstreams_engine``)."""
+    return bool(request.meta.get("topicstreams_engine"))
+
+
+class EngineMiddleware:
+    """What both middlewares share: built from the crawler, the state of its engine, its stats."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler):
+        return cls(crawler)
+
+    @property
+    def state(self) -> EngineState:
+        return state_for(self.crawler)
+
+    def stat(self, key: str) -> None:
+        self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/{key}")

@@ -14,10 +14,12 @@ fallback (:mod:`topicstreams.spiders.fallback`) reads the results by the page's 
 so (a WARNING and ``topicstreams/<engine>/layout_fallbacks``): the next redesign does not silently empty the
 feed.
 
-The loop: ``start()`` walks the topics one at a time (parallelism is across engines, never within one),
-renders each topic's pages in the engine's persistent Chromium profile, classifies every response, and
-either yields the parsed items or, on a block or failure, waits and tries the topic again. In once mode it
-stops after one pass; otherwise it sleeps until ``scraper.scrape_interval`` has passed and goes again.
+The loop: ``start()`` drives the engine's :class:`~topicstreams.scheduler.TopicSchedule`, one topic at a time
+(parallelism is across engines, never within one): it takes the topic due first, renders its pages in the
+engine's persistent Chromium profile one after another, and re-arms it an interval later. The pacing
+middleware keeps the floor between requests; while the engine is benched (:mod:`topicstreams.engine_state`)
+the loop takes no topic, and a topic that met a block goes back with its due time, so it is the probe once the
+cooldown is over. In once mode every topic is due at once and the spider closes when none is left.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,7 +42,6 @@ from twisted.python.failure import Failure
 
 from topicstreams.blocks import (
     EMPTY_LIST,
-    STAT_KEYS,
     EngineMarkers,
     ResponseClass,
     Verdict,
@@ -50,14 +52,18 @@ from topicstreams.blocks import (
 from topicstreams.browser import ProfileLock, profile_path
 from topicstreams.config import load_config
 from topicstreams.dates import parse_result_time
+from topicstreams.engine_state import state_for
 from topicstreams.items import NewsItem, ParsedResult
 from topicstreams.pipelines.normalize import engine_hosts, normalize_url
+from topicstreams.scheduler import TopicSchedule
 from topicstreams.spiders.fallback import structural_results
 from topicstreams.storage import active_topics, engine_for, ensure_topics, seed_topics, upgrade
 
 logger = logging.getLogger(__name__)
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+PAUSE_POLL = 1.0
+"""Seconds between looks at a paused engine's state."""
 
 
 @dataclass
@@ -161,7 +167,6 @@ class EngineSpider(scrapy.Spider):
         self.scrape_interval = settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL")
         self.max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES")
         self.once_attempts = settings.getint("TOPICSTREAMS_ONCE_ATTEMPTS")
-        self.retry_after = float(settings.getdict("TOPICSTREAMS_COOLDOWN")["initial"])
         self.shard = settings.get("TOPICSTREAMS_SHARD")
         self.database_url = settings.get("TOPICSTREAMS_DATABASE_URL")
         self.seed = settings.getlist("TOPICSTREAMS_TOPICS")
@@ -197,43 +202,78 @@ class EngineSpider(scrapy.Spider):
             ensure_topics(engine_for(self.database_url), self.topics_arg, active=False)
         elif self.seed:
             seed_topics(engine_for(self.database_url), self.seed)
-        loop = asyncio.get_running_loop()
+        self.state = state_for(self.crawler)
+        schedule = TopicSchedule(self.scrape_interval, self.state.jitter_ratio)
+        follows_table = self.topics_arg is None and not self.once
+        if self.once:
+            schedule.add_now(self.current_topics())
+        elif not follows_table:
+            schedule.stagger(self.current_topics())
+        if not follows_table and not len(schedule):
+            self.warn_no_topics()
+        attempts: Counter[str] = Counter()
         while True:
-            pass_started = loop.time()
-            topics = self.current_topics()
-            if not topics:
-                self.logger.warning("no topics to scrape: add some with `scrapy topics add NAME`, "
-                                    "list them in the config's `topics`, or pass -a topics=a,b")
-            for topic in topics:
-                attempt = 1
-                while True:
-                    run = TopicRun(topic, loop.create_future())
-                    yield self.page_request(run, 0)
-                    verdict = await run.done
-                    if verdict.cls is ResponseClass.OK:
-                        break
-                    if self.once and attempt >= self.once_attempts:
-                        self.logger.error("gave up topic %r after %d attempts: last %s (%s)",
-                                          topic, attempt, verdict.cls, verdict.reason)
-                        self.stat("topics_given_up")
-                        break
-                    if self.once:
-                        self.logger.warning("topic %r attempt %d failed: %s (%s); trying again in %g s",
-                                            topic, attempt, verdict.cls, verdict.reason, self.retry_after)
-                    else:
-                        self.logger.warning("topic %r failed: %s (%s); waiting %g s, then the next topic "
-                                            "(this one comes round again next pass)",
-                                            topic, verdict.cls, verdict.reason, self.retry_after)
-                    await asyncio.sleep(self.retry_after)
-                    if not self.once:
-                        break
-                    attempt += 1
-            if self.once:
+            if follows_table and schedule.reconcile_due():
+                self.reconcile(schedule)
+            if self.once and not len(schedule):
                 return
-            await asyncio.sleep(max(0.0, pass_started + self.scrape_interval - loop.time()))
+            # A benched engine schedules nothing (its topics keep their due times); a paused one neither.
+            benched = self.state.bench_remaining()
+            if benched or self.state.paused:
+                await asyncio.sleep(benched or PAUSE_POLL)
+                continue
+            popped = schedule.pop_due()
+            if popped is None:
+                await asyncio.sleep(self.idle_time(schedule, follows_table))
+                continue
+            topic, due = popped
+            run = TopicRun(topic, asyncio.get_running_loop().create_future())
+            yield self.page_request(run, 0)  # its later pages follow from parse_results
+            verdict = await run.done
+            if verdict.cls is ResponseClass.OK:
+                if not self.once:
+                    schedule.rearm(topic)
+                continue
+            attempts[topic] += 1
+            if self.once and attempts[topic] >= self.once_attempts:
+                self.logger.error("gave up topic %r after %d attempts: last %s (%s)",
+                                  topic, attempts[topic], verdict.cls, verdict.reason)
+                self.stat("topics_given_up")
+                continue
+            # A block: the topic goes first once the cooldown is over (it is the probe). Another failure:
+            # the topic is tried again a cooldown later, the others go on meanwhile.
+            retry_at = due if verdict.benches else schedule.clock() + self.state.cooldown.initial
+            schedule.put_back(topic, retry_at)
+            self.logger.warning("topic %r %s: %s (%s); trying it again %s", topic,
+                                f"attempt {attempts[topic]} failed" if self.once else "failed", verdict.cls,
+                                verdict.reason, "after the cooldown" if verdict.benches else
+                                f"in {self.state.cooldown.initial:g} s")
+
+    def reconcile(self, schedule: TopicSchedule) -> None:
+        topics = self.current_topics()
+        added, dropped = schedule.reconcile(topics)
+        if added and len(added) < len(schedule):
+            self.logger.info("topics table: %d new topic(s) scheduled within the next %g s: %s",
+                             len(added), self.scrape_interval, ", ".join(added))
+        if dropped:
+            self.logger.info("topics table: %d topic(s) no longer active, dropped: %s",
+                             len(dropped), ", ".join(dropped))
+        if not topics:
+            self.warn_no_topics()
+
+    def warn_no_topics(self) -> None:
+        self.logger.warning("no topics to scrape: add some with `scrapy topics add NAME`, "
+                            "list them in the config's `topics`, or pass -a topics=a,b")
+
+    def idle_time(self, schedule: TopicSchedule, follows_table: bool) -> float:
+        """Seconds to sleep when no topic is due: until the next one is, or the next reconcile."""
+        wakes = [when for when in (schedule.next_due(), schedule.next_reconcile if follows_table else None)
+                 if when is not None]
+        if not wakes:
+            return self.scrape_interval
+        return max(0.0, min(wakes) - schedule.clock())
 
     def page_request(self, run: TopicRun, page: int) -> scrapy.Request:
-        self.stat("requests")
         meta = {"playwright_page": self.page} if self.page is not None and not self.page.is_closed() else {}
         return scrapy.Request(
             self.results_url(run.topic, page),
@@ -241,8 +281,11 @@ class EngineSpider(scrapy.Spider):
             errback=self.results_failed,
             dont_filter=True,
             meta={
+                "topicstreams_engine": self.name,
+                "topicstreams_topic": run.topic,
                 "topicstreams_run": run,
                 "topicstreams_page": page,
+                "dont_retry": True,  # retrying a block is the project's job, after the cooldown
                 "handle_httpstatus_all": True,
                 "playwright": True,
                 "playwright_context": self.context_name,
@@ -270,18 +313,12 @@ class EngineSpider(scrapy.Spider):
             closing = asyncio.ensure_future(page.close())
             closing.add_done_callback(lambda done: done.cancelled() or done.exception())
 
-    def _record(self, run: TopicRun, verdict: Verdict, url: str) -> None:
-        self.stat(STAT_KEYS[verdict.cls])
-        if verdict.cls is not ResponseClass.OK:
-            self.logger.warning("%s for topic %r (%s): %s", verdict.cls, run.topic, url, verdict.reason)
-
     def parse_results(self, response: Response) -> Iterable[NewsItem | scrapy.Request]:
         run: TopicRun = response.meta["topicstreams_run"]
         page: int = response.meta["topicstreams_page"]
         self.keep_page(response.meta.get("playwright_page"))
-        fetched_at = datetime.now(UTC)
+        verdict, parsed, fetched_at = self.classified(response)
         try:
-            verdict, parsed = self.extract(response, fetched_at)
             languages = self.languages(response)
             items = [self._item(result, response, run.topic, page * self.results_per_page + rank, fetched_at,
                                 languages) for rank, result in enumerate(parsed, start=1)]
@@ -295,7 +332,6 @@ class EngineSpider(scrapy.Spider):
             self.logger.debug("page %d of topic %r repeats earlier results: no more pages", page, run.topic)
             items = []
         run.seen |= urls
-        self._record(run, verdict, response.url)
         next_page = None
         try:
             for item in items:
@@ -309,6 +345,19 @@ class EngineSpider(scrapy.Spider):
                 run.finish(verdict)
         if next_page is not None:
             yield next_page
+
+    def classified(self, response: Response) -> tuple[Verdict, list[ParsedResult], datetime]:
+        """The page's verdict and results, as the blocks middleware found them (read here when it did not run)."""
+        meta = response.meta
+        if "topicstreams_verdict" in meta:
+            return meta["topicstreams_verdict"], meta.get("topicstreams_results", []), meta["topicstreams_fetched_at"]
+        fetched_at = datetime.now(UTC)
+        try:
+            verdict, parsed = self.extract(response, fetched_at)
+        except Exception as exc:
+            self.logger.exception("could not parse %s", response.url)
+            verdict, parsed = Verdict(ResponseClass.ERROR, f"parse error: {type(exc).__name__}: {exc}"), []
+        return verdict, parsed, fetched_at
 
     def extract(self, response: Response, fetched_at: datetime) -> tuple[Verdict, list[ParsedResult]]:
         """Classify a results page and read its results: known layouts first, then the structural fallback."""
@@ -353,9 +402,7 @@ class EngineSpider(scrapy.Spider):
     def results_failed(self, failure: Failure) -> None:
         run: TopicRun = failure.request.meta["topicstreams_run"]
         self.drop_page(failure.request.meta.get("playwright_page"))
-        verdict = classify_failure(failure.value)
-        self._record(run, verdict, failure.request.url)
-        run.finish(verdict)
+        run.finish(failure.request.meta.get("topicstreams_verdict") or classify_failure(failure.value))
 
     def _item(self, parsed: ParsedResult, response: Response, topic: str, rank: int, fetched_at: datetime,
               languages: tuple[str, ...] | None) -> NewsItem:

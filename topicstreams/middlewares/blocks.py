@@ -1,0 +1,125 @@
+"""Classify every engine response, bench the engine on a block, and hand the classification on.
+
+A downloader middleware, next to pacing (it sees responses right after it). For each results-page request of
+an engine spider (``topicstreams_engine`` in its meta):
+
+* a response is classified by the spider's engine contract (:meth:`EngineSpider.extract`: the markers, the
+  result items, the structural fallback), then by size: an otherwise ok 200 page below
+  ``scraper.soft_block.min_size_ratio`` × the engine's running median size of pages with results, for its
+  page type (a topic's first page or a later one), is a soft block; a failure (reset, refusal, timeout, …) by
+  :func:`~topicstreams.blocks.classify_failure`;
+* the class goes to :class:`~topicstreams.engine_state.EngineState`, which benches the engine for a
+  challenge, hard block or soft block (a longer ``Retry-After`` wins) and resets it on success;
+* the counts go to the stats (``topicstreams/<engine>/<class>``, ``cooldowns``), and a
+  :class:`~topicstreams.signals.Classification` goes out as the ``response_classified`` signal;
+* the verdict and the parsed results ride on in ``request.meta`` (``topicstreams_verdict``,
+  ``topicstreams_results``) for the spider's callback, so each page is read once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+
+from topicstreams.blocks import STAT_KEYS, ResponseClass, RunningMedian, Verdict, classify_failure, size_verdict
+from topicstreams.middlewares import EngineMiddleware, is_engine_request
+from topicstreams.signals import Classification, response_classified
+
+logger = logging.getLogger(__name__)
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """A ``Retry-After`` header in seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def page_type(page: int | None) -> str:
+    return "first" if not page else "next"
+
+
+class BlocksMiddleware(EngineMiddleware):
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self.min_size_ratio = crawler.settings.getfloat("TOPICSTREAMS_SOFT_BLOCK_MIN_SIZE_RATIO")
+        self.sizes: dict[str, RunningMedian] = {}
+        """The running median size of the engine's ok pages, per page type."""
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        if is_engine_request(request):
+            self.stat("requests")  # every request the engine gets, probes and canaries included
+
+    def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
+        if not is_engine_request(request):
+            return response
+        spider = self.crawler.spider
+        fetched_at = datetime.now(UTC)
+        page = request.meta.get("topicstreams_page")
+        try:
+            verdict, parsed = spider.extract(response, fetched_at)
+        except Exception as exc:  # a parser bug is an error of this page, not a reason to stall the topic
+            logger.exception("[%s] could not parse %s", self.state.engine, response.url)
+            verdict, parsed = Verdict(ResponseClass.ERROR, f"parse error: {type(exc).__name__}: {exc}"), []
+        size = len(response.body)
+        if response.status == 200:
+            norm = self.sizes.setdefault(page_type(page), RunningMedian())
+            verdict = size_verdict(verdict, size, norm.value, self.min_size_ratio)
+            if verdict.cls is ResponseClass.OK and parsed:
+                norm.add(size)
+        request.meta["topicstreams_verdict"] = verdict
+        request.meta["topicstreams_results"] = parsed
+        request.meta["topicstreams_fetched_at"] = fetched_at
+        retry_after = retry_after_seconds(response.headers.get("Retry-After", b"").decode("latin-1"))
+        self._take(request, verdict, url=response.url, status=response.status, size=size, items=len(parsed),
+                   retry_after=retry_after)
+        return response
+
+    def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
+        if not is_engine_request(request):
+            return
+        verdict = classify_failure(exception)
+        request.meta["topicstreams_verdict"] = verdict
+        self._take(request, verdict, url=request.url, status=None, size=0, items=0, retry_after=None)
+        return
+
+    def _take(self, request: Request, verdict: Verdict, *, url: str, status: int | None, size: int, items: int,
+              retry_after: float | None) -> None:
+        state = self.state
+        meta = request.meta
+        probe = bool(meta.get("topicstreams_probe"))
+        bench = state.record(verdict.cls, probe=probe, retry_after=retry_after)
+        sent_at = meta.get("topicstreams_sent_at")
+        latency = time.monotonic() - sent_at if sent_at is not None else None
+        topic = meta.get("topicstreams_topic")
+        self.stat(STAT_KEYS[verdict.cls])
+        if verdict.cls is not ResponseClass.OK:
+            logger.warning("[%s] %s for topic %r (%s): %s", state.engine, verdict.cls, topic, url, verdict.reason)
+        if bench is not None:
+            self.stat("cooldowns")
+            logger.warning("[%s] cooling down for %g s (%d in a row%s): nothing goes to it until then, then one probe",
+                           state.engine, round(bench, 3), state.failures,
+                           f", Retry-After {retry_after:g} s" if retry_after is not None else "")
+        elif probe and verdict.cls is ResponseClass.OK:
+            logger.info("[%s] the probe came back ok: cooldown reset, back to the normal pace", state.engine)
+        page = meta.get("topicstreams_page")
+        classification = Classification(
+            engine=state.engine, topic=topic, page=page, page_type=page_type(page), url=url, status=status,
+            cls=verdict.cls, reason=verdict.reason, latency=latency, bytes=size, items=items, probe=probe,
+            bench=bench, at=datetime.now(UTC))
+        self.crawler.signals.send_catch_log(signal=response_classified, classification=classification)

@@ -1,0 +1,46 @@
+"""The signals topicstreams sends through the crawler's signal manager.
+
+``response_classified`` — sent once for every request to an engine (probes and canaries included) when its
+class is known, with one keyword argument, ``classification``: a :class:`Classification`. Health listens to
+it; nothing in the request path depends on who listens::
+
+    crawler.signals.connect(handler, signal=topicstreams.signals.response_classified)
+
+    def handler(classification): ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from topicstreams.blocks import ResponseClass
+
+response_classified = object()
+
+
+@dataclass(frozen=True)
+class Classification:
+    """One engine response (or failure), as the blocks middleware classed it."""
+
+    engine: str
+    topic: str | None
+    page: int | None
+    page_type: str
+    """``first`` (a topic's first results page) or ``next`` (a later one): sizes are compared within a type."""
+    url: str
+    status: int | None
+    """The HTTP status; None when no response came (a reset, a refusal, a timeout)."""
+    cls: ResponseClass
+    reason: str
+    latency: float | None
+    """Seconds from the moment the request left to its rendered response or its failure."""
+    bytes: int
+    """The rendered page's size (0 without a response)."""
+    items: int
+    """Result items read from the page."""
+    probe: bool
+    """Whether it was the single probe after a cooldown."""
+    bench: float | None
+    """The cooldown it started (seconds), if any."""
+    at: datetime
