@@ -238,9 +238,12 @@ def test_more_topics_than_the_floor_allows_run_at_the_floor_and_cycle_slower(scr
         assert min(gaps([{"time": at} for at in times])) >= 6 * 0.4 - 0.1, times
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_continuous_crawl_closes_cleanly_on_a_signal(scrapy_cmd, fakes, tmp_path, sig):
-    cfg = config(tmp_path, fakes, floor=0.3, scrape_interval=600)
+@pytest.mark.parametrize(("sig", "benched"), [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True)],
+                         ids=["SIGINT", "SIGTERM", "SIGINT-while-benched"])
+def test_a_continuous_crawl_closes_cleanly_on_a_signal(scrapy_cmd, fakes, tmp_path, sig, benched):
+    cfg = config(tmp_path, fakes, floor=0.3, scrape_interval=600, cooldown={"initial": 600, "factor": 2, "max": 600})
+    if benched:  # a ten-minute cooldown does not hold the shutdown up
+        fakes.script("google", [{"status": 429}])
     process = start_crawl(scrapy_cmd, fakes, cfg, "-a", "topics=alpha,beta")
     try:
         time.sleep(1.0)
@@ -250,6 +253,7 @@ def test_a_continuous_crawl_closes_cleanly_on_a_signal(scrapy_cmd, fakes, tmp_pa
         process.kill()
     assert process.returncode == 0, stderr[-3000:]
     assert "Spider closed (shutdown)" in stderr and "Traceback" not in stderr, stderr[-3000:]
+    assert ("cooling down for 600 s" in stderr) is benched
 
 
 def test_closespider_itemcount_closes_a_continuous_crawl(scrapy_cmd, fakes, tmp_path):

@@ -188,6 +188,11 @@ def classify_response(
     return Verdict(ResponseClass.OK, f"{item_count} results")
 
 
+def parse_error(exception: BaseException) -> Verdict:
+    """The verdict on a page the parser failed on: an ``error`` naming the exception."""
+    return Verdict(ResponseClass.ERROR, f"parse error: {type(exception).__name__}: {exception}")
+
+
 def classify_failure(exception: BaseException) -> Verdict:
     """Classify a request that got no response: resets, refusals and timeouts are hard blocks."""
     from twisted.internet import error as net_error

@@ -68,14 +68,8 @@ class BlocksMiddleware(EngineMiddleware):
     def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
         if not is_engine_request(request):
             return response
-        spider = self.crawler.spider
-        fetched_at = datetime.now(UTC)
         page = request.meta.get("topicstreams_page")
-        try:
-            verdict, parsed = spider.extract(response, fetched_at)
-        except Exception as exc:  # a parser bug is an error of this page, not a reason to stall the topic
-            logger.exception("[%s] could not parse %s", self.state.engine, response.url)
-            verdict, parsed = Verdict(ResponseClass.ERROR, f"parse error: {type(exc).__name__}: {exc}"), []
+        verdict, parsed, fetched_at = self.crawler.spider.read_page(response)
         size = len(response.body)
         if response.status == 200:
             norm = self.sizes.setdefault(page_type(page), RunningMedian())

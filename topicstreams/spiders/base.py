@@ -48,6 +48,7 @@ from topicstreams.blocks import (
     classify_failure,
     classify_response,
     markers_for,
+    parse_error,
 )
 from topicstreams.browser import ProfileLock, profile_path
 from topicstreams.config import load_config
@@ -324,8 +325,7 @@ class EngineSpider(scrapy.Spider):
                                 languages) for rank, result in enumerate(parsed, start=1)]
         except Exception as exc:  # a parser bug must not stall the topic loop
             self.logger.exception("could not parse %s", response.url)
-            verdict = Verdict(ResponseClass.ERROR, f"parse error: {type(exc).__name__}: {exc}")
-            items = []
+            verdict, items = parse_error(exc), []
         urls = {self._identity(item["url"]) for item in items}
         if page and urls and urls <= run.seen:
             # Past its end an engine may serve its last page again (Bing does): that is the end, not news.
@@ -351,12 +351,16 @@ class EngineSpider(scrapy.Spider):
         meta = response.meta
         if "topicstreams_verdict" in meta:
             return meta["topicstreams_verdict"], meta.get("topicstreams_results", []), meta["topicstreams_fetched_at"]
+        return self.read_page(response)
+
+    def read_page(self, response: Response) -> tuple[Verdict, list[ParsedResult], datetime]:
+        """:meth:`extract` now; a parser bug makes this page an ``error`` instead of stalling the topic loop."""
         fetched_at = datetime.now(UTC)
         try:
             verdict, parsed = self.extract(response, fetched_at)
         except Exception as exc:
             self.logger.exception("could not parse %s", response.url)
-            verdict, parsed = Verdict(ResponseClass.ERROR, f"parse error: {type(exc).__name__}: {exc}"), []
+            verdict, parsed = parse_error(exc), []
         return verdict, parsed, fetched_at
 
     def extract(self, response: Response, fetched_at: datetime) -> tuple[Verdict, list[ParsedResult]]:
