@@ -138,6 +138,12 @@ def test_a_results_page_that_quotes_a_marker_is_not_a_block():
     # ... while a marker in the URL, or a page without items, still is one
     assert classify(html=quoting, items=0).cls is ResponseClass.CHALLENGE
     assert classify(url="https://www.google.com/sorry/index?continue=x").cls is ResponseClass.CHALLENGE
+    # a topic echoed in the URL's query is not a marker either; the query's keys still are
+    assert classify(url="https://www.google.com/search?q=consent.google.com+%2Fsorry%2F&tbm=nws").cls is \
+        ResponseClass.OK
+    yahoo = markers_for("yahoo")
+    assert classify_response(yahoo, status=200, url="https://guce.example/consent?brandType=eu&gcrumb=x",
+                             html="", item_count=0).cls is ResponseClass.CHALLENGE
 
 
 def test_a_page_far_below_the_running_median_size_is_a_soft_block():

@@ -11,8 +11,9 @@ One classifier for every engine, in the order of the contract:
 
 The markers live in one table a maintainer extends: :data:`ENGINE_MARKERS`, each engine's own challenge,
 block and "no results" markers, and :data:`WALL_MARKERS`, the walls in front of any site (checked for every
-engine). Markers are lowercase substrings of the final URL or of the page's HTML; HTML markers only count on a
-page without result items, so a headline or a topic that quotes one does not bench the engine.
+engine). Markers are lowercase substrings of the final URL (its query values blanked) or of the page's HTML;
+HTML markers only count on a page without result items. So a topic or a headline that quotes a marker does not
+bench the engine.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import enum
 import statistics
 from collections import deque
 from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 
 class ResponseClass(enum.StrEnum):
@@ -136,6 +138,15 @@ def _contains(haystack: str, needles: tuple[str, ...]) -> str | None:
     return None
 
 
+def _without_query_values(url: str) -> str:
+    """The URL with its query values blanked (``?q=&tbm=``): a topic echoed in the query is not a marker."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    keys = "&".join(f"{key}=" for key, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit(parts._replace(query=keys, fragment=""))
+
+
 EMPTY_LIST = "no result items and no 'no results' message"
 """The reason of a soft block that is only an unexplained empty list (a parser may still find results)."""
 
@@ -160,7 +171,7 @@ def classify_response(
     headers: dict[str, str] | None = None,
 ) -> Verdict:
     """Classify one rendered response. ``headers`` keys are compared case-insensitively."""
-    lowered_url = url.lower()
+    lowered_url = _without_query_values(url).lower()
     lowered = html.lower()
     for header, value in (headers or {}).items():
         if WALL_HEADERS.get(header.lower()) == str(value).strip().lower():
