@@ -78,7 +78,6 @@ class PacingMiddleware(EngineMiddleware):
         if page is None or page.is_closed():
             # A new tab is made for this request: listen to it for the moment each navigation leaves.
             request.meta["playwright_page_event_handlers"] = {"request": self._browser_request}
-        return
 
     def _browser_request(self, browser_request: Any) -> None:
         """The page's ``request`` event: a main-frame navigation is the engine request leaving now."""
