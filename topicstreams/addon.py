@@ -50,6 +50,8 @@ class TopicstreamsAddon:
         settings.setdict(config_settings(config), priority="addon")
         engine = getattr(self.crawler.spidercls, "name", None)
         if engine in config.data["engines"]:
-            # The pacing middleware keeps the engine's floor; with it off, Scrapy's own delay does.
+            # The engine's floor: the pacing middleware keeps it; with it off, Scrapy's own delay does.
+            floor = config.min_interval(engine)
+            settings.set("TOPICSTREAMS_MIN_INTERVAL", floor, priority="addon")
             paced = settings.getbool("TOPICSTREAMS_PACING_ENABLED")
-            settings.set("DOWNLOAD_DELAY", 0 if paced else config.min_interval(engine), priority="addon")
+            settings.set("DOWNLOAD_DELAY", 0 if paced else floor, priority="addon")

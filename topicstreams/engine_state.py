@@ -137,13 +137,11 @@ def state_for(crawler: Any) -> EngineState:
     state = _STATES.get(crawler)
     if state is None:
         settings = crawler.settings
-        engine = crawler.spidercls.name
-        pacing = settings.getdict("TOPICSTREAMS_PACING")
         cooldown = settings.getdict("TOPICSTREAMS_COOLDOWN")
         state = EngineState(
-            engine,
-            floor=float(pacing.get("per_engine", {}).get(engine, pacing.get("default_min_interval", 0.0))),
-            jitter_ratio=float(pacing.get("jitter_ratio", 0.0)),
+            crawler.spidercls.name,
+            floor=settings.getfloat("TOPICSTREAMS_MIN_INTERVAL"),
+            jitter_ratio=float(settings.getdict("TOPICSTREAMS_PACING")["jitter_ratio"]),
             cooldown=CooldownPolicy(float(cooldown["initial"]), float(cooldown["factor"]), float(cooldown["max"])),
         )
         _STATES[crawler] = state

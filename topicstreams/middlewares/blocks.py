@@ -90,7 +90,6 @@ class BlocksMiddleware(EngineMiddleware):
         verdict = classify_failure(exception)
         request.meta["topicstreams_verdict"] = verdict
         self._take(request, verdict, url=request.url, status=None, size=0, items=0, retry_after=None)
-        return
 
     def _take(self, request: Request, verdict: Verdict, *, url: str, status: int | None, size: int, items: int,
               retry_after: float | None) -> None:
