@@ -141,6 +141,18 @@ def test_rearm_jitter_bounds_and_mean(clock):
     assert sum(delays) / len(delays) == pytest.approx(10.0, abs=0.05)
 
 
+def test_rearm_scaled_for_a_slowed_engine_stretches_the_interval_and_its_jitter(clock):
+    s = make(clock, interval=10.0, jitter=0.4, seed=7)
+    s.add_now(["a"])
+    delays = []
+    for _ in range(500):
+        clock.advance(100)
+        topic, _ = s.pop_due()
+        delays.append(s.rearm(topic, 2.0) - clock.now)
+    assert all(16.0 <= d <= 24.0 for d in delays)
+    assert sum(delays) / len(delays) == pytest.approx(20.0, abs=0.2)
+
+
 def test_rearm_of_scheduled_topic_moves_it_without_duplicate(clock):
     s = make(clock)
     s.stagger(["a", "b"])

@@ -27,6 +27,8 @@ def config_settings(config: Config) -> dict:
         "TOPICSTREAMS_SATURATION": scraper["saturation"],
         "TOPICSTREAMS_SHARD": scraper["shard"],
         "TOPICSTREAMS_RETENTION_DAYS": scraper["retention_days"],
+        "TOPICSTREAMS_HEALTH": data["health"],
+        "TOPICSTREAMS_ALERTING": data["alerting"],
         "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(data),
     }
 

@@ -151,6 +151,10 @@ EMPTY_LIST = "no result items and no 'no results' message"
 """The reason of a soft block that is only an unexplained empty list (a parser may still find results)."""
 
 
+PARSE_ERROR = "parse error: "
+"""How the reason of a page the parser failed on starts."""
+
+
 @dataclass(frozen=True)
 class Verdict:
     cls: ResponseClass
@@ -159,6 +163,11 @@ class Verdict:
     @property
     def benches(self) -> bool:
         return self.cls in BENCHING_CLASSES
+
+    @property
+    def parse_failed(self) -> bool:
+        """Whether the parser failed on the page (see :func:`parse_error`)."""
+        return self.cls is ResponseClass.ERROR and self.reason.startswith(PARSE_ERROR)
 
 
 def classify_response(
@@ -201,7 +210,7 @@ def classify_response(
 
 def parse_error(exception: BaseException) -> Verdict:
     """The verdict on a page the parser failed on: an ``error`` naming the exception."""
-    return Verdict(ResponseClass.ERROR, f"parse error: {type(exception).__name__}: {exception}")
+    return Verdict(ResponseClass.ERROR, f"{PARSE_ERROR}{type(exception).__name__}: {exception}")
 
 
 def classify_failure(exception: BaseException) -> Verdict:

@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 
 from topicstreams import ENGINES
+from topicstreams.health.score import DEFAULT_WEIGHTS
 
 EX_CONFIG = 78
 """Exit status for a configuration error (sysexits.h ``EX_CONFIG``)."""
@@ -160,6 +161,17 @@ def proxy_url(key: str, value: Any) -> str:
     return value.strip()
 
 
+def webhook_url(key: str, value: Any) -> str:
+    expected = "an http:// or https:// URL, or empty for none"
+    if value == "":
+        return value
+    shown = mask_webhook(value) if isinstance(value, str) else value
+    parts = _split_url(key, value, expected, shown)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(key, shown, expected)
+    return value.strip()
+
+
 def shard(key: str, value: Any) -> str:
     expected = '"i/n" with 0 <= i < n'
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value) if isinstance(value, str) else None
@@ -255,6 +267,16 @@ SCHEMA: dict = {
         "shard": shard,
         "retention_days": number("days > 0", low=0, low_open=True),
     },
+    "health": {
+        "window": SECONDS_POSITIVE,
+        "min_requests": number("an integer >= 1", low=1, integer=True),
+        "baseline_days": number("days > 1 (the most recent day is never part of the baseline)", low=1,
+                                low_open=True),
+        "smoothing": number("a number above 0, at most 1", low=0, low_open=True, high=1),
+        "degrade_factor": number("a number >= 1", low=1),
+        "weights": {name: number("a number >= 0", low=0) for name in DEFAULT_WEIGHTS},
+    },
+    "alerting": {"webhook_url": webhook_url},
     "browser": {
         "executable_path": text("a path to a Chromium executable, or empty to find one"),
         "headless": boolean,
@@ -361,6 +383,18 @@ def mask_url(url: str) -> str:
     return parts._replace(netloc=f"{user}:***@{netloc}").geturl()
 
 
+def mask_webhook(url: str) -> str:
+    """A webhook URL without its secret: the scheme and host are kept, the path and query (the token) masked."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "***"
+    if not (parts.path.strip("/") or parts.query or parts.fragment or parts.username or parts.password):
+        return url
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{port}' if port else ''}/***"
+
+
 def _resolve_database_url(url: str, base_dir: Path) -> str:
     """Make a relative SQLite path absolute against ``base_dir``."""
     from sqlalchemy.engine import make_url
@@ -403,6 +437,8 @@ class Config:
         proxy = data["anti_detection"]["proxy"]
         proxy["proxies"] = [mask_url(p) for p in proxy["proxies"]]
         data["database"]["url"] = mask_url(data["database"]["url"])
+        if data["alerting"]["webhook_url"]:
+            data["alerting"]["webhook_url"] = mask_webhook(data["alerting"]["webhook_url"])
         return data
 
 

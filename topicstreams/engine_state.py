@@ -50,7 +50,8 @@ class EngineState:
         self.clock = clock
         self.rng = rng or random.Random()
         self.pace_multiplier = 1.0
-        """Set by Health: 1 normally, ``health.degrade_factor`` while the engine is degraded."""
+        """Set by Health: 1 normally, ``health.degrade_factor`` while the engine is degraded. It multiplies the
+        floor here and the re-scrape interval in the spider's schedule."""
         self.paused = False
         """Set by Health: a paused engine schedules no topics (a person lifts the pause)."""
         self.last_sent: float | None = None

@@ -25,6 +25,14 @@ class NewsItem(scrapy.Item):
     news_id = scrapy.Field()
 
 
+REQUIRED_RESULT_FIELDS = ("url", "title", "source", "published_at")
+"""The fields every result of an engine carries: an item missing one is not valid (the parser has slipped)."""
+
+
+def is_valid_item(item: NewsItem) -> bool:
+    return all(item.get(name) for name in REQUIRED_RESULT_FIELDS)
+
+
 @dataclass
 class ParsedResult:
     """What a parser (an engine's own, or the structural fallback) reads from one result, before times are

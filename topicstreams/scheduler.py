@@ -112,15 +112,16 @@ class TopicSchedule:
         self._popped_seq[topic] = seq
         return topic, due
 
-    def rearm(self, topic: str) -> float | None:
-        """After a successful scrape: due again ``interval * uniform(1 - j/2, 1 + j/2)`` from now.
+    def rearm(self, topic: str, scale: float = 1.0) -> float | None:
+        """After a successful scrape: due again ``interval * scale * uniform(1 - j/2, 1 + j/2)`` from now
+        (``scale`` > 1 while the engine is slowed down).
 
         Returns the new due time, or None (and does nothing) when the topic was dropped meanwhile
         or is not known.
         """
         half = self.jitter_ratio / 2
         factor = self.rng.uniform(1 - half, 1 + half) if half else 1.0
-        due = self.clock() + self.interval * factor
+        due = self.clock() + self.interval * scale * factor
         return due if self._reschedule(topic, due) else None
 
     def put_back(self, topic: str, due: float) -> None:

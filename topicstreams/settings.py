@@ -52,6 +52,13 @@ DOWNLOAD_DELAY_JITTER = 0
 # spiders' requests are not retried by Scrapy at all: retrying a block is the project's job, after the cooldown).
 RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
 
+# Health: each engine scored against its own normal; degraded slows it down, critical pauses it
+# (topicstreams.health.extension; the health.* keys of the configuration).
+EXTENSIONS = {
+    "topicstreams.health.extension.HealthExtension": 500,
+}
+TOPICSTREAMS_HEALTH_ENABLED = True
+
 ITEM_PIPELINES = {
     "topicstreams.pipelines.normalize.NormalizePipeline": 300,
     "topicstreams.pipelines.store.StorePipeline": 800,

@@ -1,8 +1,13 @@
 """The signals topicstreams sends through the crawler's signal manager.
 
 ``response_classified`` — sent once for every request to an engine (probes and canaries included) when its
-class is known, with one keyword argument, ``classification``: a :class:`Classification`. Health listens to
-it; nothing in the request path depends on who listens::
+class is known, with one keyword argument, ``classification``: a :class:`Classification`.
+
+``page_parsed`` — sent by the spider once it has built the items of a results page it received, with one
+keyword argument, ``outcome``: a :class:`PageParsed`, which carries the page's ``Classification`` (the very
+object sent before), so a listener joins the two.
+
+Health listens to both; nothing in the request path depends on who listens::
 
     crawler.signals.connect(handler, signal=topicstreams.signals.response_classified)
 
@@ -17,6 +22,7 @@ from datetime import datetime
 from topicstreams.blocks import ResponseClass
 
 response_classified = object()
+page_parsed = object()
 
 
 @dataclass(frozen=True)
@@ -44,3 +50,16 @@ class Classification:
     bench: float | None
     """The cooldown it started (seconds), if any."""
     at: datetime
+
+
+@dataclass(frozen=True)
+class PageParsed:
+    """What the spider made of one results page: its items, the valid ones among them, or a parse error."""
+
+    classification: Classification | None
+    """The page's classification (None when the blocks middleware did not run)."""
+    items: int
+    valid_items: int
+    """Items carrying every required field (:data:`topicstreams.items.REQUIRED_RESULT_FIELDS`)."""
+    error: str | None = None
+    """The parse error, when the parser failed on the page."""

@@ -12,8 +12,9 @@ an engine spider (``topicstreams_engine`` in its meta):
   challenge, hard block or soft block (a longer ``Retry-After`` wins) and resets it on success;
 * the counts go to the stats (``topicstreams/<engine>/<class>``, ``cooldowns``), and a
   :class:`~topicstreams.signals.Classification` goes out as the ``response_classified`` signal;
-* the verdict and the parsed results ride on in ``request.meta`` (``topicstreams_verdict``,
-  ``topicstreams_results``) for the spider's callback, so each page is read once.
+* the verdict, the parsed results and the classification ride on in ``request.meta``
+  (``topicstreams_verdict``, ``topicstreams_results``, ``topicstreams_classification``) for the spider's
+  callback, so each page is read once and its parse outcome joins its classification.
 """
 
 from __future__ import annotations
@@ -115,4 +116,5 @@ class BlocksMiddleware(EngineMiddleware):
             engine=state.engine, topic=topic, page=page, page_type=page_type(page), url=url, status=status,
             cls=verdict.cls, reason=verdict.reason, latency=latency, bytes=size, items=items, probe=probe,
             bench=bench, at=datetime.now(UTC))
+        meta["topicstreams_classification"] = classification
         self.crawler.signals.send_catch_log(signal=response_classified, classification=classification)

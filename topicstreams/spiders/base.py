@@ -54,9 +54,10 @@ from topicstreams.browser import ProfileLock, profile_path
 from topicstreams.config import load_config
 from topicstreams.dates import parse_result_time
 from topicstreams.engine_state import state_for
-from topicstreams.items import NewsItem, ParsedResult
+from topicstreams.items import NewsItem, ParsedResult, is_valid_item
 from topicstreams.pipelines.normalize import engine_hosts, normalize_url
 from topicstreams.scheduler import TopicSchedule
+from topicstreams.signals import PageParsed, page_parsed
 from topicstreams.spiders.fallback import structural_results
 from topicstreams.storage import active_topics, engine_for, ensure_topics, seed_topics, upgrade
 
@@ -218,6 +219,9 @@ class EngineSpider(scrapy.Spider):
                 self.reconcile(schedule)
             if self.once and not len(schedule):
                 return
+            if self.once and self.state.paused:
+                self.give_up_paused(schedule)
+                return
             # A benched engine schedules nothing (its topics keep their due times); a paused one neither.
             benched = self.state.bench_remaining()
             if benched or self.state.paused:
@@ -233,7 +237,7 @@ class EngineSpider(scrapy.Spider):
             verdict = await run.done
             if verdict.cls is ResponseClass.OK:
                 if not self.once:
-                    schedule.rearm(topic)
+                    schedule.rearm(topic, self.state.pace_multiplier)  # a slowed engine comes round later too
                 continue
             attempts[topic] += 1
             if self.once and attempts[topic] >= self.once_attempts:
@@ -249,6 +253,14 @@ class EngineSpider(scrapy.Spider):
                                 f"attempt {attempts[topic]} failed" if self.once else "failed", verdict.cls,
                                 verdict.reason, "after the cooldown" if verdict.benches else
                                 f"in {self.state.cooldown.initial:g} s")
+
+    def give_up_paused(self, schedule: TopicSchedule) -> None:
+        """Once mode on a paused engine: the topics left cannot be scraped until a person resumes it."""
+        left = schedule.topics
+        self.logger.error("%s is paused by its health (see `scrapy health`): %d topic(s) not scraped: %s; a person "
+                          "lifts the pause with `scrapy health resume %s`", self.name, len(left), ", ".join(left),
+                          self.name)
+        self.stat("topics_given_up", len(left))
 
     def reconcile(self, schedule: TopicSchedule) -> None:
         topics = self.current_topics()
@@ -326,6 +338,9 @@ class EngineSpider(scrapy.Spider):
         except Exception as exc:  # a parser bug must not stall the topic loop
             self.logger.exception("could not parse %s", response.url)
             verdict, items = parse_error(exc), []
+        self.crawler.signals.send_catch_log(signal=page_parsed, outcome=PageParsed(
+            response.meta.get("topicstreams_classification"), items=len(items),
+            valid_items=sum(map(is_valid_item, items)), error=verdict.reason if verdict.parse_failed else None))
         urls = {self._identity(item["url"]) for item in items}
         if page and urls and urls <= run.seen:
             # Past its end an engine may serve its last page again (Bing does): that is the end, not news.
@@ -337,7 +352,8 @@ class EngineSpider(scrapy.Spider):
             for item in items:
                 self.stat("items_scraped")
                 yield item
-            if items and page + 1 < self.max_pages and self.has_next_page(response, page):
+            if (items and page + 1 < self.max_pages and self.has_next_page(response, page)
+                    and not self.state.paused):
                 next_page = self.page_request(run, page + 1)
         finally:
             # Whatever happens here (the spider closing mid-page included), the topic loop is never left waiting.

@@ -105,14 +105,26 @@ def immediate(conn: Connection) -> Connection:
     return conn.execution_options(**{BEGIN_MODE: "IMMEDIATE"})
 
 
+def dialect_insert(dialect: Dialect, table: Table) -> Insert:
+    """An ``INSERT`` on *table* in *dialect*'s own flavour (which has ``ON CONFLICT``)."""
+    if dialect.name == "sqlite":
+        return sqlite.insert(table)
+    if dialect.name == "postgresql":
+        return postgresql.insert(table)
+    raise NotImplementedError(f"unsupported database dialect {dialect.name!r}: use SQLite or PostgreSQL")
+
+
 def insert_ignore(dialect: Dialect, table: Table, index_elements: list[str] | None = None) -> Insert:
     """``INSERT ... ON CONFLICT DO NOTHING`` on *table* for *dialect*."""
-    name = dialect.name
-    if name == "sqlite":
-        return sqlite.insert(table).on_conflict_do_nothing(index_elements=index_elements)
-    if name == "postgresql":
-        return postgresql.insert(table).on_conflict_do_nothing(index_elements=index_elements)
-    raise NotImplementedError(f"unsupported database dialect {name!r}: use SQLite or PostgreSQL")
+    return dialect_insert(dialect, table).on_conflict_do_nothing(index_elements=index_elements)
+
+
+def upsert(dialect: Dialect, table: Table, index_elements: list[str], values: dict[str, Any],
+           update: list[str]) -> Insert:
+    """``INSERT`` *values* into *table*; on a conflict over *index_elements*, update the columns *update*."""
+    statement = dialect_insert(dialect, table).values(values)
+    return statement.on_conflict_do_update(index_elements=index_elements,
+                                           set_={column: statement.excluded[column] for column in update})
 
 
 def _configure_sqlite(engine: Engine, *, foreign_keys: bool) -> None:

@@ -10,9 +10,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Dialect,
+    Float,
     ForeignKey,
     ForeignKeyConstraint,
     Index,
@@ -176,23 +179,112 @@ class ScraperCycle(Base):
     new_events: Mapped[int] = mapped_column(Integer, server_default=text("0"))
 
 
+class EngineStatus(Base):
+    """The live state of one engine on one node, kept by the health extension; every process and command reads it.
+
+    ``score`` is the smoothed score (``raw_score`` the latest one before smoothing) and ``band`` its band;
+    ``state`` is ``running``, ``cooling`` (benched until ``cooling_until``) or ``paused`` (until a person
+    resumes it: ``paused_at`` / ``resumed_at``). ``reasons`` is a list of signal names; ``window_counts`` the
+    counts of the current window; ``pace_multiplier`` the slowdown in force (1 normal, ``health.degrade_factor``
+    while degraded), which a restart keeps.
+    """
+
+    __tablename__ = "engine_status"
+
+    engine: Mapped[str] = mapped_column(String(32), primary_key=True)
+    node: Mapped[str] = mapped_column(String, primary_key=True)
+    score: Mapped[int | None] = mapped_column(Integer)
+    band: Mapped[str] = mapped_column(String(16), server_default=text("'unknown'"))
+    state: Mapped[str] = mapped_column(String(16), server_default=text("'running'"))
+    cooling_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    reasons: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), server_default=func.now())
+    raw_score: Mapped[int | None] = mapped_column(Integer)
+    p50_ms: Mapped[float | None] = mapped_column(Float)
+    p95_ms: Mapped[float | None] = mapped_column(Float)
+    window_counts: Mapped[dict | None] = mapped_column(JSON)
+    paused_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    resumed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    pace_multiplier: Mapped[float | None] = mapped_column(Float)
+
+
+class Alert(Base):
+    """A call for a person: an engine paused by a critical score. ``delivery`` says how the webhook went."""
+
+    __tablename__ = "alerts"
+    __table_args__ = (
+        Index("ix_alerts_engine_node_created_at", "engine", "node", "created_at"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    engine: Mapped[str] = mapped_column(String(32))
+    node: Mapped[str] = mapped_column(String)
+    score: Mapped[int | None] = mapped_column(Integer)
+    band: Mapped[str] = mapped_column(String(16))
+    reasons: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
+    message: Mapped[str] = mapped_column(String)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), server_default=func.now())
+    delivery: Mapped[str | None] = mapped_column(String)
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class HealthWindow(Base):
+    """One engine's responses on one node over one window of ``health.window`` seconds: the baseline's history."""
+
+    __tablename__ = "health_windows"
+    __table_args__ = (
+        Index("ix_health_windows_engine_node_window_end", "engine", "node", "window_end"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    engine: Mapped[str] = mapped_column(String(32))
+    node: Mapped[str] = mapped_column(String)
+    window_start: Mapped[datetime] = mapped_column(UTCDateTime())
+    window_end: Mapped[datetime] = mapped_column(UTCDateTime())
+    requests: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    ok: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    hard_blocks: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    challenges: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    soft_blocks: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    errors: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    items: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    valid_items: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    parse_errors: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    bytes: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    browser_seconds: Mapped[float] = mapped_column(Float, server_default=text("0"))
+    p50_latency_ms: Mapped[float | None] = mapped_column(Float)
+    p95_latency_ms: Mapped[float | None] = mapped_column(Float)
+
+
 topics_table = Topic.__table__
 news_table = News.__table__
 topic_news_table = TopicNews.__table__
 topic_news_engines_table = TopicNewsEngine.__table__
 scraper_cycles_table = ScraperCycle.__table__
+engine_status_table = EngineStatus.__table__
+alerts_table = Alert.__table__
+health_windows_table = HealthWindow.__table__
 
-TABLE_NAMES: tuple[str, ...] = ("topics", "news", "topic_news", "topic_news_engines", "scraper_cycles")
+TABLE_NAMES: tuple[str, ...] = ("topics", "news", "topic_news", "topic_news_engines", "scraper_cycles",
+                                 "engine_status", "alerts", "health_windows")
 
 __all__ = [
     "TABLE_NAMES",
+    "Alert",
     "Base",
+    "EngineStatus",
+    "HealthWindow",
     "News",
     "ScraperCycle",
     "Topic",
     "TopicNews",
     "TopicNewsEngine",
     "UTCDateTime",
+    "alerts_table",
+    "engine_status_table",
+    "health_windows_table",
     "news_table",
     "scraper_cycles_table",
     "topic_news_engines_table",

@@ -1,0 +1,102 @@
+"""``scrapy health [--json] [--all-nodes]`` and ``scrapy health resume ENGINE [--node NODE]``.
+
+The report exits 2 when an engine is critical or paused, 1 when one is degraded, else 0 (as monitoring plugins
+read it); see :mod:`topicstreams.health.report`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from scrapy.exceptions import UsageError
+
+from topicstreams import ENGINES
+from topicstreams.cli import SubcommandCommand
+from topicstreams.health.report import exit_status, format_table, report_json, report_rows
+from topicstreams.storage import engine_for, upgrade, utcnow
+from topicstreams.storage.health import read_statuses, resume
+
+RESUME = "resume"
+
+
+class Command(SubcommandCommand):
+    requires_crawler_process = False
+    subcommands = {RESUME: "lift an engine's pause on a node; its alerts are resolved"}
+
+    def syntax(self) -> str:
+        return "[--json] [--all-nodes] | resume ENGINE [--node NODE]"
+
+    def short_desc(self) -> str:
+        return "Show each engine's health, or resume a paused engine"
+
+    def long_desc(self) -> str:
+        return ("Show each engine's health on this node (every node with --all-nodes): score, band, state, "
+                "latency and reasons, as a table or as JSON. Exits 2 when an engine is critical or paused, "
+                "1 when one is degraded, else 0. 'resume ENGINE' lifts an engine's pause on this node "
+                "(or on --node NODE) and resolves its alerts.")
+
+    def add_options(self, parser) -> None:
+        super().add_options(parser)
+        parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+        parser.add_argument("--all-nodes", dest="all_nodes", action="store_true",
+                            help="report every node in the database, not only this one")
+        parser.add_argument("--node", metavar="NODE", help="with resume: the node to resume on (default: this one)")
+
+    def process_options(self, args: list[str], opts) -> None:
+        self.check_arguments(args, opts)
+        super().process_options(args, opts)
+
+    @staticmethod
+    def check_arguments(args: list[str], opts) -> None:
+        """Refuse arguments that can never run, before the configuration is read."""
+        if not args:
+            if opts.node is not None:
+                raise UsageError("--node goes with resume: scrapy health resume ENGINE --node NODE")
+            return
+        if args[0] != RESUME:
+            raise UsageError(f"unknown sub-command {args[0]!r}: expected none (the report) or {RESUME}")
+        if opts.json or opts.all_nodes:
+            raise UsageError("--json and --all-nodes go with the report, not with resume")
+        if len(args) != 2:
+            raise UsageError(f"resume takes one engine: one of {', '.join(ENGINES)}")
+        if args[1] not in ENGINES:
+            raise UsageError(f"unknown engine {args[1]!r}: expected one of {', '.join(ENGINES)}")
+        if opts.node is not None and not opts.node.strip():
+            raise UsageError("--node is empty: name a node")
+
+    def run(self, args: list[str], opts) -> None:
+        if not args:
+            self.exitcode = self.do_report(self.config, args, opts)
+        elif args[0] in self.subcommands:
+            super().run(args, opts)
+        else:
+            raise UsageError(f"unknown sub-command {args[0]!r}: expected none (the report) or {RESUME}")
+
+    @staticmethod
+    def _engine(config):
+        upgrade(config.get("database.url"))
+        return engine_for(config.get("database.url"))
+
+    def do_report(self, config, args, opts) -> int:
+        db = self._engine(config)
+        node = config.get("node.id")
+        statuses = read_statuses(db, None if opts.all_nodes else node)
+        rows = report_rows(statuses, node, config.enabled_engines(), utcnow(), all_nodes=opts.all_nodes)
+        if opts.json:
+            print(json.dumps(report_json(rows, node, all_nodes=opts.all_nodes)))
+        elif rows:
+            print(format_table(rows, all_nodes=opts.all_nodes))
+        else:
+            print("no engines: none is enabled and the database has no engine status")
+        return exit_status(rows)
+
+    def do_resume(self, config, args, opts) -> int:
+        engine = args[0]
+        node = opts.node.strip() if opts.node is not None else config.get("node.id")
+        if not resume(self._engine(config), engine, node, at=utcnow()):
+            print(f"{engine} is not paused on node {node}", file=sys.stderr)
+            return 1
+        print(f"resumed: {engine} on node {node}")
+        print("it restarts at the slowed pace; only a new critical score pauses it again")
+        return 0

@@ -1,0 +1,271 @@
+"""The health extension: each engine scored against its own normal, and the bands acting on the engine.
+
+A Scrapy extension, one per engine crawler (``TOPICSTREAMS_HEALTH_ENABLED``, on by default). It only listens:
+
+* ``response_classified`` — each classified response becomes a :class:`~topicstreams.health.window.Sample` of
+  the engine's rolling window (``health.window`` seconds); the window is scored against the engine's own
+  baseline and smoothed (:class:`~topicstreams.health.monitor.EngineHealth`);
+* ``page_parsed`` — the spider's parse outcome of that page (items, valid items, a parse error) joins its sample.
+
+and writes:
+
+* the engine's :class:`~topicstreams.engine_state.EngineState`: ``degraded`` multiplies the pacing floor and the
+  re-scrape interval by ``health.degrade_factor`` (a WARNING names the reasons) until a score is ``ok`` again;
+  ``critical`` pauses the engine: it schedules no topic until a person runs ``scrapy health resume ENGINE``;
+* a person's attention, on a pause: a CRITICAL log line with the reasons, a row in ``alerts``, a POST to
+  ``alerting.webhook_url`` when set;
+* the ``engine_status`` row of the engine on this node (score, band, state, cooling until, reasons, window
+  counts), which every process and ``scrapy health`` read; the pause lives there, so it survives restarts;
+* ``health_windows``: one row per ``health.window`` of responses, the history later baselines are made of
+  (the engine's windows over ``health.baseline_days`` days, the most recent day left out);
+* the stats ``topicstreams/<engine>/health_score`` (smoothed), ``health_band`` and the window's counts under
+  ``topicstreams/<engine>/window/…``.
+
+Nothing ever makes the engine go faster than its configured pace: without a score, what is in force stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import create_looping_call
+
+from topicstreams import ENGINES
+from topicstreams.engine_state import EngineState, state_for
+from topicstreams.health.alerting import alert_payload, post_webhook
+from topicstreams.health.monitor import PAUSE, RECOVER, SLOW_DOWN, Assessment, EngineHealth, HealthSettings
+from topicstreams.health.score import CRITICAL, DEGRADED
+from topicstreams.health.window import Sample, WindowStats
+from topicstreams.signals import Classification, PageParsed, page_parsed, response_classified
+from topicstreams.storage import engine_for, upgrade, utcnow
+from topicstreams.storage import health as store
+
+logger = logging.getLogger(__name__)
+
+TICK = 2.0
+"""Seconds between the extension's looks at the clock: a pause lifted by a person, a window that has ended."""
+
+BASELINE_REFRESH = 3600.0
+"""Seconds between two readings of the engine's baseline from its stored windows."""
+
+AWAITING_PARSE = 64
+"""Samples kept waiting for their page's parse outcome (a failure never gets one)."""
+
+
+def wall(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+class HealthExtension:
+    def __init__(self, crawler: Crawler, settings: HealthSettings, database_url: str, node: str,
+                 webhook_url: str) -> None:
+        self.crawler = crawler
+        self.engine = crawler.spidercls.name
+        self.settings = settings
+        self.database_url = database_url
+        self.node = node
+        self.webhook_url = webhook_url
+        self.health = EngineHealth(settings)
+        self.db: Any = None
+        self.bucket: list[Sample] = []
+        """The samples of the current stored window, which started at ``bucket_start``."""
+        self.bucket_start: float | None = None
+        self.awaiting: dict[int, tuple[Classification, Sample]] = {}
+        self.baseline_read_at = -math.inf
+        self.deliveries: list[asyncio.Future] = []
+        self.ticker: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> HealthExtension:
+        settings = crawler.settings
+        if not settings.getbool("TOPICSTREAMS_HEALTH_ENABLED"):
+            raise NotConfigured("TOPICSTREAMS_HEALTH_ENABLED is off")
+        if getattr(crawler.spidercls, "name", None) not in ENGINES:
+            raise NotConfigured("health follows the engine spiders only")
+        database_url = (settings.get("TOPICSTREAMS_DATABASE_URL") or "").strip()
+        if not database_url:
+            raise NotConfigured("TOPICSTREAMS_DATABASE_URL is empty: nowhere to keep the engine status")
+        extension = cls(crawler, HealthSettings.from_config(settings.getdict("TOPICSTREAMS_HEALTH")), database_url,
+                        settings.get("TOPICSTREAMS_NODE_ID"),
+                        settings.getdict("TOPICSTREAMS_ALERTING").get("webhook_url") or "")
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(extension.response_classified, signal=response_classified)
+        crawler.signals.connect(extension.page_parsed, signal=page_parsed)
+        return extension
+
+    @property
+    def state(self) -> EngineState:
+        return state_for(self.crawler)
+
+    # ---- life cycle -----------------------------------------------------------------------------------
+    def spider_opened(self, spider: Spider) -> None:
+        upgrade(self.database_url)
+        self.db = engine_for(self.database_url)
+        self.restore()
+        self.refresh_baseline(time.time())
+        self.save_status()
+        self.ticker = create_looping_call(self.tick)
+        self.ticker.start(TICK, now=False)
+
+    async def spider_closed(self, spider: Spider, reason: str) -> None:
+        if self.ticker is not None and self.ticker.running:
+            self.ticker.stop()
+        self.store_bucket(time.time())
+        if self.deliveries:
+            await asyncio.gather(*self.deliveries, return_exceptions=True)
+
+    def restore(self) -> None:
+        """Take up what the engine's status row says is in force: a pause, a slowdown."""
+        row = store.read_status(self.db, self.engine, self.node)
+        if row is None:
+            return
+        if row.state == store.PAUSED:
+            self.health.in_force = CRITICAL
+            self.state.paused = True
+            self.state.pace_multiplier = max(1.0, row.pace_multiplier or self.settings.degrade_factor)
+            logger.warning("[%s] paused since %s (%s): it schedules no topic until a person runs "
+                           "`scrapy health resume %s`", self.engine, f"{row.paused_at:%Y-%m-%d %H:%M:%S}Z"
+                           if row.paused_at else "earlier", ", ".join(row.reasons) or "no reasons kept", self.engine)
+        elif row.pace_multiplier and row.pace_multiplier > 1:
+            self.health.in_force = DEGRADED
+            self.state.pace_multiplier = row.pace_multiplier
+            logger.warning("[%s] slowed down when last seen: the pacing floor and re-scrape interval stay × %g "
+                           "until its score is ok again", self.engine, row.pace_multiplier)
+
+    def tick(self) -> None:
+        now = time.time()
+        if self.bucket_start is not None and now >= self.bucket_start + self.settings.window:
+            self.store_bucket(now)
+        if now - self.baseline_read_at >= BASELINE_REFRESH:
+            self.refresh_baseline(now)
+        if self.state.paused:
+            self.check_resumed()
+
+    def refresh_baseline(self, now: float) -> None:
+        self.baseline_read_at = now
+        self.health.history = store.baseline_window(self.db, self.engine, self.node, self.settings.baseline_days,
+                                                    wall(now))
+
+    def check_resumed(self) -> None:
+        row = store.read_status(self.db, self.engine, self.node)
+        if row is None or row.state == store.PAUSED:
+            return
+        at = (row.resumed_at or utcnow()).timestamp()
+        self.health.resume(at)
+        self.state.paused = False
+        self.state.pace_multiplier = self.settings.degrade_factor
+        logger.warning("[%s] resumed by a person: judged afresh from now, at the slowed pace (× %g) until its "
+                       "score is ok", self.engine, self.settings.degrade_factor)
+        self.save_status()
+
+    # ---- what the crawl reports -----------------------------------------------------------------------
+    def response_classified(self, classification: Classification) -> None:
+        sample = Sample(at=classification.at.timestamp(), cls=classification.cls, latency=classification.latency,
+                        bytes=classification.bytes)
+        self.awaiting[id(classification)] = (classification, sample)
+        while len(self.awaiting) > AWAITING_PARSE:
+            del self.awaiting[next(iter(self.awaiting))]
+        self.add_to_bucket(sample)
+        assessment = self.health.observe(sample)
+        self.act(assessment)
+        self.publish(assessment)
+
+    def page_parsed(self, outcome: PageParsed) -> None:
+        found = self.awaiting.pop(id(outcome.classification), None)
+        if found is None:
+            return
+        _, sample = found
+        sample.items, sample.valid_items, sample.parse_error = outcome.items, outcome.valid_items, bool(outcome.error)
+
+    # ---- the bands acting -----------------------------------------------------------------------------
+    def act(self, assessment: Assessment) -> None:
+        reasons = ", ".join(assessment.reasons) or "no single signal"
+        if assessment.action == SLOW_DOWN:
+            self.state.pace_multiplier = self.settings.degrade_factor
+            logger.warning("[%s] health %s (degraded): %s; slowing down: the pacing floor and the re-scrape interval "
+                           "× %g until it recovers", self.engine, assessment.score, reasons,
+                           self.settings.degrade_factor)
+        elif assessment.action == RECOVER:
+            self.state.pace_multiplier = 1.0
+            logger.info("[%s] health %s (ok): back to the normal pace", self.engine, assessment.score)
+        elif assessment.action == PAUSE:
+            self.pause(assessment, reasons)
+
+    def pause(self, assessment: Assessment, reasons: str) -> None:
+        self.state.paused = True
+        self.state.pace_multiplier = max(self.state.pace_multiplier, self.settings.degrade_factor)
+        message = (f"[{self.engine}] health {assessment.score} (critical): {reasons}; engine paused on node "
+                   f"{self.node}: it schedules no topic until a person looks and runs "
+                   f"`scrapy health resume {self.engine}`")
+        logger.critical(message)
+        at = utcnow()
+        store.pause(self.db, self.engine, self.node, at, pace_multiplier=self.state.pace_multiplier)
+        alert = store.add_alert(self.db, self.engine, self.node, score=assessment.score, band=assessment.band,
+                                reasons=assessment.reasons, message=message)
+        if self.webhook_url:
+            payload = alert_payload(self.engine, self.node, assessment.score, assessment.band, assessment.reasons,
+                                    message, at)
+            delivery = asyncio.get_running_loop().run_in_executor(None, post_webhook, self.webhook_url, payload)
+            delivery.add_done_callback(lambda done: self.delivered(alert, done))
+            self.deliveries.append(delivery)
+
+    def delivered(self, alert: int, done: asyncio.Future) -> None:
+        self.deliveries.remove(done)
+        if not done.cancelled() and done.exception() is None:
+            store.set_alert_delivery(self.db, alert, done.result())
+
+    # ---- what it writes -------------------------------------------------------------------------------
+    def publish(self, assessment: Assessment) -> None:
+        stats = self.crawler.stats
+        prefix = f"topicstreams/{self.engine}"
+        if assessment.score is not None:
+            stats.set_value(f"{prefix}/health_score", assessment.score)
+        stats.set_value(f"{prefix}/health_band", assessment.band)
+        for name, value in assessment.stats.counts().items():
+            if value is not None:
+                stats.set_value(f"{prefix}/window/{name}", round(value, 3) if isinstance(value, float) else value)
+        self.save_status(assessment)
+
+    def save_status(self, assessment: Assessment | None = None) -> None:
+        """Write the engine's row: its state now, and the latest assessment when there is one."""
+        values: dict[str, Any] = {"pace_multiplier": self.state.pace_multiplier}
+        if self.state.paused:
+            state = None  # the pause is the row's to keep until a person lifts it
+        elif self.state.benched:
+            state = store.COOLING
+            values["cooling_until"] = utcnow() + timedelta(seconds=self.state.bench_remaining())
+        else:
+            state = store.RUNNING
+            values["cooling_until"] = None
+        if assessment is not None:
+            values.update(score=assessment.score, raw_score=assessment.raw, band=assessment.band,
+                          reasons=assessment.reasons, p50_ms=assessment.stats.p50_latency_ms,
+                          p95_ms=assessment.stats.p95_latency_ms, window_counts=assessment.stats.counts())
+        store.save_status(self.db, self.engine, self.node, state=state, **values)
+
+    def add_to_bucket(self, sample: Sample) -> None:
+        start = sample.at - sample.at % self.settings.window
+        if self.bucket_start is not None and start != self.bucket_start:
+            self.store_bucket(start)
+        if self.bucket_start is None:
+            self.bucket_start = start
+        self.bucket.append(sample)
+
+    def store_bucket(self, now: float) -> None:
+        """Keep the stored window's samples (up to ``now`` at most) as one row of ``health_windows``."""
+        if self.bucket_start is None:
+            return
+        start, samples = self.bucket_start, self.bucket
+        self.bucket, self.bucket_start = [], None
+        if samples and self.db is not None:
+            end = min(now, start + self.settings.window)
+            store.save_window(self.db, self.engine, self.node, wall(start), wall(end), WindowStats.of(samples))

@@ -1,0 +1,162 @@
+"""The report of ``scrapy health``: each engine's score, band and state on a node, as a table or as JSON. Pure.
+
+:func:`report_rows` turns the ``engine_status`` rows (:class:`~topicstreams.storage.health.EngineStatusRow`)
+into one :class:`EngineReport` per engine and node: this node's enabled engines and every engine with a row,
+in the order of :data:`topicstreams.ENGINES`. :func:`format_table` and :func:`report_json` print them;
+:func:`exit_status` is what monitoring plugins read: 2 when an engine is critical or paused, 1 when one is
+degraded, else 0.
+
+What is not known reads ``-`` in the table and ``null`` in JSON. The state is the one at ``now``: a cooldown
+that has ended reads ``running``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from topicstreams import ENGINES
+from topicstreams.health.score import CRITICAL, DEGRADED, UNKNOWN
+from topicstreams.storage.health import COOLING, PAUSED, EngineStatusRow
+
+NO_VALUE = "-"
+"""What the table prints for a value that is not known."""
+
+COLUMNS = ("engine", "score", "band", "state", "parser score", "p50 ms", "p95 ms", "cooling until", "reasons")
+"""The table's columns; ``--all-nodes`` puts a ``node`` column first."""
+
+NODE_COLUMN = "node"
+
+EXIT_OK, EXIT_DEGRADED, EXIT_CRITICAL = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class EngineReport:
+    """One engine on one node as the report shows it (None: not known)."""
+
+    node: str
+    engine: str
+    score: int | None = None
+    band: str = UNKNOWN
+    state: str | None = None
+    """The state at the report's time; None without a status row."""
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    cooling_until: datetime | None = None
+    """Set only while the engine is cooling."""
+    reasons: tuple[str, ...] = ()
+    updated_at: datetime | None = None
+    parser_score: float | None = None
+    """Not measured yet: always None."""
+    cost: float | None = None
+    """Not measured yet: always None."""
+
+    @classmethod
+    def of(cls, node: str, engine: str, status: EngineStatusRow | None, now: datetime) -> EngineReport:
+        """The report of ``engine`` on ``node`` from its status row (None: the engine has none)."""
+        if status is None:
+            return cls(node=node, engine=engine)
+        state = status.state_at(now)
+        return cls(node=node, engine=engine, score=status.score, band=status.band or UNKNOWN, state=state,
+                   p50_ms=status.p50_ms, p95_ms=status.p95_ms,
+                   cooling_until=status.cooling_until if state == COOLING else None,
+                   reasons=tuple(status.reasons or ()), updated_at=status.updated_at)
+
+
+def engine_order(names: Iterable[str]) -> list[str]:
+    """``names`` without repeats, in the order of :data:`topicstreams.ENGINES`; unknown names last, sorted."""
+    names = set(names)
+    return [name for name in ENGINES if name in names] + sorted(names - set(ENGINES))
+
+
+def report_rows(statuses: Iterable[EngineStatusRow], node: str, enabled: Iterable[str], now: datetime,
+                all_nodes: bool = False) -> list[EngineReport]:
+    """The report's rows: on ``node``, each of the ``enabled`` engines and every engine with a status row; with
+    ``all_nodes``, also every other node's engines with a status row. By node (when ``all_nodes``), then engine."""
+    by_key = {(status.node, status.engine): status for status in statuses
+              if all_nodes or status.node == node}
+    engines_of: dict[str, set[str]] = {node: set(enabled)}
+    for row_node, engine in by_key:
+        engines_of.setdefault(row_node, set()).add(engine)
+    return [EngineReport.of(row_node, engine, by_key.get((row_node, engine)), now)
+            for row_node in sorted(engines_of)
+            for engine in engine_order(engines_of[row_node])]
+
+
+def utc_text(moment: datetime | None) -> str | None:
+    """``moment`` as ISO 8601 in UTC to the second, ``2026-11-29T21:05:03Z`` (a naive one is taken as UTC)."""
+    if moment is None:
+        return None
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _ms(value: float | None) -> str:
+    return NO_VALUE if value is None else str(math.floor(value + 0.5))
+
+
+def _cells(report: EngineReport) -> list[str]:
+    return [
+        report.engine,
+        NO_VALUE if report.score is None else str(report.score),
+        report.band,
+        report.state or NO_VALUE,
+        NO_VALUE if report.parser_score is None else f"{report.parser_score:g}",
+        _ms(report.p50_ms),
+        _ms(report.p95_ms),
+        utc_text(report.cooling_until) or NO_VALUE,
+        ", ".join(report.reasons) or NO_VALUE,
+    ]
+
+
+def format_table(reports: Sequence[EngineReport], all_nodes: bool = False) -> str:
+    """A header line, then one line per report, columns left-aligned two spaces apart."""
+    header = [NODE_COLUMN, *COLUMNS] if all_nodes else list(COLUMNS)
+    lines = [header] + [[report.node, *_cells(report)] if all_nodes else _cells(report) for report in reports]
+    widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in lines)
+
+
+def engine_json(report: EngineReport) -> dict[str, Any]:
+    """One engine's entry of the JSON report."""
+    return {
+        "engine": report.engine,
+        "score": report.score,
+        "band": report.band,
+        "state": report.state,
+        "parser_score": report.parser_score,
+        "p50_ms": report.p50_ms,
+        "p95_ms": report.p95_ms,
+        "cooling_until": utc_text(report.cooling_until),
+        "reasons": list(report.reasons),
+        "cost": report.cost,
+        "updated_at": utc_text(report.updated_at),
+    }
+
+
+def node_json(node: str, reports: Iterable[EngineReport]) -> dict[str, Any]:
+    """The JSON report of one node: its engines among ``reports``."""
+    return {"node": node, "saturation": None,
+            "engines": [engine_json(report) for report in reports if report.node == node]}
+
+
+def report_json(reports: Sequence[EngineReport], node: str, all_nodes: bool = False) -> dict[str, Any]:
+    """The JSON report: ``node``'s object, or with ``all_nodes`` ``{"nodes": [...]}`` with one per node."""
+    if not all_nodes:
+        return node_json(node, reports)
+    nodes = sorted({node, *(report.node for report in reports)})
+    return {"nodes": [node_json(each, reports) for each in nodes]}
+
+
+def exit_status(reports: Iterable[EngineReport]) -> int:
+    """2 when an engine is ``critical`` or ``paused``, else 1 when one is ``degraded``, else 0."""
+    worst = EXIT_OK
+    for report in reports:
+        if report.band == CRITICAL or report.state == PAUSED:
+            return EXIT_CRITICAL
+        if report.band == DEGRADED:
+            worst = EXIT_DEGRADED
+    return worst

@@ -1,0 +1,156 @@
+"""The health tables: ``engine_status`` (each engine's live state per node), ``alerts``, ``health_windows``.
+
+Every function takes an Engine and runs in one short transaction. One process writes an engine's status on a
+node (an engine's profile lock allows no second one); ``scrapy health resume`` writes only the pause's end,
+and a running process never writes ``state`` over it: while it holds the engine paused, its updates leave the
+``state`` column alone (:func:`save_status` with ``state=None``).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine, func, insert, select, update
+
+from topicstreams.health.score import UNKNOWN, Window
+from topicstreams.health.window import WindowStats
+from topicstreams.storage.db import upsert, utcnow
+from topicstreams.storage.models import alerts_table as alerts
+from topicstreams.storage.models import engine_status_table as engine_status
+from topicstreams.storage.models import health_windows_table as health_windows
+
+RUNNING, COOLING, PAUSED = "running", "cooling", "paused"
+
+
+@dataclass(frozen=True)
+class EngineStatusRow:
+    engine: str
+    node: str
+    score: int | None
+    band: str
+    state: str
+    cooling_until: datetime | None
+    reasons: list[str]
+    updated_at: datetime
+    raw_score: int | None
+    p50_ms: float | None
+    p95_ms: float | None
+    window_counts: dict[str, Any] | None
+    paused_at: datetime | None
+    resumed_at: datetime | None
+    pace_multiplier: float | None
+
+    def state_at(self, now: datetime) -> str:
+        """The state as it stands at ``now``: a cooldown that has ended is ``running`` again."""
+        if self.state == COOLING and (self.cooling_until is None or self.cooling_until <= now):
+            return RUNNING
+        return self.state
+
+
+def read_statuses(engine: Engine, node: str | None = None, engines: Iterable[str] | None = None
+                  ) -> list[EngineStatusRow]:
+    """The status rows of ``node`` (every node when None), optionally of some engines, by node then engine."""
+    query = select(engine_status).order_by(engine_status.c.node, engine_status.c.engine)
+    if node is not None:
+        query = query.where(engine_status.c.node == node)
+    if engines is not None:
+        query = query.where(engine_status.c.engine.in_(list(engines)))
+    with engine.connect() as conn:
+        return [EngineStatusRow(**row._mapping) for row in conn.execute(query)]
+
+
+def read_status(engine: Engine, engine_name: str, node: str) -> EngineStatusRow | None:
+    rows = read_statuses(engine, node, [engine_name])
+    return rows[0] if rows else None
+
+
+def save_status(engine: Engine, engine_name: str, node: str, *, state: str | None, **values: Any) -> None:
+    """Insert or update the status of an engine on a node. ``state=None`` leaves the stored state as it is
+    (a new row then starts ``running``); ``values`` are other columns (``updated_at`` defaults to now)."""
+    values = {"updated_at": utcnow(), **values}
+    if state is not None:
+        values["state"] = state
+    row = {"engine": engine_name, "node": node, **values}
+    with engine.begin() as conn:
+        conn.execute(upsert(conn.dialect, engine_status, ["engine", "node"], row, update=list(values)))
+
+
+def pause(engine: Engine, engine_name: str, node: str, at: datetime | None = None, **values: Any) -> None:
+    """Hold the engine paused on the node from ``at`` (now) until :func:`resume`."""
+    save_status(engine, engine_name, node, state=PAUSED, paused_at=at or utcnow(), cooling_until=None, **values)
+
+
+def resume(engine: Engine, engine_name: str, node: str, at: datetime | None = None) -> bool:
+    """Lift the engine's pause on the node; its open alerts are resolved. False when it was not paused.
+
+    The score that paused it is void from then on (score and band read unknown until a new one is computed);
+    the pace multiplier in force stays, so the engine comes back slowed."""
+    at = at or utcnow()
+    with engine.begin() as conn:
+        lifted = conn.execute(
+            update(engine_status)
+            .where(engine_status.c.engine == engine_name, engine_status.c.node == node,
+                   engine_status.c.state == PAUSED)
+            .values(state=RUNNING, resumed_at=at, updated_at=at, score=None, raw_score=None, band=UNKNOWN,
+                    reasons=[])).rowcount
+        if lifted:
+            conn.execute(update(alerts)
+                         .where(alerts.c.engine == engine_name, alerts.c.node == node, alerts.c.resolved_at.is_(None))
+                         .values(resolved_at=at))
+    return bool(lifted)
+
+
+def add_alert(engine: Engine, engine_name: str, node: str, *, score: int | None, band: str, reasons: list[str],
+              message: str) -> int:
+    """Record an alert; returns its id."""
+    with engine.begin() as conn:
+        return conn.execute(insert(alerts).values(
+            engine=engine_name, node=node, score=score, band=band, reasons=reasons, message=message,
+            created_at=utcnow()).returning(alerts.c.id)).scalar_one()
+
+
+def set_alert_delivery(engine: Engine, alert_id: int, delivery: str) -> None:
+    with engine.begin() as conn:
+        conn.execute(update(alerts).where(alerts.c.id == alert_id).values(delivery=delivery))
+
+
+def read_alerts(engine: Engine, engine_name: str | None = None, node: str | None = None) -> list[dict[str, Any]]:
+    query = select(alerts).order_by(alerts.c.id)
+    if engine_name is not None:
+        query = query.where(alerts.c.engine == engine_name)
+    if node is not None:
+        query = query.where(alerts.c.node == node)
+    with engine.connect() as conn:
+        return [dict(row._mapping) for row in conn.execute(query)]
+
+
+def save_window(engine: Engine, engine_name: str, node: str, start: datetime, end: datetime,
+                stats: WindowStats) -> None:
+    """Keep one window of the engine's responses for later baselines."""
+    with engine.begin() as conn:
+        conn.execute(insert(health_windows).values(
+            engine=engine_name, node=node, window_start=start, window_end=end, **stats.counts()))
+
+
+def baseline_window(engine: Engine, engine_name: str, node: str, days: float, now: datetime | None = None
+                    ) -> Window:
+    """The engine's own normal on the node: its windows that ended over the last ``days`` days, the most recent
+    day left out, summed; the p95 is the median of those windows' p95s."""
+    now = now or utcnow()
+    period = (health_windows.c.engine == engine_name, health_windows.c.node == node,
+              health_windows.c.window_end >= now - timedelta(days=days),
+              health_windows.c.window_end < now - timedelta(days=1))
+    with engine.connect() as conn:
+        totals = conn.execute(select(
+            func.coalesce(func.sum(health_windows.c.requests), 0),
+            func.coalesce(func.sum(health_windows.c.hard_blocks), 0),
+            func.coalesce(func.sum(health_windows.c.challenges), 0),
+            func.coalesce(func.sum(health_windows.c.soft_blocks), 0)).where(*period)).one()
+        p95s = list(conn.execute(select(health_windows.c.p95_latency_ms).where(
+            *period, health_windows.c.p95_latency_ms.is_not(None))).scalars())
+    p95 = statistics.median(p95s) if p95s else 0.0
+    return Window(int(totals[0]), int(totals[1]), int(totals[2]), int(totals[3]), float(p95))
