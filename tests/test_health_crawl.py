@@ -32,7 +32,7 @@ FAST_COOLDOWN = {"initial": 0.05, "factor": 1, "max": 0.05}
 
 @pytest.fixture(scope="module")
 def running():
-    with FakeEngines(("google",)) as fakes:
+    with FakeEngines(("google", "bing")) as fakes:
         yield fakes
 
 
@@ -76,12 +76,12 @@ def webhook():
 
 
 def config(folder: Path, fakes: FakeEngines, *, floor: float, health: dict, webhook_url: str = "",
-           **scraper) -> Path:
+           engines=("google",), **scraper) -> Path:
     return write_config(folder, {
         "database": {"url": "sqlite:///news.db"},
         "node": {"id": "node-a"},
         "engines": {name: {"base_url": fakes.base_url(name) if name in fakes.engines else "http://127.0.0.1:9",
-                           "enabled": name == "google"} for name in ENGINES},
+                           "enabled": name in engines} for name in ENGINES},
         "scraper": {"pacing": {"default_min_interval": floor, "jitter_ratio": 0.0}, "cooldown": FAST_COOLDOWN,
                     **scraper},
         "health": health,
@@ -251,3 +251,21 @@ def test_a_slowdown_in_force_when_the_crawl_starts_stretches_the_re_scrape_inter
     assert len(seen) >= 2, result.stderr[-3000:]
     # The topic comes round every 2 × 1.5 s (no re-scrape jitter here), not every 1.5 s.
     assert min(gaps(seen)) >= 2 * interval - SLACK, gaps(seen)
+
+
+def test_in_crawlall_a_paused_engine_stops_alone(scrapy_cmd, fakes, tmp_path):
+    cfg = config(tmp_path, fakes, floor=0.05, health={"smoothing": 1, "min_requests": 6}, engines=("google", "bing"),
+                 once_attempts=100)
+    fakes.script("google", [{"status": 429, "body": "Too Many Requests"}, "captcha200"] * 20)  # bing stays normal
+    result = scrapy_cmd("crawlall", "-a", f"topics={topics(8)}", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(fakes.results_requests("google")) == 6  # 3 hard blocks, 3 challenges: 40, paused
+    db = tmp_path / "news.db"
+    assert rows(db, "select engine, score, band, state from engine_status order by engine") == [
+        ("bing", 100, "ok", "running"), ("google", 40, "critical", "paused")]
+    assert rows(db, "select engine from alerts") == [("google",)]
+    # bing went on at its own pace and stored every topic; google gave its topics up
+    assert rows(db, "select count(distinct topic_id) from topic_news_engines where engine = 'bing'") == [(8,)]
+    assert "google is paused by its health" in result.stderr
+    shown = report(scrapy_cmd, cfg)
+    assert shown.returncode == 2 and google_row(shown.stdout)[:4] == ["google", "40", "critical", "paused"]

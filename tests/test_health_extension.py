@@ -161,6 +161,25 @@ def test_a_running_process_notices_a_resume_and_judges_afresh_at_the_slowed_pace
     assert len(store.read_alerts(second.db)) == 1
 
 
+def test_the_status_row_says_cooling_until_when_while_the_engine_is_benched(tmp_path):
+    crawler = make_crawler(tmp_path, {})
+    seen = {}
+
+    def body(driven: Driven):
+        bench = driven.state.record(HARD)  # as the blocks middleware does before it sends the classification
+        driven.feed([HARD])
+        seen["cooling"] = store.read_status(driven.db, "google", "n1")
+        seen["bench"] = bench
+
+    driven = run(crawler, body)
+    row = seen["cooling"]
+    assert row.state == "cooling" and row.score is None and row.reasons == ["not enough requests to judge"]
+    expected = row.updated_at + timedelta(seconds=seen["bench"])
+    assert abs((row.cooling_until - expected).total_seconds()) < 1
+    assert row.state_at(row.cooling_until + timedelta(seconds=1)) == "running"
+    assert store.read_status(driven.db, "google", "n1").window_counts["hard_blocks"] == 1
+
+
 def test_an_alert_that_cannot_be_delivered_is_still_kept_and_logged(tmp_path, caplog):
     crawler = make_crawler(tmp_path, {"min_requests": 2, "smoothing": 1}, webhook_url="http://127.0.0.1:9/hook/SECRET")
     caplog.set_level(logging.ERROR)
