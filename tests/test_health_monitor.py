@@ -59,7 +59,7 @@ def test_no_score_and_no_action_below_min_requests():
         assert a.band == "unknown"
         assert a.reasons == ["not enough requests to judge"]
         assert a.action is None
-    assert engine.in_force == "ok" and not engine.slowed and not engine.paused
+    assert engine.in_force == "ok" and not engine.paused
     assert engine.smoothed.value is None  # no score was smoothed
 
 
@@ -73,7 +73,7 @@ def test_ok_to_degraded_slows_down_once_and_back_to_ok_recovers():
     assert step[0].score == 84
     assert step[1].score == 71 and step[1].band == "degraded" and step[1].reasons == ["hard_block"]
     assert step[1].action == SLOW_DOWN
-    assert engine.slowed and not engine.paused and engine.in_force == "degraded"
+    assert engine.in_force != "ok" and not engine.paused and engine.in_force == "degraded"
     # more degraded scores: nothing new to do. 2 in 13..17: 73, 75, 77, 78, 79
     # (2/17 = 0.1176 -> badness 0.588 -> 20.59 -> round(79.41) = 79)
     more = feed(engine, [OK] * 5, 12)
@@ -83,7 +83,7 @@ def test_ok_to_degraded_slows_down_once_and_back_to_ok_recovers():
     # 2 in 18: 0.1111 -> 0.5556 -> 19.44 -> round(80.56) = 81: ok again -> recover
     back = engine.observe(Sample(17, OK, 0.2))
     assert (back.score, back.band, back.action) == (81, "ok", RECOVER)
-    assert engine.in_force == "ok" and not engine.slowed
+    assert engine.in_force == "ok"
     assert actions(feed(engine, [OK] * 5, 18)) == []
 
 
@@ -131,7 +131,7 @@ def test_resume_forgets_the_window_resets_smoothing_and_leaves_the_engine_slowed
     assert engine.paused
     assert engine.smoothed.value is not None and engine.smoothed.value < 50
     engine.resume(200)
-    assert engine.in_force == "degraded" and engine.slowed and not engine.paused
+    assert engine.in_force == "degraded" and engine.in_force != "ok" and not engine.paused
     assert engine.smoothed.value is None
     assert len(engine.window.samples) == 0  # every sample was before 200
     # judging starts afresh: 9 ok responses are not enough for a score

@@ -90,10 +90,6 @@ class EngineHealth:
     def paused(self) -> bool:
         return self.in_force == CRITICAL
 
-    @property
-    def slowed(self) -> bool:
-        return self.in_force != OK
-
     def baseline(self) -> Window:
         if self.history is not None and self.history.requests >= self.settings.min_requests:
             return self.history
