@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -18,28 +17,20 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_config
+from tests.crawl_checks import SLACK, gaps, rows, stat_text, topics
+from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams import ENGINES
 from topicstreams.fakes import FakeEngines
 
 pytestmark = pytest.mark.timeout(300)
 
-SLACK = 0.005
-"""Seconds of clock resolution between the fake server's log and the floor."""
 
 FAST_COOLDOWN = {"initial": 0.05, "factor": 1, "max": 0.05}
 """A bench short enough for a test to gather a window of blocks in seconds (the floor still holds)."""
 
 
-@pytest.fixture(scope="module")
-def running():
-    with FakeEngines(("google", "bing")) as fakes:
-        yield fakes
-
-
-@pytest.fixture
-def fakes(running):
-    running.reset()
-    return running
+fakes = running_fakes("google", "bing")
+_clean = reset_fakes_per_test()
 
 
 class Webhook:
@@ -90,26 +81,8 @@ def config(folder: Path, fakes: FakeEngines, *, floor: float, health: dict, webh
     })
 
 
-def topics(count: int) -> str:
-    return ",".join(f"t{i:02d}" for i in range(count))
 
 
-def gaps(entries: list[dict]) -> list[float]:
-    times = [entry["time"] for entry in entries]
-    return [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
-
-
-def stat(stderr: str, key: str) -> str | None:
-    marker = f"'topicstreams/google/{key}': "
-    for line in stderr.splitlines():
-        if marker in line:
-            return line.split(marker)[1].rstrip(",}")
-    return None
-
-
-def rows(db: Path, sql: str, *args) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, args).fetchall()
 
 
 def report(scrapy_cmd, cfg: Path, *args: str) -> subprocess.CompletedProcess:
@@ -137,11 +110,12 @@ def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_
     assert len(critical) == 1, result.stderr[-3000:]
     assert "health 40 (critical): hard_block, challenge; engine paused on node node-a" in critical[0]
     assert "scrapy health resume google" in critical[0]
-    assert stat(result.stderr, "health_score") == "40"
-    assert stat(result.stderr, "health_band") == "'critical'"
-    assert stat(result.stderr, "window/requests") == "50"
-    assert stat(result.stderr, "window/hard_blocks") == "25" and stat(result.stderr, "window/challenges") == "25"
-    assert stat(result.stderr, "topics_given_up") == "5"
+    assert stat_text(result.stderr, "health_score") == "40"
+    assert stat_text(result.stderr, "health_band") == "'critical'"
+    assert stat_text(result.stderr, "window/requests") == "50"
+    assert stat_text(result.stderr, "window/hard_blocks") == "25"
+    assert stat_text(result.stderr, "window/challenges") == "25"
+    assert stat_text(result.stderr, "topics_given_up") == "5"
 
     db = tmp_path / "news.db"
     assert rows(db, "select engine, node, score, band, state from engine_status") == [
@@ -220,7 +194,7 @@ def test_a_degraded_engine_slows_to_twice_its_floor_and_says_why(scrapy_cmd, fak
     warnings = [line for line in result.stderr.splitlines() if "(degraded)" in line]
     assert len(warnings) == 1 and " WARNING: " in warnings[0], result.stderr[-3000:]
     assert "health 75 (degraded): soft_block; slowing down" in warnings[0] and "× 2" in warnings[0]
-    assert stat(result.stderr, "health_score") == "75" and stat(result.stderr, "health_band") == "'degraded'"
+    assert stat_text(result.stderr, "health_score") == "75" and stat_text(result.stderr, "health_band") == "'degraded'"
     db = tmp_path / "news.db"
     assert rows(db, "select score, band, state, reasons, pace_multiplier from engine_status") == [
         (75, "degraded", "running", '["soft_block"]', 2.0)]

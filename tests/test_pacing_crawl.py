@@ -15,25 +15,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_config
+from tests.crawl_checks import SLACK, gaps, rows, stat_count, topics
+from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams import ENGINES
 from topicstreams.fakes import FakeEngines
 
 pytestmark = pytest.mark.timeout(300)
 
-SLACK = 0.005
-"""Seconds of clock resolution between the fake server's log and the floor."""
 
 
-@pytest.fixture(scope="module")
-def running():
-    with FakeEngines(("google", "bing")) as fakes:
-        yield fakes
-
-
-@pytest.fixture
-def fakes(running):
-    running.reset()
-    return running
+fakes = running_fakes("google", "bing")
+_clean = reset_fakes_per_test()
 
 
 def config(folder: Path, fakes: FakeEngines, engines=("google",), *, floor=1.0, jitter=0.2, per_engine=None,
@@ -52,26 +44,7 @@ def arrivals(fakes: FakeEngines, engine: str = "google") -> list[dict]:
     return fakes.results_requests(engine)
 
 
-def gaps(entries: list[dict]) -> list[float]:
-    times = [entry["time"] for entry in entries]
-    return [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
 
-
-def stat(stderr: str, key: str) -> int:
-    marker = f"'topicstreams/google/{key}': "
-    for line in stderr.splitlines():
-        if marker in line:
-            return int(line.split(marker)[1].rstrip(",}"))
-    return 0
-
-
-def rows(db: Path, sql: str, *args) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, args).fetchall()
-
-
-def topics(count: int) -> str:
-    return ",".join(f"t{i:02d}" for i in range(count))
 
 
 def start_crawl(scrapy_cmd, fakes: FakeEngines, cfg: Path, *args: str) -> subprocess.Popen:
@@ -102,7 +75,7 @@ def test_no_gap_below_the_floor_with_jitter_and_slow_pages_and_each_classificati
     assert [entry["query"]["q"] for entry in seen] == [f"t{i:02d}" for i in range(12)]
     assert min(gaps(seen)) >= 1.0 - SLACK, gaps(seen)
     assert len({round(gap, 2) for gap in gaps(seen)}) > 3  # jittered, not a fixed beat
-    assert stat(result.stderr, "requests") == 12 and stat(result.stderr, "ok") == 12
+    assert stat_count(result.stderr, "requests") == 12 and stat_count(result.stderr, "ok") == 12
     assert rows(tmp_path / "news.db", "select count(distinct topic_id) from topic_news") == [(12,)]
 
     classified = [json.loads(line) for line in log.read_text().splitlines()]
@@ -144,8 +117,8 @@ def test_two_429s_bench_for_2_then_4_seconds_then_the_pace_resumes_and_every_top
     between = gaps(seen)
     assert between[0] >= 2.0 - SLACK and between[1] >= 4.0 - SLACK, between
     assert min(between[2:]) >= 0.5 - SLACK and max(between[2:]) < 2.0, between  # back to the pace
-    assert stat(result.stderr, "hard_blocks") == 2 and stat(result.stderr, "cooldowns") == 2
-    assert stat(result.stderr, "probes") == 2 and stat(result.stderr, "requests") == 7
+    assert stat_count(result.stderr, "hard_blocks") == 2 and stat_count(result.stderr, "cooldowns") == 2
+    assert stat_count(result.stderr, "probes") == 2 and stat_count(result.stderr, "requests") == 7
     assert "cooling down for 2 s (1 in a row)" in result.stderr and "cooling down for 4 s (2 in a row)" in result.stderr
     assert rows(tmp_path / "news.db", "select count(distinct topic_id) from topic_news") == [(5,)]
 
@@ -181,8 +154,8 @@ def test_captcha_pages_empty_lists_and_thin_pages_bench_the_engine(scrapy_cmd, f
     assert "soft_block for topic 'hollow'" in stderr and "no result items and no 'no results' message" in stderr
     assert "soft_block for topic 'thin'" in stderr and "below 0.3 x the median" in stderr
     assert "for topic 'nothing'" not in stderr
-    assert stat(stderr, "challenges") == 1 and stat(stderr, "soft_blocks") == 2
-    assert stat(stderr, "cooldowns") == 3 and stat(stderr, "probes") == 3
+    assert stat_count(stderr, "challenges") == 1 and stat_count(stderr, "soft_blocks") == 2
+    assert stat_count(stderr, "cooldowns") == 3 and stat_count(stderr, "probes") == 3
     seen = arrivals(fakes)
     order = [entry["query"]["q"] for entry in seen]
     for blocked in ("captcha", "hollow", "thin"):
