@@ -66,12 +66,10 @@ class Command(SubcommandCommand):
             raise UsageError("--node is empty: name a node")
 
     def run(self, args: list[str], opts) -> None:
-        if not args:
-            self.exitcode = self.do_report(self.config, args, opts)
-        elif args[0] in self.subcommands:
-            super().run(args, opts)
+        if args:
+            super().run(args, opts)  # resume (check_arguments refused anything else)
         else:
-            raise UsageError(f"unknown sub-command {args[0]!r}: expected none (the report) or {RESUME}")
+            self.exitcode = self.do_report(self.config, args, opts)
 
     @staticmethod
     def _engine(config):
