@@ -228,7 +228,7 @@ def project_meta(probe: Any, page: Any) -> dict:
     from types import SimpleNamespace
 
     probe.page = page
-    request = probe.page_request(SimpleNamespace(topic="topic"), 0)
+    request = probe.page_request(SimpleNamespace(topic="topic", canary=None), 0)
     return {k: v for k, v in request.meta.items() if k.startswith("playwright") or k == "handle_httpstatus_all"}
 
 

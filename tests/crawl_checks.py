@@ -1,12 +1,36 @@
-"""What the crawl tests read back from a run: the engine's arrivals and their gaps, stats from the log, rows."""
+"""What the crawl tests share: their configuration, and what they read back from a run (the engine's arrivals
+and their gaps, stats from the log, rows)."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
+from tests.conftest import write_config
+from topicstreams import ENGINES
+from topicstreams.fakes import FakeEngines
+
 SLACK = 0.005
 """Seconds of clock resolution between the fake server's log and the floor."""
+
+FAST_COOLDOWN = {"initial": 0.05, "factor": 1, "max": 0.05}
+"""A bench short enough for a test to gather a window of blocks in seconds (the floor still holds)."""
+
+
+def crawl_config(folder: Path, fakes: FakeEngines, *, floor: float, engines=("google",), scraper: dict | None = None,
+                 **sections) -> Path:
+    """``folder/config.yml`` for a crawl of the fake ``engines`` (the others disabled) on node ``node-a``, into
+    ``news.db``, with pacing floor ``floor`` and no jitter; ``scraper`` adds to the scraper section, ``sections``
+    are other top-level sections (``health``, ``canaries``, …)."""
+    return write_config(folder, {
+        "database": {"url": "sqlite:///news.db"},
+        "node": {"id": "node-a"},
+        "engines": {name: {"base_url": fakes.base_url(name) if name in fakes.engines else "http://127.0.0.1:9",
+                           "enabled": name in engines} for name in ENGINES},
+        "scraper": {"pacing": {"default_min_interval": floor, "jitter_ratio": 0.0}, **(scraper or {})},
+        "browser": {"profile_dir": "profiles"},
+        **sections,
+    })
 
 
 def topics(count: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -9,15 +10,20 @@ import subprocess
 import sys
 import time
 import urllib.request
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
 import yaml
 from parsel import Selector
+from scrapy.http import HtmlResponse
 
+from tests.conftest import parsing_spider
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
+from topicstreams.blocks import ENGINE_MARKERS, ResponseClass
 from topicstreams.fakes import FakeEngines, catalogue, google
+from topicstreams.spiders.google import GoogleSpider
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 TOPIC = "climate summit"
@@ -250,6 +256,69 @@ def test_captcha200_blank_small_consent_pages(fakes):
     assert status == 302 and saved["Location"] == url and saved["Set-Cookie"].startswith("SOCS=")
 
 
+def spider_items(fakes: FakeEngines, body: str, url: str):
+    """The page's verdict and items as the Google spider reads them (known layout, no browser)."""
+    spider = parsing_spider(GoogleSpider, fakes.base_url("google"))
+    response = HtmlResponse(url, body=body.encode("utf-8"), encoding="utf-8")
+    fetched_at = datetime.now(UTC)
+    verdict, parsed = spider.extract(response, fetched_at)
+    languages = spider.languages(response)
+    return verdict, [spider._item(p, response, TOPIC, rank, fetched_at, languages)
+                     for rank, p in enumerate(parsed, start=1)]
+
+
+def test_restyled_page_has_the_results_but_not_their_source_and_time(fakes):
+    url = search_url(fakes)
+    fakes.script("google", ["results", "restyled"])
+    _, _, normal, _ = fetch(url)
+    status, _, restyled, _ = fetch(url)
+    assert status == 200
+    log = fakes.requests("google")
+    assert [(e["kind"], e["step"], e["status"]) for e in log] == [("results", "results", 200),
+                                                                  ("results", "restyled", 200)]
+    assert abs(log[1]["bytes"] - log[0]["bytes"]) <= 0.05 * log[0]["bytes"]
+
+    # the redesign: same items, links, titles and pager; renamed source and time wrappers, no data-ts
+    sel = Selector(text=restyled)
+    lay = google.layout(TOPIC, 0)
+    results = sel.css("#rso div[data-news-doc-id]")
+    assert len(results) == len(lay.html_slots)
+    assert results.css("a.WlydOe[jsname=YKoRaf]::attr(href)").getall() == [s.href for s in lay.html_slots]
+    assert results.css("div[role=heading]::text").getall() == [s.article.title for s in lay.html_slots]
+    assert results.css("div.CEMjEf span::text").getall() == [s.article.source for s in lay.html_slots]
+    assert all(re.fullmatch(r"\d+ (minutes?|hours?) ago", t) for t in results.css("div.ZE0LJd span::text").getall())
+    assert sel.css("a#pnnext::attr(href)").get().endswith("start=10")
+    for gone in ("MgUUmf", "OSrXXb", "data-ts"):
+        assert gone in normal and gone not in restyled
+    lowered = restyled.lower()
+    markers = ENGINE_MARKERS["google"]
+    assert not any(m in lowered for m in (*markers.challenge_html, *markers.block_html, *markers.no_results))
+
+    # the JS-added result follows the redesign too: its script builds the new markup, its payload has no ts
+    script = restyled[restyled.rindex("<script"):]
+    assert 'document.getElementById("rso").appendChild' in script and "data-ts" not in script
+    assert '{"class": "CEMjEf NUnG9d"}' in script and '{"class": "ZE0LJd rbYSKb LfVVr"}' in script
+    payload = json.loads(base64.b64decode(re.search(r'atob\("([A-Za-z0-9+/=]+)"\)', restyled)[1]))
+    assert payload["href"] == lay.js_slot.href and payload["title"] == lay.roles["js"].title
+    assert "ts" not in payload and payload["age"].endswith(" ago")
+
+    # what the Google spider makes of it: every item, with url and title but no source and no time
+    verdict, items = spider_items(fakes, restyled, url)
+    assert verdict.cls is ResponseClass.OK and "fallback" not in verdict.reason
+    _, normal_items = spider_items(fakes, normal, url)
+    assert all(i["source"] and i["published_at"] for i in normal_items)
+    assert [i["url"] for i in items] == [i["url"] for i in normal_items]
+    assert [clean(i["url"]) for i in items] == [clean(s.href) for s in lay.html_slots]
+    assert all(i["url"] and i["title"] and i["source"] is None and i["published_at"] is None for i in items)
+
+
+def test_restyled_past_the_last_page_is_empty(fakes):
+    fakes.script("google", ["restyled"])
+    status, _, body, _ = fetch(search_url(fakes, page=catalogue.page_count(TOPIC)))
+    assert status == 200 and google.NO_RESULTS_MESSAGE in body
+    assert [(e["kind"], e["step"]) for e in fakes.requests("google")] == [("results", "empty")]
+
+
 def test_scripted_steps_in_order_then_default(fakes):
     fakes.script("google", [{"page": "empty"}, {"page": "small"}])
     fakes.script("google", {"page": "blank"})
@@ -393,6 +462,31 @@ def test_js_result_present_at_domcontentloaded_in_chromium(fakes):
     assert last.css("div.OSrXXb span[data-ts]::attr(data-ts)").get().isdigit()
     assert clean(lay.js_slot.target) == lay.roles["js"].url
     assert all(urlsplit(u).hostname == "assets.fake-engine.invalid" for u in left_loopback)
+
+
+def test_restyled_js_result_in_chromium(fakes):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("no Chromium at " + CHROMIUM)
+    lay = google.layout(TOPIC, 0)
+    fakes.script("google", ["restyled"])
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            page = browser.new_page()
+            page.route("**/*", lambda route: route.continue_() if urlsplit(route.request.url).hostname == "127.0.0.1"
+                       else route.abort())
+            page.goto(search_url(fakes), wait_until="domcontentloaded")
+            html = page.content()
+        finally:
+            browser.close()
+    last = Selector(text=html).css("#rso div[data-news-doc-id]")[-1]
+    assert last.attrib["data-news-doc-id"] == lay.js_slot.doc_id
+    assert last.css("a.WlydOe[jsname=YKoRaf]::attr(href)").get() == lay.js_slot.target
+    assert last.css("div[role=heading]::text").get() == lay.roles["js"].title
+    assert last.css("div.CEMjEf span::text").get() == lay.roles["js"].source
+    assert last.css("div.ZE0LJd span::text").get().endswith(" ago")
+    assert not last.css("div.MgUUmf, div.OSrXXb, [data-ts]")
 
 
 # -- the serve command ----------------------------------------------------------------------------------

@@ -16,17 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_config
-from tests.crawl_checks import SLACK, gaps, rows, stat_text, topics
+from tests.crawl_checks import FAST_COOLDOWN, SLACK, crawl_config, gaps, rows, stat_text, topics
 from tests.fakes_http import reset_fakes_per_test, running_fakes
-from topicstreams import ENGINES
 from topicstreams.fakes import FakeEngines
 
 pytestmark = pytest.mark.timeout(300)
-
-
-FAST_COOLDOWN = {"initial": 0.05, "factor": 1, "max": 0.05}
-"""A bench short enough for a test to gather a window of blocks in seconds (the floor still holds)."""
 
 
 fakes = running_fakes("google", "bing")
@@ -68,21 +62,8 @@ def webhook():
 
 def config(folder: Path, fakes: FakeEngines, *, floor: float, health: dict, webhook_url: str = "",
            engines=("google",), **scraper) -> Path:
-    return write_config(folder, {
-        "database": {"url": "sqlite:///news.db"},
-        "node": {"id": "node-a"},
-        "engines": {name: {"base_url": fakes.base_url(name) if name in fakes.engines else "http://127.0.0.1:9",
-                           "enabled": name in engines} for name in ENGINES},
-        "scraper": {"pacing": {"default_min_interval": floor, "jitter_ratio": 0.0}, "cooldown": FAST_COOLDOWN,
-                    **scraper},
-        "health": health,
-        "alerting": {"webhook_url": webhook_url},
-        "browser": {"profile_dir": "profiles"},
-    })
-
-
-
-
+    return crawl_config(folder, fakes, floor=floor, engines=engines, health=health,
+                        alerting={"webhook_url": webhook_url}, scraper={"cooldown": FAST_COOLDOWN, **scraper})
 
 
 def report(scrapy_cmd, cfg: Path, *args: str) -> subprocess.CompletedProcess:

@@ -174,10 +174,14 @@ def env(tmp_path):
 
 def table(stdout: str) -> dict[tuple[str, ...], list[str]]:
     """The table's rows by their key cells (engine, or node and engine with --all-nodes)."""
-    lines = stdout.strip().splitlines()
+    lines = [line for line in stdout.strip().splitlines() if not line.startswith("saturation")]
     header = cells(lines[0])
     key = 2 if header[0] == "node" else 1
     return {tuple(cells(line)[:key]): cells(line)[key:] for line in lines[1:]}
+
+
+def saturation_lines(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith("saturation")]
 
 
 def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
@@ -198,11 +202,13 @@ def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
         ("brave",): ["81", "ok", "running", "-", "-", "-", "-", "-"],  # disabled but has a row; cooldown over
     }
     assert list(table(result.stdout)) == [("google",), ("bing",), ("yahoo",), ("brave",)]
+    # bing is robust and cooling; brave is a canary engine (and its cooldown is over): one is not saturation
+    assert saturation_lines(result.stdout) == ["saturation: not suspected (robust engines cooling: bing)"]
 
     as_json = scrapy_cmd("health", "--json", env=env)
     assert as_json.returncode == 1, as_json.stderr
     report = json.loads(as_json.stdout)
-    assert (report["node"], report["saturation"]) == ("n1", None)
+    assert (report["node"], report["saturation"]) == ("n1", {"suspected": False, "cooling": ["bing"]})
     assert [engine["engine"] for engine in report["engines"]] == list(ENGINES)
     assert all(list(engine) == ENGINE_KEYS for engine in report["engines"])
     bing, yahoo = report["engines"][1], report["engines"][2]
@@ -216,6 +222,8 @@ def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
     assert list(table(every.stdout)) == [("n1", "google"), ("n1", "bing"), ("n1", "yahoo"), ("n1", "brave"),
                                          ("n2", "yahoo")]
     assert table(every.stdout)[("n2", "yahoo")] == ["20", "critical", "running", "-", "-", "-", "-", "hard_block"]
+    assert saturation_lines(every.stdout) == ["saturation on n1: not suspected (robust engines cooling: bing)",
+                                              "saturation on n2: not suspected"]
 
     every_json = scrapy_cmd("health", "--all-nodes", "--json", env=env)
     assert every_json.returncode == 2, every_json.stderr
@@ -223,6 +231,8 @@ def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
     assert [(node["node"], [e["engine"] for e in node["engines"]]) for node in nodes] == [
         ("n1", list(ENGINES)), ("n2", ["yahoo"])]
     assert nodes[1]["engines"][0]["band"] == "critical"
+    assert [node["saturation"] for node in nodes] == [{"suspected": False, "cooling": ["bing"]},
+                                                      {"suspected": False, "cooling": []}]
 
 
 def test_resume_lifts_a_pause_and_resolves_its_alerts(scrapy_cmd, db, env):

@@ -29,6 +29,7 @@ def config_settings(config: Config) -> dict:
         "TOPICSTREAMS_RETENTION_DAYS": scraper["retention_days"],
         "TOPICSTREAMS_HEALTH": data["health"],
         "TOPICSTREAMS_ALERTING": data["alerting"],
+        "TOPICSTREAMS_CANARIES": data["canaries"],
         "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(data),
     }
 

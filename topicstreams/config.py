@@ -214,6 +214,37 @@ def topic_name(key: str, value: Any) -> str:
     return value.strip()
 
 
+CANARY_KEYS = ("query", "min_results", "expect_domain")
+HOST_NAME = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*")
+
+
+def canary(key: str, value: Any) -> dict:
+    """One canary query: ``{query, min_results (1), expect_domain (none)}``."""
+    if not isinstance(value, dict) or not set(value) <= set(CANARY_KEYS) or "query" not in value:
+        raise ConfigError(key, value, "{query: text, min_results: integer >= 1, expect_domain: host name}")
+    query = value["query"]
+    if not isinstance(query, str) or not query.strip():
+        raise ConfigError(f"{key}.query", query, "a non-empty query")
+    min_results = value.get("min_results", 1)
+    number("an integer >= 1", low=1, integer=True)(f"{key}.min_results", min_results)
+    domain = value.get("expect_domain")
+    domain = "" if domain is None else domain
+    if not isinstance(domain, str) or (domain and not HOST_NAME.fullmatch(domain.strip().lower().strip("."))):
+        raise ConfigError(f"{key}.expect_domain", value.get("expect_domain"),
+                          "a host name such as example.org, or empty for any")
+    return {"query": query.strip(), "min_results": min_results, "expect_domain": domain.strip().lower().strip(".")}
+
+
+def canary_list(key: str, value: Any) -> list[dict]:
+    canaries = list_of(canary, "a list of canary queries")(key, value)
+    seen: set[str] = set()
+    for index, each in enumerate(canaries):
+        if each["query"] in seen:
+            raise ConfigError(f"{key}[{index}].query", each["query"], "a query not already listed for the engine")
+        seen.add(each["query"])
+    return canaries
+
+
 def optional(check: Check) -> Check:
     def wrapped(key: str, value: Any) -> Any:
         return None if value is None else check(key, value)
@@ -277,6 +308,10 @@ SCHEMA: dict = {
         "weights": {name: number("a number >= 0", low=0) for name in DEFAULT_WEIGHTS},
     },
     "alerting": {"webhook_url": webhook_url},
+    "canaries": {
+        "interval": SECONDS_POSITIVE,
+        "queries": Each(canary_list),
+    },
     "browser": {
         "executable_path": text("a path to a Chromium executable, or empty to find one"),
         "headless": boolean,
@@ -408,6 +443,12 @@ def _resolve_database_url(url: str, base_dir: Path) -> str:
         hide_password=False)
 
 
+def floor_for(pacing: Mapping[str, Any], engine: str) -> float:
+    """An engine's pacing floor from the ``scraper.pacing`` mapping: its own, else the default."""
+    own = (pacing.get("per_engine") or {}).get(engine)
+    return float(pacing["default_min_interval"] if own is None else own)
+
+
 @dataclass(frozen=True)
 class Config:
     """A validated configuration and where it came from."""
@@ -428,8 +469,7 @@ class Config:
         return [name for name in ENGINES if self.data["engines"][name]["enabled"]]
 
     def min_interval(self, engine: str) -> float:
-        pacing = self.data["scraper"]["pacing"]
-        return pacing["per_engine"].get(engine, pacing["default_min_interval"])
+        return floor_for(self.data["scraper"]["pacing"], engine)
 
     def masked(self) -> dict:
         """The configuration with secrets (proxy and database passwords) masked, for printing."""

@@ -29,8 +29,9 @@ REQUIRED_RESULT_FIELDS = ("url", "title", "source", "published_at")
 """The fields every result of an engine carries: an item missing one is not valid (the parser has slipped)."""
 
 
-def is_valid_item(item: NewsItem) -> bool:
-    return all(item.get(name) for name in REQUIRED_RESULT_FIELDS)
+def missing_fields(item: NewsItem) -> list[str]:
+    """The required fields ``item`` lacks, in the order of :data:`REQUIRED_RESULT_FIELDS`."""
+    return [name for name in REQUIRED_RESULT_FIELDS if not item.get(name)]
 
 
 @dataclass

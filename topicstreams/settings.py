@@ -56,8 +56,12 @@ RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
 # (topicstreams.health.extension; the health.* keys of the configuration).
 EXTENSIONS = {
     "topicstreams.health.extension.HealthExtension": 500,
+    "topicstreams.health.cycles.CyclesExtension": 510,
 }
 TOPICSTREAMS_HEALTH_ENABLED = True
+# Cycle accounting: one scraper_cycles row and one INFO line per engine and scrape_interval window, and the
+# purge of rows older than scraper.retention_days (topicstreams.health.cycles).
+TOPICSTREAMS_CYCLES_ENABLED = True
 
 ITEM_PIPELINES = {
     "topicstreams.pipelines.normalize.NormalizePipeline": 300,

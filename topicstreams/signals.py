@@ -7,7 +7,10 @@ class is known, with one keyword argument, ``classification``: a :class:`Classif
 keyword argument, ``outcome``: a :class:`PageParsed`, which carries the page's ``Classification`` (the very
 object sent before), so a listener joins the two.
 
-Health listens to both; nothing in the request path depends on who listens::
+``canary_checked`` — sent by the spider once it has read a canary query's results page (``canaries.*``), with
+one keyword argument, ``check``: a :class:`CanaryChecked`.
+
+Health listens to all three; nothing in the request path depends on who listens::
 
     crawler.signals.connect(handler, signal=topicstreams.signals.response_classified)
 
@@ -16,13 +19,15 @@ Health listens to both; nothing in the request path depends on who listens::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from topicstreams.blocks import ResponseClass
 
 response_classified = object()
 page_parsed = object()
+canary_checked = object()
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,8 @@ class Classification:
     bench: float | None
     """The cooldown it started (seconds), if any."""
     at: datetime
+    canary: bool = False
+    """Whether it was a canary query's page (``topic`` is then the query)."""
 
 
 @dataclass(frozen=True)
@@ -63,3 +70,19 @@ class PageParsed:
     """Items carrying every required field (:data:`topicstreams.items.REQUIRED_RESULT_FIELDS`)."""
     error: str | None = None
     """The parse error, when the parser failed on the page."""
+    missing: Mapping[str, int] = field(default_factory=dict)
+    """Required field -> how many of the page's items lack it."""
+
+
+@dataclass(frozen=True)
+class CanaryChecked:
+    """A canary query's answer, as the spider read it from a results page that looked normal."""
+
+    engine: str
+    query: str
+    matched: bool
+    results: int
+    """Results read from the page."""
+    problem: str | None
+    """What was wrong with the answer (None when it matched)."""
+    at: datetime

@@ -14,6 +14,7 @@ from scrapy.exceptions import UsageError
 from topicstreams import ENGINES
 from topicstreams.cli import SubcommandCommand
 from topicstreams.health.report import exit_status, format_table, report_json, report_rows
+from topicstreams.health.saturation import judge_saturation, policy_from_settings
 from topicstreams.storage import engine_for, upgrade, utcnow
 from topicstreams.storage.health import read_statuses, resume
 
@@ -79,12 +80,16 @@ class Command(SubcommandCommand):
     def do_report(self, config, args, opts) -> int:
         db = self._engine(config)
         node = config.get("node.id")
+        now = utcnow()
         statuses = read_statuses(db, None if opts.all_nodes else node)
-        rows = report_rows(statuses, node, config.enabled_engines(), utcnow(), all_nodes=opts.all_nodes)
+        rows = report_rows(statuses, node, config.enabled_engines(), now, all_nodes=opts.all_nodes)
+        policy = policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES)
+        saturation = {each: judge_saturation([status for status in statuses if status.node == each], now, policy)
+                      for each in {node, *(row.node for row in rows)}}
         if opts.json:
-            print(json.dumps(report_json(rows, node, all_nodes=opts.all_nodes)))
+            print(json.dumps(report_json(rows, node, all_nodes=opts.all_nodes, saturation=saturation)))
         elif rows:
-            print(format_table(rows, all_nodes=opts.all_nodes))
+            print(format_table(rows, all_nodes=opts.all_nodes, saturation=saturation))
         else:
             print("no engines: none is enabled and the database has no engine status")
         return exit_status(rows)

@@ -25,7 +25,13 @@ with tracking parameters, and on every page:
 These five roles are five different articles, chosen per (topic, page) from a hash. The wrapped targets
 carry tracking parameters too. :func:`expected_articles` gives the clean URLs a correct scraper stores.
 
-Page kinds of results requests: results, empty, sorry, captcha200, blank, small, consent.
+Page kinds of results requests: results, empty, sorry, captcha200, blank, small, consent, restyled.
+
+``restyled`` simulates a redesign that breaks the parser while the page loads fine: the same results page
+(same articles, result items, links, titles, pager, JS-added result, about the same size), except that the
+source wrapper is ``div.CEMjEf`` (not ``MgUUmf``), the time wrapper ``div.ZE0LJd`` (not ``OSrXXb``) and the
+time span has no ``data-ts`` (only the visible "3 hours ago"). A parser of the normal page finds every item,
+with url and title but no source and no time. Past the last page it is ``empty``, like ``results``.
 """
 
 from __future__ import annotations
@@ -192,6 +198,22 @@ def expected_articles(topic: str, page: int) -> list[str]:
 # -- markup ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Classes:
+    """The class names that differ between the normal markup and the ``restyled`` one."""
+
+    source: str
+    """The source wrapper (``div.<source> span``)."""
+    time: str
+    """The time wrapper (``div.<time> span``)."""
+    ts: bool
+    """Whether the time span carries ``data-ts``."""
+
+
+NORMAL = Classes(source="MgUUmf", time="OSrXXb", ts=True)
+RESTYLED = Classes(source="CEMjEf", time="ZE0LJd", ts=False)
+"""The redesign of the ``restyled`` page kind: renamed source and time wrappers, no ``data-ts``."""
+
 
 
 _STYLE = """\
@@ -203,10 +225,10 @@ body{margin:0;font-family:'Fake Sans Text',arial,sans-serif;font-size:14px;color
 #center_col{margin-left:180px;max-width:652px}
 .SoaBEf{margin:0 0 30px}
 .WlydOe{display:block;text-decoration:none;color:inherit}
-.MgUUmf span{font-size:12px;color:#202124}
+.@SOURCE@ span{font-size:12px;color:#202124}
 .n0jPhd{font-size:18px;line-height:24px;color:#1a0dab}
 .UqSP2b{color:#4d5156;margin-top:4px}
-.OSrXXb{color:#70757a;font-size:12px;margin-top:8px}
+.@TIME@{color:#70757a;font-size:12px;margin-top:8px}
 .gpjNTe img{border-radius:8px}
 .AaVjTc td{padding:0 8px}
 """
@@ -275,10 +297,10 @@ _RESULT = """\
     <a class="WlydOe" jsname="YKoRaf" href="{href}" ping="{ping}" data-ved="{ved}">
       <div class="Ljs0mb">
         <div class="SoAPf">
-          <div class="MgUUmf NUnG9d"><span>{source}</span></div>
+          <div class="{source_class} NUnG9d"><span>{source}</span></div>
           <div class="n0jPhd ynAwRc MBeuO nDgy9d" role="heading" aria-level="3">{title}</div>
           <div class="GI74Re nDgy9d UqSP2b">{snippet}</div>
-          <div class="OSrXXb rbYSKb LfVVr">{time}</div>
+          <div class="{time_class} rbYSKb LfVVr">{time}</div>
         </div>
 {thumb}      </div>
     </a>
@@ -291,6 +313,7 @@ _THUMB = """\
 """
 
 # The JS-added result: same markup as _RESULT, built with the DOM API from a base64 JSON payload.
+# @SOURCE@, @TIME@ and @TIME_ATTRS@ follow the page's Classes (see _js_result_html).
 _JS_RESULT = """\
 <script nonce="{nonce}">
 (function () {
@@ -309,10 +332,10 @@ _JS_RESULT = """\
       el("a", {"class": "WlydOe", "jsname": "YKoRaf", "href": r.href, "ping": r.ping, "data-ved": r.ved}, [
         el("div", {"class": "Ljs0mb"}, [
           el("div", {"class": "SoAPf"}, [
-            el("div", {"class": "MgUUmf NUnG9d"}, [el("span", {}, [r.source])]),
+            el("div", {"class": "@SOURCE@ NUnG9d"}, [el("span", {}, [r.source])]),
             el("div", {"class": "n0jPhd ynAwRc MBeuO nDgy9d", "role": "heading", "aria-level": "3"}, [r.title]),
             el("div", {"class": "GI74Re nDgy9d UqSP2b"}, [r.snippet]),
-            el("div", {"class": "OSrXXb rbYSKb LfVVr"}, [el("span", {"data-ts": String(r.ts)}, [r.age])])
+            el("div", {"class": "@TIME@ rbYSKb LfVVr"}, [el("span", @TIME_ATTRS@, [r.age])])
           ])
         ])
       ])
@@ -337,31 +360,40 @@ _EMPTY = """\
 """
 
 
-def _time_html(slot: Slot, now: float) -> str:
+def _style(classes: Classes) -> str:
+    return _STYLE.replace("@SOURCE@", classes.source).replace("@TIME@", classes.time)
+
+
+def _time_html(slot: Slot, now: float, classes: Classes = NORMAL) -> str:
     age = relative_age(slot.article.age_seconds)
-    if not slot.has_ts:
+    if not (slot.has_ts and classes.ts):
         return f"<span>{esc(age)}</span>"
     return f'<span data-ts="{slot.article.published_at(now)}">{esc(age)}</span>'
 
 
-def _result_html(slot: Slot, now: float) -> str:
+def _result_html(slot: Slot, now: float, classes: Classes = NORMAL) -> str:
     a = slot.article
     return _RESULT.format(
         doc_id=esc(slot.doc_id), hveid=esc("CA" + slot.doc_id[:6]), href=esc(slot.href), ping=esc(slot.ping),
-        ved=esc(slot.ved), source=esc(a.source), title=esc(a.title), snippet=esc(a.snippet), time=_time_html(slot, now),
+        ved=esc(slot.ved), source=esc(a.source), title=esc(a.title), snippet=esc(a.snippet),
+        time=_time_html(slot, now, classes), source_class=classes.source, time_class=classes.time,
         thumb=_THUMB.format(src=esc(slot.thumb)) if slot.thumb else "",
     )
 
 
-def _js_result_html(slot: Slot, now: float, nonce: str) -> str:
+def _js_result_html(slot: Slot, now: float, nonce: str, classes: Classes = NORMAL) -> str:
     a = slot.article
     data = {
         "docId": slot.doc_id, "hveid": "CA" + slot.doc_id[:6], "href": slot.href, "ping": slot.ping,
         "ved": slot.ved, "source": a.source, "title": a.title, "snippet": a.snippet,
         "ts": a.published_at(now), "age": relative_age(a.age_seconds),
     }
+    if not classes.ts:
+        del data["ts"]
     payload = base64.b64encode(json.dumps(data).encode("utf-8")).decode("ascii")
-    return _JS_RESULT.replace("{nonce}", nonce).replace("@PAYLOAD@", payload)
+    time_attrs = '{"data-ts": String(r.ts)}' if classes.ts else "{}"
+    return (_JS_RESULT.replace("{nonce}", nonce).replace("@SOURCE@", classes.source)
+            .replace("@TIME@", classes.time).replace("@TIME_ATTRS@", time_attrs).replace("@PAYLOAD@", payload))
 
 
 def _pager_html(lay: Layout) -> str:
@@ -393,26 +425,31 @@ def _pager_html(lay: Layout) -> str:
 
 
 def render_search_page(topic: str, start: int, now: float, kind: str = "results") -> tuple[str, str]:
-    """The HTML of a search page and the kind actually served ("results" past the last page is "empty")."""
-    lay = layout_at(topic, start) if kind == "results" and topic.strip() else None
-    if kind == "results" and (lay is None or not lay.slots):
+    """The HTML of a search page and the kind actually served (results or restyled past the last page: "empty").
+
+    ``kind`` is "results", "restyled" (the results page in the :data:`RESTYLED` markup), "empty" or "blank".
+    """
+    with_results = kind in ("results", "restyled")
+    classes = RESTYLED if kind == "restyled" else NORMAL
+    lay = layout_at(topic, start) if with_results and topic.strip() else None
+    if with_results and (lay is None or not lay.slots):
         kind = "empty"
     nonce = token("nonce", topic, start, int(now))
     head = _HEAD.format(
-        title=esc(f"{topic} - Google Search"), nonce=nonce, kei=token("kei", topic, start, now), style=_STYLE,
-        boilerplate=filler_css("google", 450, "g"), invalid=INVALID_HOST,
+        title=esc(f"{topic} - Google Search"), nonce=nonce, kei=token("kei", topic, start, now),
+        style=_style(classes), boilerplate=filler_css("google", 450, "g"), invalid=INVALID_HOST,
     )
     body = ['<body jsmodel="hspDDf">\n', _HEADER.format(q=esc(topic), q_url=esc(quote_plus(topic)))]
     results = pager = topstuff = ""
-    if kind == "results" and lay is not None:
-        results = "".join(_result_html(slot, now) for slot in lay.html_slots)
+    if kind != "empty" and lay is not None:
+        results = "".join(_result_html(slot, now, classes) for slot in lay.html_slots)
         pager = _pager_html(lay)
     elif kind == "empty":
         topstuff = _EMPTY.format(q=esc(topic))
     body.append(_MAIN.format(q=esc(topic), topstuff=topstuff, results=results, pager=pager))
     body.append(_FOOTER.format(invalid=INVALID_HOST))
-    if kind == "results" and lay is not None and lay.js_slot is not None:
-        body.append(_js_result_html(lay.js_slot, now, nonce))
+    if kind != "empty" and lay is not None and lay.js_slot is not None:
+        body.append(_js_result_html(lay.js_slot, now, nonce, classes))
     body.append("</body>\n</html>\n")
     return head + "".join(body), kind
 
@@ -515,7 +552,7 @@ def render_consent(continue_url: str) -> str:
 
 class GooglePages(EnginePages):
     name = "google"
-    page_kinds = frozenset({"results", "empty", "sorry", "captcha200", "blank", "small", "consent"})
+    page_kinds = frozenset({"results", "empty", "sorry", "captcha200", "blank", "small", "consent", "restyled"})
     query_param = "q"
 
     def is_results(self, ctx: RequestContext) -> bool:
@@ -523,7 +560,7 @@ class GooglePages(EnginePages):
 
     def render(self, kind: str, ctx: RequestContext) -> Reply:
         topic = ctx.query.get("q", "")
-        if kind in ("results", "empty", "blank"):
+        if kind in ("results", "restyled", "empty", "blank"):
             try:
                 start = max(0, int(ctx.query.get("start") or 0))
             except ValueError:

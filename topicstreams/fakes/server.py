@@ -14,7 +14,7 @@ routes, delays, the request log, the shared assets (``/thumbs/…`` PNGs, ``/fon
 
 A step is a dict (or just a page kind name):
 
-* ``page`` — a page kind of the engine (Google: results, empty, sorry, captcha200, blank, small, consent);
+* ``page`` — a page kind of the engine (Google: results, empty, sorry, captcha200, blank, small, consent, restyled);
   defaults to ``results`` (or to the raw ``body`` when one is given);
 * ``status`` — overrides the status of the response to the results request;
 * ``delay`` — seconds to wait before answering;

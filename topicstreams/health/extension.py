@@ -5,7 +5,11 @@ A Scrapy extension, one per engine crawler (``TOPICSTREAMS_HEALTH_ENABLED``, on 
 * ``response_classified`` — each classified response becomes a :class:`~topicstreams.health.window.Sample` of
   the engine's rolling window (``health.window`` seconds); the window is scored against the engine's own
   baseline and smoothed (:class:`~topicstreams.health.monitor.EngineHealth`);
-* ``page_parsed`` — the spider's parse outcome of that page (items, valid items, a parse error) joins its sample.
+* ``page_parsed`` — the spider's parse outcome of that page (items, valid items, missing fields, a parse error)
+  joins its sample, and the window's **parser health** is judged (:mod:`topicstreams.health.parser`): its own
+  score and reasons, a WARNING when its band falls, no action on the engine;
+* ``canary_checked`` — a canary query's answer (:mod:`topicstreams.canaries`): a wrong one adds the reason
+  ``canary mismatch`` (and a WARNING) until that canary answers right again.
 
 and writes:
 
@@ -15,11 +19,17 @@ and writes:
 * a person's attention, on a pause: a CRITICAL log line with the reasons, a row in ``alerts``, a POST to
   ``alerting.webhook_url`` when set;
 * the ``engine_status`` row of the engine on this node (score, band, state, cooling until, reasons, window
-  counts), which every process and ``scrapy health`` read; the pause lives there, so it survives restarts;
+  counts, parser score and reasons, canary mismatches, the cost per valid record against the baseline's —
+  :mod:`topicstreams.health.cost`), which every process and ``scrapy health`` read; the pause lives there, so
+  it survives restarts; it is written on every response and at least every ``HEARTBEAT`` seconds, so a fresh
+  row means a live process;
 * ``health_windows``: one row per ``health.window`` of responses, the history later baselines are made of
   (the engine's windows over ``health.baseline_days`` days, the most recent day left out);
-* the stats ``topicstreams/<engine>/health_score`` (smoothed), ``health_band`` and the window's counts under
-  ``topicstreams/<engine>/window/…``.
+* the stats ``topicstreams/<engine>/health_score`` (smoothed), ``health_band``, ``parser_score`` and the
+  window's counts under ``topicstreams/<engine>/window/…``.
+
+Every :data:`TICK` it also judges the node's exit-IP saturation from the fresh status rows of every process on
+the node (:mod:`topicstreams.health.saturation`; one watch per node and process, so ``crawlall`` warns once).
 
 Nothing ever makes the engine go faster than its configured pace: without a score, what is in force stays.
 """
@@ -39,12 +49,31 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from topicstreams import ENGINES
+from topicstreams.blocks import PARSE_ERROR, ResponseClass
+from topicstreams.canaries import canaries_for
 from topicstreams.engine_state import EngineState, state_for
 from topicstreams.health.alerting import alert_payload, post_webhook
-from topicstreams.health.monitor import PAUSE, RECOVER, SLOW_DOWN, Assessment, EngineHealth, HealthSettings
-from topicstreams.health.score import CRITICAL, DEGRADED
+from topicstreams.health.cost import cost_drift
+from topicstreams.health.monitor import (
+    PAUSE,
+    RECOVER,
+    SLOW_DOWN,
+    Assessment,
+    EngineHealth,
+    HealthSettings,
+    ParserAssessment,
+)
+from topicstreams.health.saturation import SaturationWatch, policy_from_settings, watch_for
+from topicstreams.health.score import CRITICAL, DEGRADED, OK
 from topicstreams.health.window import Sample, WindowStats
-from topicstreams.signals import Classification, PageParsed, page_parsed, response_classified
+from topicstreams.signals import (
+    CanaryChecked,
+    Classification,
+    PageParsed,
+    canary_checked,
+    page_parsed,
+    response_classified,
+)
 from topicstreams.storage import engine_for, upgrade, utcnow
 from topicstreams.storage import health as store
 
@@ -59,6 +88,19 @@ BASELINE_REFRESH = 3600.0
 AWAITING_PARSE = 64
 """Samples kept waiting for their page's parse outcome (a failure never gets one)."""
 
+HEARTBEAT = 15.0
+"""Seconds after which the status row is written again without a response (a cooling engine gets none)."""
+
+CANARY_MISMATCH = "canary mismatch"
+"""The reason a wrong canary answer adds."""
+
+
+def is_result_page(classification: Classification) -> bool:
+    """Whether the page should have yielded items: an ``ok`` page with result items, or one the parser failed on."""
+    if classification.cls is ResponseClass.OK:
+        return classification.items > 0
+    return classification.cls is ResponseClass.ERROR and classification.reason.startswith(PARSE_ERROR)
+
 
 def wall(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
@@ -66,7 +108,8 @@ def wall(seconds: float) -> datetime:
 
 class HealthExtension:
     def __init__(self, crawler: Crawler, settings: HealthSettings, database_url: str, node: str,
-                 webhook_url: str) -> None:
+                 webhook_url: str, saturation: SaturationWatch | None = None,
+                 canary_queries: tuple[str, ...] = ()) -> None:
         self.crawler = crawler
         self.engine = crawler.spidercls.name
         self.settings = settings
@@ -82,6 +125,13 @@ class HealthExtension:
         self.baseline_read_at = -math.inf
         self.deliveries: list[asyncio.Future] = []
         self.ticker: Any = None
+        self.saturation = saturation
+        self.canary_queries = canary_queries
+        self.mismatches: set[str] = set()
+        """The canary queries whose latest answer was wrong."""
+        self.cost_baseline: dict[str, float] | None = None
+        self.parser: ParserAssessment | None = None
+        self.saved_at = -math.inf
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HealthExtension:
@@ -93,13 +143,18 @@ class HealthExtension:
         database_url = (settings.get("TOPICSTREAMS_DATABASE_URL") or "").strip()
         if not database_url:
             raise NotConfigured("TOPICSTREAMS_DATABASE_URL is empty: nowhere to keep the engine status")
+        node = settings.get("TOPICSTREAMS_NODE_ID")
+        saturation = watch_for(database_url, node, policy_from_settings(
+            settings.getdict("TOPICSTREAMS_SATURATION"), settings.getdict("TOPICSTREAMS_PACING"), ENGINES), TICK)
+        canaries = canaries_for(settings.getdict("TOPICSTREAMS_CANARIES"), crawler.spidercls.name)
         extension = cls(crawler, HealthSettings.from_config(settings.getdict("TOPICSTREAMS_HEALTH")), database_url,
-                        settings.get("TOPICSTREAMS_NODE_ID"),
-                        settings.getdict("TOPICSTREAMS_ALERTING").get("webhook_url") or "")
+                        node, settings.getdict("TOPICSTREAMS_ALERTING").get("webhook_url") or "", saturation,
+                        tuple(canary.query for canary in canaries))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(extension.response_classified, signal=response_classified)
         crawler.signals.connect(extension.page_parsed, signal=page_parsed)
+        crawler.signals.connect(extension.canary_checked, signal=canary_checked)
         return extension
 
     @property
@@ -128,6 +183,8 @@ class HealthExtension:
         row = store.read_status(self.db, self.engine, self.node)
         if row is None:
             return
+        # A canary that answered wrong last time is still suspect until it answers right (if still configured).
+        self.mismatches = {query for query in row.canary_mismatches if query in self.canary_queries}
         if row.state == store.PAUSED:
             self.health.in_force = CRITICAL
             self.state.paused = True
@@ -149,11 +206,17 @@ class HealthExtension:
             self.refresh_baseline(now)
         if self.state.paused:
             self.check_resumed()
+        if time.monotonic() - self.saved_at >= HEARTBEAT:
+            self.save_status()
+        if self.saturation is not None:
+            self.saturation.check(self.db, wall(now))
 
     def refresh_baseline(self, now: float) -> None:
         self.baseline_read_at = now
-        self.health.history = store.baseline_window(self.db, self.engine, self.node, self.settings.baseline_days,
-                                                    wall(now))
+        history = store.baseline_history(self.db, self.engine, self.node, self.settings.baseline_days, wall(now))
+        self.health.history = history.window
+        enough = history.window.requests >= self.settings.min_requests
+        self.cost_baseline = history.cost if enough else None
 
     def check_resumed(self) -> None:
         row = store.read_status(self.db, self.engine, self.node)
@@ -170,7 +233,7 @@ class HealthExtension:
     # ---- what the crawl reports -----------------------------------------------------------------------
     def response_classified(self, classification: Classification) -> None:
         sample = Sample(at=classification.at.timestamp(), cls=classification.cls, latency=classification.latency,
-                        bytes=classification.bytes)
+                        bytes=classification.bytes, result_page=is_result_page(classification))
         self.awaiting[id(classification)] = (classification, sample)
         while len(self.awaiting) > AWAITING_PARSE:
             del self.awaiting[next(iter(self.awaiting))]
@@ -185,6 +248,36 @@ class HealthExtension:
             return
         _, sample = found
         sample.items, sample.valid_items, sample.parse_error = outcome.items, outcome.valid_items, bool(outcome.error)
+        sample.missing = dict(outcome.missing)
+        stats = self.health.window.stats(time.time())
+        self.parser = self.health.assess_parser(stats)
+        self.report_parser(self.parser)
+        self.save_status(stats=stats)
+
+    def report_parser(self, parser: ParserAssessment) -> None:
+        if parser.score is not None:
+            self.crawler.stats.set_value(f"topicstreams/{self.engine}/parser_score", parser.score)
+        if not parser.changed:
+            return
+        if parser.band == OK:
+            logger.info("[%s] parser health %s (ok): the results are read in full again", self.engine, parser.score)
+        else:
+            logger.warning("[%s] parser health %s (%s): %s; the engine's result markup has probably changed and "
+                           "its parser needs a fix (not a block: the pace stays as it is)", self.engine,
+                           parser.score, parser.band, ", ".join(parser.reasons) or "no single signal")
+
+    def canary_checked(self, check: CanaryChecked) -> None:
+        was_wrong = check.query in self.mismatches
+        if check.matched:
+            self.mismatches.discard(check.query)
+            if was_wrong:
+                logger.info("[%s] canary %r answers right again (%d results)", self.engine, check.query,
+                            check.results)
+        else:
+            self.mismatches.add(check.query)
+            logger.warning("[%s] %s: canary %r: %s; the page looked normal, but it is not what a real visitor "
+                           "would see", self.engine, CANARY_MISMATCH, check.query, check.problem)
+        self.save_status()
 
     # ---- the bands acting -----------------------------------------------------------------------------
     def act(self, assessment: Assessment) -> None:
@@ -235,9 +328,11 @@ class HealthExtension:
                 stats.set_value(f"{prefix}/window/{name}", round(value, 3) if isinstance(value, float) else value)
         self.save_status(assessment)
 
-    def save_status(self, assessment: Assessment | None = None) -> None:
-        """Write the engine's row: its state now, and the latest assessment when there is one."""
-        values: dict[str, Any] = {"pace_multiplier": self.state.pace_multiplier}
+    def save_status(self, assessment: Assessment | None = None, stats: WindowStats | None = None) -> None:
+        """Write the engine's row: its state now, the canary mismatches, the parser health, the latest assessment
+        when there is one, and the cost of the window ``stats`` (the assessment's by default)."""
+        values: dict[str, Any] = {"pace_multiplier": self.state.pace_multiplier,
+                                  "canary_mismatches": sorted(self.mismatches)}
         if self.state.paused:
             state = None  # the pause is the row's to keep until a person lifts it
         elif self.state.benched:
@@ -250,7 +345,13 @@ class HealthExtension:
             values.update(score=assessment.score, raw_score=assessment.raw, band=assessment.band,
                           reasons=assessment.reasons, p50_ms=assessment.stats.p50_latency_ms,
                           p95_ms=assessment.stats.p95_latency_ms, window_counts=assessment.stats.counts())
+            stats = stats or assessment.stats
+        if self.parser is not None:
+            values.update(parser_score=self.parser.score, parser_reasons=self.parser.reasons)
+        if stats is not None:
+            values["cost"] = cost_drift(stats.cost(), self.cost_baseline)
         store.save_status(self.db, self.engine, self.node, state=state, **values)
+        self.saved_at = time.monotonic()
 
     def add_to_bucket(self, sample: Sample) -> None:
         start = sample.at - sample.at % self.settings.window

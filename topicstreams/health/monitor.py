@@ -11,6 +11,9 @@ the *action* the band calls for when it changes what is in force:
 Without a score (too few requests) nothing changes: an engine is never sped up for lack of evidence. While
 paused, scores are still computed (canaries keep running) but call for nothing.
 
+Parser health (:meth:`EngineHealth.assess_parser`) is read off the same window but is a separate signal: it has
+its own band and acts on nothing (a broken parser is a code fix, not a reason to slow down).
+
 The baseline is the engine's own history (:attr:`EngineHealth.history`, windows of earlier days, set by the
 caller); until that holds ``min_requests`` requests, it is zero block rates and the engine's own p95 so far.
 """
@@ -70,6 +73,17 @@ class Assessment:
     """``slow down``, ``recover``, ``pause``, or None when what is in force stays."""
 
 
+@dataclass(frozen=True)
+class ParserAssessment:
+    """The engine's parser health after one parsed page (see :mod:`topicstreams.health.parser`)."""
+
+    score: int | None
+    band: str
+    reasons: list[str]
+    changed: bool
+    """Whether the band differs from the last known one (``unknown`` never counts as a change, nor a first ``ok``)."""
+
+
 @dataclass
 class EngineHealth:
     settings: HealthSettings
@@ -77,6 +91,8 @@ class EngineHealth:
     """The engine's own windows of earlier days, summed (see :func:`topicstreams.storage.health.baseline_window`)."""
     in_force: str = OK
     """The band whose action is in force: ``ok`` (normal pace), ``degraded`` (slowed), ``critical`` (paused)."""
+    parser_band: str = UNKNOWN
+    """The parser's last known band (its score is reported, it acts on nothing)."""
     window: RollingWindow = field(init=False)
     latencies: LatencyHistory = field(init=False)
     smoothed: Smoothed = field(init=False)
@@ -107,6 +123,16 @@ class EngineHealth:
         score = None if raw is None else round(self.smoothed.add(raw))
         band = band_of(score)
         return Assessment(raw, score, band, reasons, stats, baseline, self._act(band))
+
+    def assess_parser(self, stats: WindowStats) -> ParserAssessment:
+        """The parser health of the window ``stats`` sums (the samples with their parse outcome)."""
+        score, reasons = stats.parser()
+        band = band_of(score)
+        # From unknown, only a fall is news; ok is what an engine starts out as.
+        changed = band not in (UNKNOWN, self.parser_band) and not (self.parser_band == UNKNOWN and band == OK)
+        if band != UNKNOWN:
+            self.parser_band = band
+        return ParserAssessment(score, band, reasons, changed)
 
     def _act(self, band: str) -> str | None:
         if band == UNKNOWN or self.paused or band == self.in_force:

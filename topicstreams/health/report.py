@@ -7,18 +7,23 @@ in the order of :data:`topicstreams.ENGINES`. :func:`format_table` and :func:`re
 degraded, else 0.
 
 What is not known reads ``-`` in the table and ``null`` in JSON. The state is the one at ``now``: a cooldown
-that has ended reads ``running``.
+that has ended reads ``running``. The reasons put hostility first (the score's reasons), then ``canary
+mismatch``, then the parser's. Each node's exit-IP saturation
+(:class:`~topicstreams.health.saturation.Saturation`) follows the table as one line, and is the JSON's
+``saturation``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from topicstreams import ENGINES
+from topicstreams.health.extension import CANARY_MISMATCH
+from topicstreams.health.saturation import Saturation
 from topicstreams.health.score import CRITICAL, DEGRADED, UNKNOWN
 from topicstreams.storage.health import COOLING, PAUSED, EngineStatusRow
 
@@ -49,10 +54,9 @@ class EngineReport:
     """Set only while the engine is cooling."""
     reasons: tuple[str, ...] = ()
     updated_at: datetime | None = None
-    parser_score: float | None = None
-    """Not measured yet: always None."""
-    cost: float | None = None
-    """Not measured yet: always None."""
+    parser_score: int | None = None
+    cost: dict[str, Any] | None = None
+    """Attempts, bytes and browser seconds per valid record: ``window``, ``baseline``, ``drift``."""
 
     @classmethod
     def of(cls, node: str, engine: str, status: EngineStatusRow | None, now: datetime) -> EngineReport:
@@ -60,10 +64,13 @@ class EngineReport:
         if status is None:
             return cls(node=node, engine=engine)
         state = status.state_at(now)
+        reasons = [*(status.reasons or ()), *([CANARY_MISMATCH] if status.canary_mismatches else ()),
+                   *(status.parser_reasons or ())]
         return cls(node=node, engine=engine, score=status.score, band=status.band or UNKNOWN, state=state,
                    p50_ms=status.p50_ms, p95_ms=status.p95_ms,
                    cooling_until=status.cooling_until if state == COOLING else None,
-                   reasons=tuple(status.reasons or ()), updated_at=status.updated_at)
+                   reasons=tuple(reasons), updated_at=status.updated_at, parser_score=status.parser_score,
+                   cost=status.cost)
 
 
 def engine_order(names: Iterable[str]) -> list[str]:
@@ -104,7 +111,7 @@ def _cells(report: EngineReport) -> list[str]:
         NO_VALUE if report.score is None else str(report.score),
         report.band,
         report.state or NO_VALUE,
-        NO_VALUE if report.parser_score is None else f"{report.parser_score:g}",
+        NO_VALUE if report.parser_score is None else str(report.parser_score),
         _ms(report.p50_ms),
         _ms(report.p95_ms),
         utc_text(report.cooling_until) or NO_VALUE,
@@ -112,12 +119,17 @@ def _cells(report: EngineReport) -> list[str]:
     ]
 
 
-def format_table(reports: Sequence[EngineReport], all_nodes: bool = False) -> str:
-    """A header line, then one line per report, columns left-aligned two spaces apart."""
+def format_table(reports: Sequence[EngineReport], all_nodes: bool = False,
+                 saturation: Mapping[str, Saturation] | None = None) -> str:
+    """A header line, then one line per report, columns left-aligned two spaces apart; then one line per node
+    of ``saturation``: ``saturation: …`` (``saturation on NODE: …`` with ``all_nodes``)."""
     header = [NODE_COLUMN, *COLUMNS] if all_nodes else list(COLUMNS)
     lines = [header] + [[report.node, *_cells(report)] if all_nodes else _cells(report) for report in reports]
     widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in lines)
+    table = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in lines]
+    for node, verdict in sorted((saturation or {}).items()):
+        table.append(f"saturation{f' on {node}' if all_nodes else ''}: {verdict.describe()}")
+    return "\n".join(table)
 
 
 def engine_json(report: EngineReport) -> dict[str, Any]:
@@ -137,18 +149,21 @@ def engine_json(report: EngineReport) -> dict[str, Any]:
     }
 
 
-def node_json(node: str, reports: Iterable[EngineReport]) -> dict[str, Any]:
-    """The JSON report of one node: its engines among ``reports``."""
-    return {"node": node, "saturation": None,
+def node_json(node: str, reports: Iterable[EngineReport], saturation: Saturation | None = None) -> dict[str, Any]:
+    """The JSON report of one node: its saturation (null when not judged) and its engines among ``reports``."""
+    return {"node": node, "saturation": None if saturation is None else saturation.as_json(),
             "engines": [engine_json(report) for report in reports if report.node == node]}
 
 
-def report_json(reports: Sequence[EngineReport], node: str, all_nodes: bool = False) -> dict[str, Any]:
-    """The JSON report: ``node``'s object, or with ``all_nodes`` ``{"nodes": [...]}`` with one per node."""
+def report_json(reports: Sequence[EngineReport], node: str, all_nodes: bool = False,
+                saturation: Mapping[str, Saturation] | None = None) -> dict[str, Any]:
+    """The JSON report: ``node``'s object, or with ``all_nodes`` ``{"nodes": [...]}`` with one per node;
+    ``saturation`` maps nodes to their verdicts."""
+    saturation = saturation or {}
     if not all_nodes:
-        return node_json(node, reports)
+        return node_json(node, reports, saturation.get(node))
     nodes = sorted({node, *(report.node for report in reports)})
-    return {"nodes": [node_json(each, reports) for each in nodes]}
+    return {"nodes": [node_json(each, reports, saturation.get(each)) for each in nodes]}
 
 
 def exit_status(reports: Iterable[EngineReport]) -> int:

@@ -9,11 +9,13 @@ run of samples: the counts per class, the parse outcome, bytes, browser seconds 
 from __future__ import annotations
 
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from topicstreams.blocks import ResponseClass
+from topicstreams.health.cost import per_record
+from topicstreams.health.parser import parser_score
 from topicstreams.health.score import Window
 
 
@@ -32,6 +34,10 @@ class Sample:
     valid_items: int = 0
     """Of those, the items carrying every required field."""
     parse_error: bool = False
+    result_page: bool = False
+    """Whether the page should carry results (an ``ok`` page with result items, or one the parser failed on)."""
+    missing: dict[str, int] = field(default_factory=dict)
+    """Required field -> the page's items lacking it."""
 
 
 def percentile(ordered: Sequence[float], share: float) -> float | None:
@@ -58,11 +64,16 @@ class WindowStats:
     browser_seconds: float = 0.0
     p50_latency_ms: float | None = None
     p95_latency_ms: float | None = None
+    result_pages: int = 0
+    yielding_pages: int = 0
+    """Result pages the spider built items from."""
+    missing_fields: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, samples: Iterable[Sample]) -> WindowStats:
         counts = {klass: 0 for klass in ResponseClass}
-        items = valid = parse_errors = size = 0
+        items = valid = parse_errors = size = result_pages = yielding = 0
+        missing: Counter[str] = Counter()
         latencies: list[float] = []
         for sample in samples:
             counts[sample.cls] += 1
@@ -70,6 +81,10 @@ class WindowStats:
             valid += sample.valid_items
             parse_errors += sample.parse_error
             size += sample.bytes
+            if sample.result_page:
+                result_pages += 1
+                yielding += sample.items > 0
+            missing.update(sample.missing)
             if sample.latency is not None:
                 latencies.append(sample.latency * 1000)
         latencies.sort()
@@ -78,7 +93,17 @@ class WindowStats:
             challenges=counts[ResponseClass.CHALLENGE], soft_blocks=counts[ResponseClass.SOFT_BLOCK],
             errors=counts[ResponseClass.ERROR], items=items, valid_items=valid, parse_errors=parse_errors,
             bytes=size, browser_seconds=sum(latencies) / 1000, p50_latency_ms=percentile(latencies, 0.50),
-            p95_latency_ms=percentile(latencies, 0.95))
+            p95_latency_ms=percentile(latencies, 0.95), result_pages=result_pages, yielding_pages=yielding,
+            missing_fields={name: count for name, count in missing.items() if count})
+
+    def parser(self) -> tuple[int | None, list[str]]:
+        """The window's parser score and reasons (:func:`topicstreams.health.parser.parser_score`)."""
+        return parser_score(self.result_pages, self.yielding_pages, self.parse_errors, self.items, self.valid_items,
+                            self.missing_fields)
+
+    def cost(self) -> dict[str, float] | None:
+        """What one valid record cost in the window (:func:`topicstreams.health.cost.per_record`)."""
+        return per_record(self.requests, self.bytes, self.browser_seconds, self.valid_items)
 
     def window(self) -> Window:
         """The part the score reads."""

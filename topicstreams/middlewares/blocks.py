@@ -115,6 +115,6 @@ class BlocksMiddleware(EngineMiddleware):
         classification = Classification(
             engine=state.engine, topic=topic, page=page, page_type=page_type(page), url=url, status=status,
             cls=verdict.cls, reason=verdict.reason, latency=latency, bytes=size, items=items, probe=probe,
-            bench=bench, at=datetime.now(UTC))
+            bench=bench, at=datetime.now(UTC), canary=bool(meta.get("topicstreams_canary")))
         meta["topicstreams_classification"] = classification
         self.crawler.signals.send_catch_log(signal=response_classified, classification=classification)

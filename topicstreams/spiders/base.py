@@ -20,6 +20,11 @@ engine's persistent Chromium profile one after another, and re-arms it an interv
 middleware keeps the floor between requests; while the engine is benched (:mod:`topicstreams.engine_state`)
 the loop takes no topic, and a topic that met a block goes back with its due time, so it is the probe once the
 cooldown is over. In once mode every topic is due at once and the spider closes when none is left.
+
+Canary queries (``canaries.queries.<engine>``) have a schedule of their own (every ``canaries.interval``
+seconds, the first at start; once each in once mode): they go through the same path as topics (pacing, the
+blocks middleware), still while the engine is paused, and their answer is checked instead of stored
+(:mod:`topicstreams.canaries`; the ``canary_checked`` signal).
 """
 
 from __future__ import annotations
@@ -51,13 +56,14 @@ from topicstreams.blocks import (
     parse_error,
 )
 from topicstreams.browser import ProfileLock, profile_path
+from topicstreams.canaries import CanaryQuery, answer_problem, canaries_for
 from topicstreams.config import load_config
 from topicstreams.dates import parse_result_time
 from topicstreams.engine_state import state_for
-from topicstreams.items import NewsItem, ParsedResult, is_valid_item
+from topicstreams.items import NewsItem, ParsedResult, missing_fields
 from topicstreams.pipelines.normalize import engine_hosts, normalize_url
 from topicstreams.scheduler import TopicSchedule
-from topicstreams.signals import PageParsed, page_parsed
+from topicstreams.signals import CanaryChecked, PageParsed, canary_checked, page_parsed
 from topicstreams.spiders.fallback import structural_results
 from topicstreams.storage import active_topics, engine_for, ensure_topics, seed_topics, upgrade
 
@@ -76,6 +82,8 @@ class TopicRun:
     done: asyncio.Future = field(repr=False)
     seen: set[str] = field(default_factory=set, repr=False)
     """The URLs of the pages so far (an engine that repeats its last page past the end is caught by it)."""
+    canary: CanaryQuery | None = None
+    """Set when this is a canary query's run: its answer is checked, its items are not stored."""
 
     def finish(self, verdict: Verdict) -> None:
         if not self.done.done():
@@ -172,6 +180,9 @@ class EngineSpider(scrapy.Spider):
         self.shard = settings.get("TOPICSTREAMS_SHARD")
         self.database_url = settings.get("TOPICSTREAMS_DATABASE_URL")
         self.seed = settings.getlist("TOPICSTREAMS_TOPICS")
+        canaries = settings.getdict("TOPICSTREAMS_CANARIES")
+        self.canaries = {canary.query: canary for canary in canaries_for(canaries, self.name)}
+        self.canary_interval = float(canaries.get("interval") or 3600)
         self.context_name = f"{self.name}-profile"
         self.context_kwargs = {**settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"), "user_data_dir": str(self.profile)}
         self.redirector_hosts = engine_hosts(settings.getdict("TOPICSTREAMS_ENGINES"))
@@ -206,6 +217,8 @@ class EngineSpider(scrapy.Spider):
             seed_topics(engine_for(self.database_url), self.seed)
         self.state = state_for(self.crawler)
         schedule = TopicSchedule(self.scrape_interval, self.state.jitter_ratio)
+        canaries = TopicSchedule(self.canary_interval, self.state.jitter_ratio)
+        canaries.add_now(self.canaries)
         follows_table = self.topics_arg is None and not self.once
         if self.once:
             schedule.add_now(self.current_topics())
@@ -217,25 +230,35 @@ class EngineSpider(scrapy.Spider):
         while True:
             if follows_table and schedule.reconcile_due():
                 self.reconcile(schedule)
-            if self.once and not len(schedule):
+            # A benched engine schedules nothing (its topics keep their due times); a paused one runs only
+            # its canaries.
+            benched = self.state.bench_remaining()
+            canary = None if benched else canaries.pop_due()
+            if canary is not None:
+                run = TopicRun(canary[0], asyncio.get_running_loop().create_future(), canary=self.canaries[canary[0]])
+                yield self.page_request(run, 0)
+                await run.done
+                if not self.once:
+                    canaries.rearm(run.topic)
+                continue
+            if self.once and not len(schedule) and not len(canaries):
                 return
-            if self.once and self.state.paused:
+            if self.once and self.state.paused and not len(canaries):
                 self.give_up_paused(schedule)
                 return
-            # A benched engine schedules nothing (its topics keep their due times); a paused one neither.
-            benched = self.state.bench_remaining()
             if benched or self.state.paused:
                 await asyncio.sleep(benched or PAUSE_POLL)
                 continue
             popped = schedule.pop_due()
             if popped is None:
-                await asyncio.sleep(self.idle_time(schedule, follows_table))
+                await asyncio.sleep(self.idle_time(schedule, follows_table, canaries))
                 continue
             topic, due = popped
             run = TopicRun(topic, asyncio.get_running_loop().create_future())
             yield self.page_request(run, 0)  # its later pages follow from parse_results
             verdict = await run.done
             if verdict.cls is ResponseClass.OK:
+                self.stat("topics_swept")
                 if not self.once:
                     schedule.rearm(topic, self.state.pace_multiplier)  # a slowed engine comes round later too
                 continue
@@ -278,9 +301,10 @@ class EngineSpider(scrapy.Spider):
         self.logger.warning("no topics to scrape: add some with `scrapy topics add NAME`, "
                             "list them in the config's `topics`, or pass -a topics=a,b")
 
-    def idle_time(self, schedule: TopicSchedule, follows_table: bool) -> float:
-        """Seconds to sleep when no topic is due: until the next one is, or the next reconcile."""
-        wakes = [when for when in (schedule.next_due(), schedule.next_reconcile if follows_table else None)
+    def idle_time(self, schedule: TopicSchedule, follows_table: bool, canaries: TopicSchedule) -> float:
+        """Seconds to sleep when no topic is due: until the next one is, the next canary, or the next reconcile."""
+        wakes = [when for when in (schedule.next_due(), canaries.next_due(),
+                                   schedule.next_reconcile if follows_table else None)
                  if when is not None]
         if not wakes:
             return self.scrape_interval
@@ -298,6 +322,7 @@ class EngineSpider(scrapy.Spider):
                 "topicstreams_topic": run.topic,
                 "topicstreams_run": run,
                 "topicstreams_page": page,
+                "topicstreams_canary": run.canary is not None,
                 "dont_retry": True,  # retrying a block is the project's job, after the cooldown
                 "handle_httpstatus_all": True,
                 "playwright": True,
@@ -338,9 +363,17 @@ class EngineSpider(scrapy.Spider):
         except Exception as exc:  # a parser bug must not stall the topic loop
             self.logger.exception("could not parse %s", response.url)
             verdict, items = parse_error(exc), []
+        lacking = [missing_fields(item) for item in items]
         self.crawler.signals.send_catch_log(signal=page_parsed, outcome=PageParsed(
             response.meta.get("topicstreams_classification"), items=len(items),
-            valid_items=sum(map(is_valid_item, items)), error=verdict.reason if verdict.parse_failed else None))
+            valid_items=lacking.count([]), error=verdict.reason if verdict.parse_failed else None,
+            missing=dict(Counter(name for names in lacking for name in names))))
+        if run.canary is not None:
+            try:
+                self.check_canary(run.canary, verdict, items)
+            finally:
+                run.finish(verdict)
+            return
         urls = {self._identity(item["url"]) for item in items}
         if page and urls and urls <= run.seen:
             # Past its end an engine may serve its last page again (Bing does): that is the end, not news.
@@ -361,6 +394,20 @@ class EngineSpider(scrapy.Spider):
                 run.finish(verdict)
         if next_page is not None:
             yield next_page
+
+    def check_canary(self, canary: CanaryQuery, verdict: Verdict, items: list[NewsItem]) -> None:
+        """A canary's answer, when its page looked normal (a block is the hostility signals' business)."""
+        if verdict.cls is not ResponseClass.OK:
+            return
+        urls = [self._identity(item["url"]) for item in items]
+        problem = answer_problem(canary, urls)
+        self.stat("canaries")
+        if problem:
+            self.stat("canary_mismatches")
+        self.logger.debug("canary %r: %d results, %s", canary.query, len(urls), problem or "as expected")
+        self.crawler.signals.send_catch_log(signal=canary_checked, check=CanaryChecked(
+            engine=self.name, query=canary.query, matched=problem is None, results=len(urls), problem=problem,
+            at=datetime.now(UTC)))
 
     def classified(self, response: Response) -> tuple[Verdict, list[ParsedResult], datetime]:
         """The page's verdict and results, as the blocks middleware found them (read here when it did not run)."""

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Engine, func, insert, select, update
 
+from topicstreams.health.cost import per_record
 from topicstreams.health.score import UNKNOWN, Window
 from topicstreams.health.window import WindowStats
 from topicstreams.storage.db import upsert, utcnow
@@ -43,6 +44,11 @@ class EngineStatusRow:
     paused_at: datetime | None
     resumed_at: datetime | None
     pace_multiplier: float | None
+    parser_score: int | None = None
+    parser_reasons: list[str] = field(default_factory=list)
+    canary_mismatches: list[str] = field(default_factory=list)
+    """The canary queries whose latest answer was wrong."""
+    cost: dict[str, Any] | None = None
 
     def state_at(self, now: datetime) -> str:
         """The state as it stands at ``now``: a cooldown that has ended is ``running`` again."""
@@ -136,21 +142,33 @@ def save_window(engine: Engine, engine_name: str, node: str, start: datetime, en
             engine=engine_name, node=node, window_start=start, window_end=end, **stats.counts()))
 
 
-def baseline_window(engine: Engine, engine_name: str, node: str, days: float, now: datetime | None = None
-                    ) -> Window:
+@dataclass(frozen=True)
+class History:
+    """An engine's own normal on a node: its stored windows of earlier days, summed."""
+
+    window: Window
+    """What the health score compares with."""
+    cost: dict[str, float] | None
+    """What one valid record cost (None without a valid record)."""
+
+
+def baseline_history(engine: Engine, engine_name: str, node: str, days: float, now: datetime | None = None
+                     ) -> History:
     """The engine's own normal on the node: its windows that ended over the last ``days`` days, the most recent
     day left out, summed; the p95 is the median of those windows' p95s."""
     now = now or utcnow()
     period = (health_windows.c.engine == engine_name, health_windows.c.node == node,
               health_windows.c.window_end >= now - timedelta(days=days),
               health_windows.c.window_end < now - timedelta(days=1))
+    summed = ("requests", "hard_blocks", "challenges", "soft_blocks", "bytes", "browser_seconds", "valid_items")
     with engine.connect() as conn:
-        totals = conn.execute(select(
-            func.coalesce(func.sum(health_windows.c.requests), 0),
-            func.coalesce(func.sum(health_windows.c.hard_blocks), 0),
-            func.coalesce(func.sum(health_windows.c.challenges), 0),
-            func.coalesce(func.sum(health_windows.c.soft_blocks), 0)).where(*period)).one()
+        totals = conn.execute(select(*(func.coalesce(func.sum(health_windows.c[name]), 0) for name in summed))
+                              .where(*period)).one()
         p95s = list(conn.execute(select(health_windows.c.p95_latency_ms).where(
             *period, health_windows.c.p95_latency_ms.is_not(None))).scalars())
+    total = dict(zip(summed, totals, strict=True))
     p95 = statistics.median(p95s) if p95s else 0.0
-    return Window(int(totals[0]), int(totals[1]), int(totals[2]), int(totals[3]), float(p95))
+    window = Window(int(total["requests"]), int(total["hard_blocks"]), int(total["challenges"]),
+                    int(total["soft_blocks"]), float(p95))
+    return History(window, per_record(int(total["requests"]), int(total["bytes"]), float(total["browser_seconds"]),
+                                      int(total["valid_items"])))

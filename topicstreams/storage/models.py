@@ -166,6 +166,7 @@ class ScraperCycle(Base):
     __tablename__ = "scraper_cycles"
     __table_args__ = (
         Index("ix_scraper_cycles_engine_window_start", "engine", "window_start"),
+        Index("ix_scraper_cycles_window_end", "window_end"),
         {"sqlite_autoincrement": True},
     )
 
@@ -177,6 +178,14 @@ class ScraperCycle(Base):
     topics_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     entries: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     new_events: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    # The window's health counts (migration 0003).
+    requests: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    ok: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    hard_blocks: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    challenges: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    soft_blocks: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    errors: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    cooldowns: Mapped[int] = mapped_column(Integer, server_default=text("0"))
 
 
 class EngineStatus(Base):
@@ -206,6 +215,12 @@ class EngineStatus(Base):
     paused_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     resumed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     pace_multiplier: Mapped[float | None] = mapped_column(Float)
+    parser_score: Mapped[int | None] = mapped_column(Integer)
+    parser_reasons: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
+    canary_mismatches: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
+    """The canary queries whose latest answer was wrong."""
+    cost: Mapped[dict | None] = mapped_column(JSON)
+    """Attempts, bytes and browser seconds per valid record: the window's, the baseline's, their ratio."""
 
 
 class Alert(Base):
@@ -256,6 +271,12 @@ class HealthWindow(Base):
     browser_seconds: Mapped[float] = mapped_column(Float, server_default=text("0"))
     p50_latency_ms: Mapped[float | None] = mapped_column(Float)
     p95_latency_ms: Mapped[float | None] = mapped_column(Float)
+    result_pages: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    """Pages that should carry results (ok pages other than "no results", and pages the parser failed on)."""
+    yielding_pages: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    """Of those, the pages the spider built items from."""
+    missing_fields: Mapped[dict | None] = mapped_column(JSON)
+    """Required field -> items missing it."""
 
 
 topics_table = Topic.__table__

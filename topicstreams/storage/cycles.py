@@ -1,0 +1,38 @@
+"""The cycle accounting tables: ``scraper_cycles`` rows written, and the windows past retention purged.
+
+Every function takes an Engine and runs in one short transaction. Any number of processes may purge at the same
+time: a ``DELETE … WHERE window_end < cutoff`` is idempotent (a row already gone is not deleted twice).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine, and_, delete, insert, or_
+
+from topicstreams.storage.models import health_windows_table as health_windows
+from topicstreams.storage.models import scraper_cycles_table as scraper_cycles
+
+
+def save_cycle(engine: Engine, /, **row: Any) -> None:
+    """Keep one window of one engine's work as a ``scraper_cycles`` row (``row``: its columns).
+
+    The database engine is positional-only: ``engine=`` is the row's column, the search engine's name."""
+    with engine.begin() as conn:
+        conn.execute(insert(scraper_cycles).values(**row))
+
+
+def purge_older_than(engine: Engine, cutoff: datetime) -> dict[str, int]:
+    """Delete the ``scraper_cycles`` and ``health_windows`` rows whose window ended before ``cutoff``.
+
+    Returns the rows deleted per table. A cycle row without an end (never written by this project, but the column
+    allows it) goes when its window started before the cutoff."""
+    deleted: dict[str, int] = {}
+    with engine.begin() as conn:
+        deleted[scraper_cycles.name] = conn.execute(delete(scraper_cycles).where(or_(
+            scraper_cycles.c.window_end < cutoff,
+            and_(scraper_cycles.c.window_end.is_(None), scraper_cycles.c.window_start < cutoff)))).rowcount
+        deleted[health_windows.name] = conn.execute(
+            delete(health_windows).where(health_windows.c.window_end < cutoff)).rowcount
+    return deleted
