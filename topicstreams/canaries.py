@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+CANARY_MISMATCH = "canary mismatch"
+"""The health reason a wrong canary answer adds (until that canary answers right again)."""
+
 
 @dataclass(frozen=True)
 class CanaryQuery:

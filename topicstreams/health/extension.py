@@ -50,7 +50,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from topicstreams import ENGINES
 from topicstreams.blocks import PARSE_ERROR, ResponseClass
-from topicstreams.canaries import canaries_for
+from topicstreams.canaries import CANARY_MISMATCH, canaries_for
 from topicstreams.engine_state import EngineState, state_for
 from topicstreams.health.alerting import alert_payload, post_webhook
 from topicstreams.health.cost import cost_drift
@@ -90,9 +90,6 @@ AWAITING_PARSE = 64
 
 HEARTBEAT = 15.0
 """Seconds after which the status row is written again without a response (a cooling engine gets none)."""
-
-CANARY_MISMATCH = "canary mismatch"
-"""The reason a wrong canary answer adds."""
 
 
 def is_result_page(classification: Classification) -> bool:

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from topicstreams import ENGINES
-from topicstreams.health.extension import CANARY_MISMATCH
+from topicstreams.canaries import CANARY_MISMATCH
 from topicstreams.health.saturation import Saturation
 from topicstreams.health.score import CRITICAL, DEGRADED, UNKNOWN
 from topicstreams.storage.health import COOLING, PAUSED, EngineStatusRow

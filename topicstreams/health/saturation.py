@@ -18,7 +18,6 @@ set of cooling engines changes while it lasts), and an INFO line when it ends.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -83,17 +82,15 @@ class SaturationWatch:
         self.every = every
         self.checked_at: float | None = None
         self.current = Saturation(False, ())
-        self._lock = threading.Lock()
 
     def check(self, db: Engine, now: datetime) -> Saturation:
         """Judge now unless judged less than ``every`` seconds ago; log a change. Returns the verdict in force."""
-        with self._lock:
-            moment = now.timestamp()
-            if self.checked_at is not None and moment - self.checked_at < self.every:
-                return self.current
-            self.checked_at = moment
-            verdict = judge_saturation(read_statuses(db, self.node), now, self.policy)
-            previous, self.current = self.current, verdict
+        moment = now.timestamp()
+        if self.checked_at is not None and moment - self.checked_at < self.every:
+            return self.current
+        self.checked_at = moment
+        verdict = judge_saturation(read_statuses(db, self.node), now, self.policy)
+        previous, self.current = self.current, verdict
         if verdict.suspected and (not previous.suspected or verdict.cooling != previous.cooling):
             logger.warning("%s (node %s): the node's exit IP is probably at capacity; add a node with its own "
                            "exit IP rather than slowing down", verdict.describe(), self.node)
@@ -104,16 +101,15 @@ class SaturationWatch:
 
 
 _WATCHES: dict[tuple[str, str], SaturationWatch] = {}
-_WATCHES_LOCK = threading.Lock()
 
 
 def watch_for(database_url: str, node: str, policy: SaturationPolicy, every: float) -> SaturationWatch:
-    """The process's watch of ``node`` in the database at ``database_url`` (made on first use)."""
-    with _WATCHES_LOCK:
-        watch = _WATCHES.get((database_url, node))
-        if watch is None or watch.policy != policy:
-            watch = _WATCHES[(database_url, node)] = SaturationWatch(node, policy, every)
-        return watch
+    """The process's watch of ``node`` in the database at ``database_url`` (made on first use). The engine
+    crawlers of a process share its event loop: no two call it at once."""
+    watch = _WATCHES.get((database_url, node))
+    if watch is None or watch.policy != policy:
+        watch = _WATCHES[(database_url, node)] = SaturationWatch(node, policy, every)
+    return watch
 
 
 def policy_from_settings(saturation: Mapping, pacing: Mapping, engines: Collection[str]) -> SaturationPolicy:
