@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from topicstreams.health.saturation import (
+    CLEAR_AFTER,
     FRESH_SLACK,
     Saturation,
     SaturationPolicy,
@@ -230,7 +231,13 @@ def test_the_watch_warns_once_when_saturation_begins_again_when_the_set_changes_
 
     t += timedelta(seconds=2)
     run(db, "yahoo", t)
-    run(db, "bing", t)  # one robust engine left cooling: it is over
+    run(db, "bing", t)  # one robust engine left cooling: over, once that lasts CLEAR_AFTER seconds
+    assert watch.check(db, t) == Saturation(False, ("google",))
+    assert len(records(caplog)) == 2
+    t += timedelta(seconds=CLEAR_AFTER - 2)
+    assert watch.check(db, t) == Saturation(False, ("google",))
+    assert len(records(caplog)) == 2
+    t += timedelta(seconds=2)
     assert watch.check(db, t) == Saturation(False, ("google",))
     assert len(records(caplog, logging.WARNING)) == 2
     infos = records(caplog, logging.INFO)
@@ -248,7 +255,23 @@ def test_the_watch_notices_cooldowns_ending_by_the_clock(db, caplog):
     cool(db, "bing", NOW, seconds=10)
     assert watch.check(db, NOW).suspected
     assert not watch.check(db, NOW + timedelta(seconds=10)).suspected  # no new row: the cooldowns ran out
+    assert not watch.check(db, NOW + timedelta(seconds=10 + CLEAR_AFTER)).suspected
     assert [record.levelno for record in records(caplog)] == [logging.WARNING, logging.INFO]
+
+
+def test_a_probe_between_two_cooldowns_is_no_end_of_saturation(db, caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    watch = SaturationWatch("node-a", policy(), every=2.0)
+    cool(db, "google", NOW)
+    cool(db, "bing", NOW, seconds=4)
+    assert watch.check(db, NOW).suspected
+    # bing's cooldown is over and its probe is out: it is not cooling for a moment ...
+    run(db, "bing", NOW + timedelta(seconds=4))
+    assert watch.check(db, NOW + timedelta(seconds=4)) == Saturation(False, ("google",))
+    # ... and the probe met a 429: benched again, the same engines cooling — nothing new to say
+    cool(db, "bing", NOW + timedelta(seconds=6), seconds=8)
+    assert watch.check(db, NOW + timedelta(seconds=6)) == Saturation(True, ("bing", "google"))
+    assert [record.levelno for record in records(caplog)] == [logging.WARNING]
 
 
 def test_the_watch_does_not_judge_again_within_every_seconds(db, caplog):
@@ -268,6 +291,7 @@ def test_the_watch_does_not_judge_again_within_every_seconds(db, caplog):
     run(db, "bing", NOW + timedelta(seconds=6))
     assert watch.check(db, NOW + timedelta(seconds=9)).suspected
     assert watch.check(db, NOW + timedelta(seconds=10)) == Saturation(False, ("google",))
+    assert watch.check(db, NOW + timedelta(seconds=10 + CLEAR_AFTER)) == Saturation(False, ("google",))
     assert len(records(caplog, logging.INFO)) == 1
 
 

@@ -12,7 +12,8 @@ so the row of a process that died is not taken for a cooling engine.
 :func:`judge_saturation` is pure. :class:`SaturationWatch` is the one watcher of a node in a process (every engine
 crawler of the process shares it, :func:`watch_for`): it judges at most every ``every`` seconds and logs a
 WARNING ``EXIT IP SATURATION SUSPECTED: robust engines cooling: bing, google`` when saturation begins (or the
-set of cooling engines changes while it lasts), and an INFO line when it ends.
+set of cooling engines changes while it lasts), and an INFO line when it has ended for :data:`CLEAR_AFTER`
+seconds (an engine sending its probe after a cooldown is briefly not cooling: no end, no second WARNING).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ logger = logging.getLogger(__name__)
 
 FRESH_SLACK = 60.0
 """Seconds a status row stays fresh beyond two pace floors."""
+
+CLEAR_AFTER = 30.0
+"""Seconds the verdicts must stay clear before the end of saturation is announced: between a cooldown's end and
+its probe's answer an engine is not cooling, and a failed probe benches it again — that is no end."""
 
 
 @dataclass(frozen=True)
@@ -82,21 +87,30 @@ class SaturationWatch:
         self.every = every
         self.checked_at: float | None = None
         self.current = Saturation(False, ())
+        self.announced: tuple[str, ...] | None = None
+        """The cooling engines the last WARNING named, until the end of saturation is announced."""
+        self.clear_since: float | None = None
+        """When the verdicts turned clear while saturation is announced (see :data:`CLEAR_AFTER`)."""
 
     def check(self, db: Engine, now: datetime) -> Saturation:
-        """Judge now unless judged less than ``every`` seconds ago; log a change. Returns the verdict in force."""
+        """Judge now unless judged less than ``every`` seconds ago; log a change. Returns the verdict."""
         moment = now.timestamp()
         if self.checked_at is not None and moment - self.checked_at < self.every:
             return self.current
         self.checked_at = moment
-        verdict = judge_saturation(read_statuses(db, self.node), now, self.policy)
-        previous, self.current = self.current, verdict
-        if verdict.suspected and (not previous.suspected or verdict.cooling != previous.cooling):
-            logger.warning("%s (node %s): the node's exit IP is probably at capacity; add a node with its own "
-                           "exit IP rather than slowing down", verdict.describe(), self.node)
-        elif previous.suspected and not verdict.suspected:
-            logger.info("exit IP saturation over on node %s: fewer than %d robust engines cooling", self.node,
-                        self.policy.robust_threshold)
+        self.current = verdict = judge_saturation(read_statuses(db, self.node), now, self.policy)
+        if verdict.suspected:
+            self.clear_since = None
+            if verdict.cooling != self.announced:
+                self.announced = verdict.cooling
+                logger.warning("%s (node %s): the node's exit IP is probably at capacity; add a node with its own "
+                               "exit IP rather than slowing down", verdict.describe(), self.node)
+        elif self.announced is not None:
+            self.clear_since = moment if self.clear_since is None else self.clear_since
+            if moment - self.clear_since >= CLEAR_AFTER:
+                self.announced = self.clear_since = None
+                logger.info("exit IP saturation over on node %s: fewer than %d robust engines cooling for %g s",
+                            self.node, self.policy.robust_threshold, CLEAR_AFTER)
         return verdict
 
 
