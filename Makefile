@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 SCRAPY := $(VENV)/bin/scrapy
 STAMP := $(VENV)/.setup-done
 
-.PHONY: setup browser run test demo bench clean
+.PHONY: setup browser postgresql run test demo bench clean
 
 setup: $(STAMP) browser
 
@@ -20,10 +20,20 @@ $(STAMP): pyproject.toml setup.py
 browser: $(STAMP)
 	$(PY) -m topicstreams.browser ensure
 
+# The tests start their own PostgreSQL server (as the postgres user, in a temporary folder) from Debian's package:
+# installed here when missing and possible; where it is not, those tests skip and say why.
+postgresql:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's postgresql for the tests"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			postgresql >/dev/null; } || echo "WARNING: could not install PostgreSQL: its tests will be skipped"; \
+	else echo "WARNING: no PostgreSQL server and no root apt-get: the PostgreSQL tests will be skipped"; fi
+
 run: setup
 	TOPICSTREAMS_CONFIG="$${TOPICSTREAMS_CONFIG:-config.example.yml}" $(SCRAPY) crawlall
 
-test: setup
+test: setup postgresql
 	$(PY) -m pytest
 
 demo: setup

@@ -1,6 +1,10 @@
 """Benchmark of the store path against the pipelines people usually write.
 
     python benchmarks/store.py [-n 100000] [--dup 0.2] [--topics 5] [--db URL]
+    python benchmarks/store.py --db postgresql+psycopg://user@host:port/db [--writers 1,2,4] [-n 100000]
+
+(a throw-away PostgreSQL server: ``python tests/postgres_server.py`` prints the URL of a new database and runs
+until Ctrl-C).
 
 Generates N items (a share of them duplicates: the same article found again for its topic, by
 the same or another engine) and stores them, each run into a fresh SQLite file in a temp dir:
@@ -16,16 +20,29 @@ All runs use the schema of the project's migrations. (1), (b) and (b') run --rep
 on a fresh file, and the best run counts (other load on the machine only ever slows a run down).
 --db stores (1) once into that database instead (it should be empty); the baselines always use
 temp SQLite files.
+
+With a PostgreSQL --db (driver psycopg 3), the run is a scaling test of the project alone, no
+baselines: for each writer count of --writers (default 1, 2, 4), the tables are emptied (TRUNCATE),
+then that many processes, released at one moment, each run the StorePipeline over its share of the
+N items (every writers-th item), and the time from the release to the last writer's end gives the
+items/s. Duplicates (--dup) re-find one of the --recent latest articles, and consecutive items go
+to different writers: one article's items sit in several writers' shares at about the same
+position, so writers race for the same rows at the same moment. The rows stored must be the
+distinct articles, events and attributions of the items, and the new rows the writers counted
+must add up to them; the script exits non-zero otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
+import queue
 import random
 import sqlite3
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -33,15 +50,15 @@ from pathlib import Path
 
 from scrapy import Spider
 from scrapy.utils.test import get_crawler
-
-from sqlalchemy import create_engine, select
+from sqlalchemy import create_engine, select, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from topicstreams import settings as project_settings
 from topicstreams.items import NewsItem
 from topicstreams.pipelines.normalize import news_id
 from topicstreams.pipelines.store import StorePipeline
-from topicstreams.storage import dispose_engines, upgrade
+from topicstreams.storage import dispose_engines, engine_for, upgrade
 from topicstreams.storage.db import SQLITE_CACHE_KIB, SQLITE_WAL_AUTOCHECKPOINT_PAGES
 from topicstreams.storage.models import News, Topic, TopicNews, TopicNewsEngine
 
@@ -53,14 +70,16 @@ class BenchSpider(Spider):
     name = "bench"
 
 
-def make_items(n: int, dup: float, topics: int, seed: int = 1) -> list[NewsItem]:
+def make_items(n: int, dup: float, topics: int, seed: int = 1, recent: int | None = None) -> list[NewsItem]:
+    """*n* items, a share *dup* of them duplicates: an earlier article found again (one of the *recent* latest
+    ones if given, else any), by a random engine."""
     rnd = random.Random(seed)
     start = datetime(2025, 1, 1, tzinfo=UTC)
     articles: list[tuple[str, str, str]] = []  # (url, topic, title)
     items = []
     for i in range(n):
         if articles and rnd.random() < dup:
-            url, topic, title = rnd.choice(articles)
+            url, topic, title = rnd.choice(articles if recent is None else articles[-recent:])
         else:
             topic = f"topic {rnd.randrange(topics)}"
             url = f"https://news{rnd.randrange(50)}.example.com/{i // 7}/story-{i}.html"
@@ -207,6 +226,155 @@ def best_of(repeat: int, folder: Path, name: str, run: Callable[[Path], float]) 
     return min(run(folder / f"{name}-{attempt}.db") for attempt in range(repeat))
 
 
+# -- PostgreSQL: concurrent writer processes ----------------------------------------------------------------
+
+
+def is_postgresql(url: str | None) -> bool:
+    return bool(url) and make_url(url).get_backend_name() == "postgresql"
+
+
+def writer_counts(value: str) -> list[int]:
+    """``--writers 1,2,4`` → [1, 2, 4]."""
+    try:
+        counts = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected writer counts like 1,2,4, not {value!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"expected writer counts of at least 1, like 1,2,4, not {value!r}")
+    return counts
+
+
+def expected_rows(items: list[NewsItem]) -> dict[str, int]:
+    """The rows the items must leave: their distinct articles, events (topic, article) and attributions."""
+    return {
+        "news": len({i["news_id"] for i in items}),
+        "topic_news": len({(i["topic"], i["news_id"]) for i in items}),
+        "topic_news_engines": len({(i["topic"], i["news_id"], i["engine"]) for i in items}),
+    }
+
+
+def empty_tables(url: str) -> None:
+    """Every run starts from empty tables (the schema stays, at the newest migration)."""
+    with engine_for(url).begin() as conn:
+        conn.execute(text(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE"))
+
+
+def count_rows_at(url: str) -> dict[str, int]:
+    with engine_for(url).connect() as conn:
+        return {table: conn.scalar(text(f"SELECT count(*) FROM {table}")) for table in TABLES}
+
+
+def share_of(items: list[NewsItem], writers: int, index: int) -> list[NewsItem]:
+    """Writer *index*'s items: every *writers*-th one, so all writers move through the items side by side."""
+    return items[index::writers]
+
+
+def writer_process(url: str, item_args: tuple, writers: int, index: int, batch_size: int,
+                   start: multiprocessing.synchronize.Barrier, results: multiprocessing.Queue) -> None:
+    """One writer: the StorePipeline over its share, started with the others at the barrier; puts its counts."""
+    try:
+        items = share_of(make_items(*item_args), writers, index)
+        settings = {"TOPICSTREAMS_DATABASE_URL": url, "LOG_LEVEL": "WARNING",
+                    "TOPICSTREAMS_STORE_BATCH_SIZE": batch_size,
+                    "TOPICSTREAMS_STORE_FLUSH_SECONDS": project_settings.TOPICSTREAMS_STORE_FLUSH_SECONDS}
+        crawler = get_crawler(BenchSpider, settings)
+        pipeline = StorePipeline.from_crawler(crawler)
+
+        async def crawl() -> None:
+            pipeline.open_spider()  # connected and at the newest migration before the start
+            start.wait()
+            for item in items:
+                pipeline.process_item(item)
+            pipeline.close_spider()
+
+        asyncio.run(crawl())
+        stats = crawler.stats.get_stats()
+        totals = {name: sum(v for k, v in stats.items() if k.endswith(f"/{name}"))
+                  for name in ("items_stored", "items_failed", "new_news", "new_events")}
+        results.put((index, len(items), totals, None))
+    except BaseException as exc:  # the parent must hear of it, or it would wait for ever
+        start.abort()
+        results.put((index, 0, {}, f"{type(exc).__name__}: {exc}"))
+        raise
+
+
+def collect(results: multiprocessing.Queue, processes: list[multiprocessing.Process]) -> list[tuple]:
+    """One report per writer process, as each ends; exits if one died without a word (killed, out of memory)."""
+    reports: list[tuple] = []
+    while len(reports) < len(processes):
+        try:
+            reports.append(results.get(timeout=1))
+        except queue.Empty:
+            reported = {index for index, *_ in reports}
+            dead = [index for index, process in enumerate(processes)
+                    if index not in reported and process.exitcode not in (None, 0)]
+            if dead:
+                sys.exit(f"writer {dead[0]} died (exit code {processes[dead[0]].exitcode}) without a report")
+    return reports
+
+
+def run_writers(url: str, item_args: tuple, expected_items: int, writers: int, batch_size: int) -> float:
+    """Run *writers* writer processes from one start; the seconds from the start to the last one's end."""
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(writers + 1)
+    results = context.Queue()
+    processes = [context.Process(target=writer_process, args=(url, item_args, writers, index, batch_size, start,
+                                                              results))
+                 for index in range(writers)]
+    for process in processes:
+        process.start()
+    try:
+        start.wait(timeout=600)
+    except threading.BrokenBarrierError:
+        pass  # a writer failed before the start: its report says why
+    started = time.perf_counter()
+    reports = collect(results, processes)
+    elapsed = time.perf_counter() - started
+    for process in processes:
+        process.join(timeout=60)
+    errors = [f"writer {index}: {error}" for index, _, _, error in reports if error]
+    if errors:
+        sys.exit("; ".join(errors))
+    stored = sum(totals["items_stored"] for _, _, totals, _ in reports)
+    failed = sum(totals["items_failed"] for _, _, totals, _ in reports)
+    if stored != expected_items or failed:
+        sys.exit(f"{writers} writers stored {stored} of {expected_items} items ({failed} failed)")
+    rows = count_rows_at(url)
+    new_news = sum(totals["new_news"] for _, _, totals, _ in reports)
+    new_events = sum(totals["new_events"] for _, _, totals, _ in reports)
+    if (new_news, new_events) != (rows["news"], rows["topic_news"]):
+        sys.exit(f"{writers} writers counted {new_news} new news and {new_events} new events; the tables hold"
+                 f" {rows['news']} and {rows['topic_news']}")
+    return elapsed
+
+
+def main_postgresql(args: argparse.Namespace, batch_size: int) -> None:
+    """The PostgreSQL scaling run: items/s of 1, 2, 4… concurrent writer processes (see the module's docstring)."""
+    item_args = (args.n, args.dup, args.topics, 1, args.recent)
+    items = make_items(*item_args)
+    expected = expected_rows(items)
+    writers_list = args.writers or [1, 2, 4]
+    url = args.db
+    print(
+        f"{args.n} items, {expected['news']} articles, {args.topics} topics, engines {', '.join(ENGINES)};"
+        f" duplicates re-find one of the {args.recent} latest articles; project batch size {batch_size};"
+        f" {make_url(url).render_as_string(hide_password=True)}"
+    )
+    upgrade(url)
+    for writers in writers_list:
+        empty_tables(url)
+        dispose_engines()  # the writers are other processes: no connection of ours stays open during the run
+        seconds = run_writers(url, item_args, len(items), writers, batch_size)
+        rows = count_rows_at(url)
+        stored = {table: rows[table] for table in expected}
+        line = (f"writers {writers}: {len(items):,} items in {seconds:.2f} s = {len(items) / seconds:,.0f} items/s"
+                f" (rows: {', '.join(f'{table} {count:,}' for table, count in stored.items())})")
+        print(line, flush=True)
+        if stored != expected:
+            sys.exit(f"rows differ from the distinct articles, events and attributions of the items: {expected}")
+    dispose_engines()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=100_000, help="items to store (default 100000)")
@@ -216,10 +384,19 @@ def main() -> None:
     parser.add_argument("--orm-items", type=int, default=10_000, help="items timed for (a) (default 10000)")
     parser.add_argument("--batch-size", type=int, help="override TOPICSTREAMS_STORE_BATCH_SIZE")
     parser.add_argument("--repeat", type=int, default=3, help="runs of (1), (b), (b'); the best counts (default 3)")
+    parser.add_argument("--writers", type=writer_counts,
+                        help="PostgreSQL --db only: concurrent writer processes to measure (default 1,2,4)")
+    parser.add_argument("--recent", type=int, default=1000,
+                        help="PostgreSQL --db only: duplicates re-find one of this many latest articles (default 1000)")
     args = parser.parse_args()
 
-    items = make_items(args.n, args.dup, args.topics)
     batch_size = args.batch_size or project_settings.TOPICSTREAMS_STORE_BATCH_SIZE
+    if is_postgresql(args.db):
+        main_postgresql(args, batch_size)
+        return
+    if args.writers:
+        parser.error("--writers needs a PostgreSQL --db (postgresql+psycopg://…)")
+    items = make_items(args.n, args.dup, args.topics)
     orm_items = items[: min(args.orm_items, args.n)]
     print(
         f"{args.n} items, {len({i['news_id'] for i in items})} articles, {args.topics} topics,"

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.postgres_server import PostgresServer, PostgresUnavailable
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -55,3 +60,56 @@ def parsing_spider(spider_class, base_url: str, freshness: str = "hour"):
     spider.fallback_warned = False
     spider.page = None
     return spider
+
+
+# ==== PostgreSQL fixtures ====================================================================================
+# A real server (tests/postgres_server.py), started once per session when a test first asks for it; a fresh
+# database per test through pytest-postgresql's DatabaseJanitor. Tests are skipped, loudly, where no server can run.
+
+
+def postgres_dbname(label: str) -> str:
+    """A new database name, readable (from *label*, e.g. the test's name) and unique, within PostgreSQL's 63."""
+    return f"{re.sub(r'[^a-z0-9]+', '_', label.lower()).strip('_')[:40]}_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's PostgreSQL server (``host``, ``port``, ``user``, ``password``, ``url(dbname)``,
+    ``create_database(name)``, ``drop_database(name)``); skips the test where none can run."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"psycopg 3 is not installed (pip install 'topicstreams[postgresql]'): {exc}")
+    server = PostgresServer()
+    try:
+        server.start()
+    except PostgresUnavailable as exc:
+        pytest.skip(str(exc))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_database(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The name of a fresh, empty database on the session's server, dropped after the test."""
+    from topicstreams.storage import dispose_engines
+
+    name = postgres_dbname(request.node.name)
+    janitor = postgres_server.janitor(name)
+    janitor.init()
+    try:
+        yield name
+    finally:
+        dispose_engines()  # pooled connections would make the drop wait (the janitor ends stragglers anyway)
+        janitor.drop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer, postgres_database: str) -> str:
+    """The SQLAlchemy URL (postgresql+psycopg://…) of a fresh, empty database, dropped after the test."""
+    return postgres_server.url(postgres_database)
+
+
+# ==== end of the PostgreSQL fixtures =========================================================================

@@ -21,6 +21,22 @@ def test_store_benchmark_runs_and_prints_each_path():
     assert "rows: topics 5," in result.stdout
 
 
+def test_store_benchmark_on_postgresql_measures_each_writer_count(postgres_url):
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "store.py"), "--db", postgres_url, "-n", "2000", "--writers", "1,2"],
+        capture_output=True, text=True, timeout=180, cwd=REPO)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    lines = re.MULTILINE
+    for writers in (1, 2):
+        # every run leaves the same rows: the distinct articles, events and attributions of the 2000 items
+        figures = (rf"^writers {writers}: 2,000 items in \d+\.\d\d s = [\d,]+ items/s"
+                   r" \(rows: news 1,\d{3}, topic_news 1,\d{3}, topic_news_engines 1,\d{3}\)$")
+        assert re.search(figures, result.stdout, lines), result.stdout
+    assert not re.search(r"^writers 4:", result.stdout, lines)
+    rows = re.findall(r"\(rows: (.*)\)$", result.stdout, lines)
+    assert len(rows) == 2 and rows[0] == rows[1], rows
+
+
 def run_benchmark(script: str, *args: str) -> str:
     """Run ``benchmarks/<script>`` with small figures; its standard output, once it has exited 0."""
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args],

@@ -65,12 +65,17 @@ def ensure_sqlite_parent(url: str) -> None:
 
 
 def make_engine(url: str, *, foreign_keys: bool = True, **kwargs: Any) -> Engine:
-    """A new (uncached) Engine for *url*; SQLite connections get this project's pragmas.
+    """A new (uncached) Engine for *url*; SQLite connections get this project's pragmas, server connections
+    are checked before each use (``pool_pre_ping``).
 
     ``foreign_keys=False`` is for schema migrations: SQLite's batch ALTER recreates tables,
     and with enforcement on, dropping the old table would cascade deletes into its children.
     """
     ensure_sqlite_parent(url)
+    if make_url(url).get_backend_name() != "sqlite":
+        # A pooled connection to a server may have died since its last use (server restart, fail-over, idle
+        # timeout): test it on checkout, or the next batch would fail with it and be lost.
+        kwargs.setdefault("pool_pre_ping", True)
     engine = create_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
         _configure_sqlite(engine, foreign_keys=foreign_keys)

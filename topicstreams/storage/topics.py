@@ -135,5 +135,11 @@ def _existing(conn: Connection, names: list[str]) -> dict[str, tuple[int, bool]]
 
 
 def _insert_missing(conn: Connection, names: list[str], *, active: bool) -> None:
-    if names:
-        conn.execute(insert_ignore(conn.dialect, topics, ["name"]), [{"name": n, "active": active} for n in names])
+    """Insert *names* unless they exist. SQLite: in the order given (ids follow it; writers take turns anyway).
+    PostgreSQL: in name order, since an insert waits for another transaction's uncommitted row of the same name:
+    two writers inserting the same new names in different orders would wait for each other (a deadlock)."""
+    if not names:
+        return
+    if conn.dialect.name != "sqlite":
+        names = sorted(names)
+    conn.execute(insert_ignore(conn.dialect, topics, ["name"]), [{"name": n, "active": active} for n in names])

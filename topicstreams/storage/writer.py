@@ -8,14 +8,23 @@ An item (any mapping) has ``news_id``, ``url``, ``topic``, ``engine`` and option
 * ``topic_news`` rows (feed events), one per topic and news id;
 * ``topic_news_engines`` rows, one per topic, news id and engine;
 
-all with the dialect's ``INSERT ... ON CONFLICT DO NOTHING`` as executemany (one per table and
-engine), so rows already stored (by an earlier batch, or by another process at the same time) are
-kept as they are, ``first_seen_at`` included. New rows get the write time as ``first_seen_at``.
-On SQLite the transaction is ``BEGIN IMMEDIATE``: concurrent writers take turns.
+all with the dialect's ``INSERT ... ON CONFLICT DO NOTHING``, so rows already stored (by an earlier
+batch, or by another process at the same time) are kept as they are, ``first_seen_at`` included.
+New rows get the write time as ``first_seen_at``.
+
+* SQLite: one executemany per table and engine, in a ``BEGIN IMMEDIATE`` transaction: concurrent
+  writers take turns.
+* PostgreSQL: writers run at the same time, and an insert that meets a row another transaction
+  inserted but has not committed waits for that transaction. Two writers inserting the same keys
+  in different orders would each wait for the other (a deadlock, one batch rolled back), so each
+  table's rows go in one statement, ``INSERT ... SELECT ... FROM unnest(...) ORDER BY <primary
+  key>``, and new topics in name order: every writer takes its row locks in one global order
+  (topics, news, topic_news, topic_news_engines; each by key). A transaction the server still
+  aborts as a deadlock or serialization failure is written again (``TRANSIENT_ATTEMPTS``).
 
 The counts are exactly the rows this transaction added, whatever other writers do: each
-executemany reports how many of its rows it inserted. A new row counts for the engine of the
-first item of the batch that carried it.
+executemany reports how many of its rows it inserted (SQLite), each statement returns the keys it
+inserted (PostgreSQL). A new row counts for the engine of the first item of the batch that carried it.
 """
 
 from __future__ import annotations
@@ -27,8 +36,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Dialect, Engine, Table, bindparam
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection, Dialect, Engine, Table, bindparam, func, select
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from topicstreams.storage.db import immediate, insert_ignore, utcnow
 from topicstreams.storage.models import news_table, topic_news_engines_table, topic_news_table
@@ -37,6 +47,12 @@ from topicstreams.storage.topics import topic_ids
 logger = logging.getLogger(__name__)
 
 REQUIRED_FIELDS = ("news_id", "url", "topic", "engine")
+
+TRANSIENT_ATTEMPTS = 3
+"""How many times a batch is written when the server rolls it back as a deadlock or serialization failure."""
+
+TRANSIENT_SQLSTATES = {"40P01": "deadlock", "40001": "serialization failure"}
+"""PostgreSQL error codes of a transaction that failed only for the transactions beside it: retry it as it was."""
 
 
 def item_problem(item: Mapping[str, Any]) -> str | None:
@@ -86,8 +102,9 @@ class NewsWriter:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._topic_ids: dict[str, int] = {}
+        insert_class = _SortedInsertIgnore if engine.dialect.name == "postgresql" else _InsertIgnore
         self._news, self._events, self._attributions = (
-            _InsertIgnore(engine.dialect, table, _COLUMNS[table.name]) for table in _TABLES
+            insert_class(engine.dialect, table, _COLUMNS[table.name]) for table in _TABLES
         )
 
     def write(self, items: Iterable[Mapping[str, Any]]) -> WriteResult:
@@ -96,14 +113,27 @@ class NewsWriter:
         if not batch.items:
             return WriteResult()
         try:
-            return self._write(batch)
+            return self._write_retrying(batch)
         except IntegrityError:
             if not self._topic_ids:
                 raise
             # A cached topic id may point to a topic deleted since: forget them, try once more.
             logger.warning("Integrity error with cached topic ids; retrying the batch with fresh ids")
             self._topic_ids.clear()
-            return self._write(batch)
+            return self._write_retrying(batch)
+
+    def _write_retrying(self, batch: _Batch) -> WriteResult:
+        """``_write()``, again when the server rolled the transaction back for the sake of another one."""
+        for attempt in range(1, TRANSIENT_ATTEMPTS + 1):
+            try:
+                return self._write(batch)
+            except DBAPIError as exc:
+                reason = transient_reason(exc)
+                if reason is None or attempt == TRANSIENT_ATTEMPTS:
+                    raise
+                logger.warning("A batch of %d items was rolled back (%s); writing it again (attempt %d of %d)",
+                               batch.items.total(), reason, attempt + 1, TRANSIENT_ATTEMPTS)
+        raise AssertionError("unreachable")
 
     def _write(self, batch: _Batch) -> WriteResult:
         with immediate(self.engine.connect()) as conn, conn.begin():
@@ -137,21 +167,17 @@ class NewsWriter:
                 attribution_rows.setdefault(engine, []).append((ids[topic], news_id, engine, attributions_now))
 
             # Parents before children: the foreign keys are checked row by row.
-            for insert, rows_by_engine, counts in (
-                (news, news_rows, result.new_news),
-                (events, event_rows, result.new_events),
-                (attributions, attribution_rows, result.new_attributions),
-            ):
-                for engine, rows in rows_by_engine.items():
-                    if inserted := insert.run(conn, rows):
-                        counts[engine] += inserted
+            news.add(conn, news_rows, result.new_news)
+            events.add(conn, event_rows, result.new_events)
+            attributions.add(conn, attribution_rows, result.new_attributions)
+        self._topic_ids.update(ids)  # committed: ids of topics inserted by a rolled-back write are never kept
         return result
 
     def _resolve_topics(self, conn: Connection, names: list[str]) -> dict[str, int]:
+        """name → id of the batch's topics: cached ones, the others looked up or inserted on *conn*."""
         unknown = [name for name in names if name not in self._topic_ids]
-        if unknown:
-            self._topic_ids.update(topic_ids(conn, unknown, active=False))
-        return {name: self._topic_ids[name] for name in names}
+        found = topic_ids(conn, unknown, active=False) if unknown else {}
+        return {name: self._topic_ids[name] if name in self._topic_ids else found[name] for name in names}
 
 
 _TABLES = (news_table, topic_news_table, topic_news_engines_table)
@@ -167,13 +193,13 @@ def _same(value: Any) -> Any:
 
 
 class _InsertIgnore:
-    """``INSERT ... ON CONFLICT DO NOTHING`` of rows (tuples in ``columns`` order) into a table.
+    """``INSERT ... ON CONFLICT DO NOTHING`` of rows (tuples in ``columns`` order) into a table (SQLite).
 
-    Where the driver reports a reliable executemany rowcount (sqlite3, psycopg 3), rows ignored
+    Where the driver reports a reliable executemany rowcount (sqlite3), rows ignored
     on conflict count 0, so the rowcount is the number of rows inserted. The statement is then
     compiled once and run as a driver-level executemany of the tuples, the values converted for
     the database by ``converter()`` (the column types' own bind processors): SQLAlchemy's
-    per-row parameter handling took a third of the write time. Elsewhere (psycopg2), the insert
+    per-row parameter handling took a third of the write time. With a driver that does not, the insert
     goes through SQLAlchemy with ``RETURNING`` the keys of the rows it inserted.
     """
 
@@ -200,6 +226,12 @@ class _InsertIgnore:
         """The function turning a Python value of *column* into what ``run()`` expects."""
         return self._converters.get(column, _same)
 
+    def add(self, conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ...]]], counts: Counter[str]) -> None:
+        """Insert-or-ignore the rows of each engine (one executemany each); count the rows inserted per engine."""
+        for engine, rows in rows_by_engine.items():
+            if inserted := self.run(conn, rows):
+                counts[engine] += inserted
+
     def run(self, conn: Connection, rows: list[tuple[Any, ...]]) -> int:
         """Insert-or-ignore *rows* as one executemany; return how many were actually inserted."""
         if not rows:
@@ -209,6 +241,43 @@ class _InsertIgnore:
             return len(conn.execute(returning, [dict(zip(self.columns, row, strict=True)) for row in rows]).all())
         params: Any = rows if self.positional else [dict(zip(self.columns, row, strict=True)) for row in rows]
         return conn.exec_driver_sql(self.sql, params).rowcount
+
+
+class _SortedInsertIgnore:
+    """PostgreSQL: all the rows of a table in one ``INSERT ... SELECT ... FROM unnest(<one array per column>)
+    ORDER BY <primary key> ON CONFLICT DO NOTHING RETURNING <primary key>``.
+
+    The rows are inserted in key order whatever the engines and the order of the items, so that concurrent
+    writers take their row locks in the same order and never deadlock (see the module's docstring); the keys
+    returned are the rows this statement inserted, each counted for its engine. One statement per table and
+    batch, its values converted by SQLAlchemy (the ARRAY types of the columns).
+    """
+
+    def __init__(self, dialect: Dialect, table: Table, columns: tuple[str, ...]) -> None:
+        self.table = table
+        self.columns = columns
+        key = [column.name for column in table.primary_key.columns]
+        self.key_positions = [columns.index(name) for name in key]
+        arrays = (bindparam(name, type_=postgresql.ARRAY(table.c[name].type)) for name in columns)
+        source = func.unnest(*arrays).table_valued(*columns).render_derived(name="batch")
+        rows = select(*(source.c[name] for name in columns)).order_by(*(source.c[name] for name in key))
+        self.statement = (insert_ignore(dialect, table).from_select(list(columns), rows)
+                          .returning(*(table.c[name] for name in key)))
+
+    def converter(self, column: str) -> Any:
+        """Values go as they are: the statement's ARRAY types convert them."""
+        return _same
+
+    def add(self, conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ...]]], counts: Counter[str]) -> None:
+        """Insert-or-ignore every row in key order; count the rows inserted for the engine that carried each."""
+        engine_of = {tuple(row[i] for i in self.key_positions): engine
+                     for engine, rows in rows_by_engine.items() for row in rows}
+        if not engine_of:
+            return
+        values = zip(*(row for rows in rows_by_engine.values() for row in rows), strict=True)
+        params = {name: list(column) for name, column in zip(self.columns, values, strict=True)}
+        for key in conn.execute(self.statement, params):
+            counts[engine_of[tuple(key)]] += 1
 
 
 class _Batch:
@@ -233,3 +302,10 @@ class _Batch:
             self.events.setdefault((topic, news_id), engine)
             self.attributions[topic, news_id, engine] = None
         self.topics = list(topics)
+
+
+def transient_reason(exc: DBAPIError) -> str | None:
+    """What made the server roll back the transaction of *exc* for another transaction's sake (deadlock,
+    serialization failure), or None when retrying it would fail the same way."""
+    code = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
+    return TRANSIENT_SQLSTATES.get(code) if isinstance(code, str) else None
