@@ -249,6 +249,7 @@ class HealthExtension:
         stats = self.health.window.stats(time.time())
         self.parser = self.health.assess_parser(stats)
         self.report_parser(self.parser)
+        self.publish_window(stats)
         self.save_status(stats=stats)
 
     def report_parser(self, parser: ParserAssessment) -> None:
@@ -320,10 +321,16 @@ class HealthExtension:
         if assessment.score is not None:
             stats.set_value(f"{prefix}/health_score", assessment.score)
         stats.set_value(f"{prefix}/health_band", assessment.band)
-        for name, value in assessment.stats.counts().items():
-            if value is not None:
-                stats.set_value(f"{prefix}/window/{name}", round(value, 3) if isinstance(value, float) else value)
+        self.publish_window(assessment.stats)
         self.save_status(assessment)
+
+    def publish_window(self, window: WindowStats) -> None:
+        """The window's counts as ``topicstreams/<engine>/window/…`` stats (after each response, and again once its
+        page is parsed: the items are known only then)."""
+        for name, value in window.counts().items():
+            if value is not None:
+                self.crawler.stats.set_value(f"topicstreams/{self.engine}/window/{name}",
+                                             round(value, 3) if isinstance(value, float) else value)
 
     def save_status(self, assessment: Assessment | None = None, stats: WindowStats | None = None) -> None:
         """Write the engine's row: its state now, the canary mismatches, the parser health, the latest assessment
