@@ -1,10 +1,12 @@
 """The project's commands as users run them: config, topics, db, crawl's refusals and config errors."""
 
+import os
 import sqlite3
 
 import yaml
 
 from tests.conftest import REPO, write_config
+from topicstreams.browser import ProfileLock, profile_path
 
 
 def table_names(db):
@@ -95,3 +97,25 @@ def test_crawlall_refuses_an_unknown_engine_by_name(scrapy_cmd):
     result = scrapy_cmd("crawlall", "-a", "engines=google,altavista")
     assert result.returncode == 2
     assert "unknown engine altavista" in result.stderr
+
+
+def test_an_engine_whose_profile_another_process_holds_is_refused_in_one_line(scrapy_cmd, tmp_path):
+    config = write_config(tmp_path, {"node": {"id": "node-1"}, "browser": {"profile_dir": "profiles"},
+                                     "database": {"url": "sqlite:///news.db"}})
+    held = ProfileLock(profile_path(str(tmp_path / "profiles"), "node-1", "bing"))
+    held.acquire()  # as a running crawl of bing on this node does
+    try:
+        for command in (["crawl", "bing"], ["crawlall", "-a", "engines=google,bing"]):
+            result = scrapy_cmd(*command, "-a", "once=1", "-s", "LOG_FILE=job.log",
+                                env={"TOPICSTREAMS_CONFIG": str(config)})
+            assert result.returncode == 1, result.stderr[-3000:]
+            expected = (f"could not start bing: the browser profile {tmp_path / 'profiles' / 'node-1' / 'bing'} "
+                        f"is in use by process {os.getpid()}")
+            assert result.stderr.startswith(expected), result.stderr[-3000:]
+            assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+            # where a Scrapyd job looks: its log file
+            assert f"ERROR: {expected}" in (tmp_path / "job.log").read_text()
+            (tmp_path / "job.log").unlink()
+            assert not (tmp_path / "news.db").exists()  # refused before anything started
+    finally:
+        held.release()

@@ -2,21 +2,51 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from topicstreams import ENGINES
+from topicstreams.browser import ProfileInUse, ProfileLock, profile_path
 from topicstreams.config import EX_CONFIG, Config, ConfigError, load_config
+
+logger = logging.getLogger(__name__)
 
 
 def load_config_or_exit(settings) -> Config:
-    """Load and validate the configuration; on a problem print one ``config error:`` line and exit 78."""
+    """Load and validate the configuration; on a problem print one ``config error:`` line and exit 78.
+
+    When the run logs to a file (``LOG_FILE``, as every Scrapyd job does), the line is also appended there as an
+    ERROR: Scrapyd lists a job that failed at start as "finished", and its log is where an operator looks.
+    """
     try:
         return load_config(settings)
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        report_error(settings, f"config error: {exc}")
         raise SystemExit(EX_CONFIG) from None
+
+
+def report_error(settings, message: str) -> None:
+    """Say why a command cannot start: one line on standard error, and an ERROR record in ``LOG_FILE`` if set."""
+    print(message, file=sys.stderr)
+    if settings is not None and settings.get("LOG_FILE"):
+        log_error_to_file(settings, message)
+
+
+def log_error_to_file(settings, message: str) -> None:
+    """Write one ERROR record to the run's ``LOG_FILE`` in its ``LOG_FORMAT`` (Scrapy's logging is not set up yet)."""
+    try:
+        handler = logging.FileHandler(settings.get("LOG_FILE"), encoding=settings.get("LOG_ENCODING") or "utf-8")
+    except OSError as exc:
+        print(f"could not write to the log file: {exc}", file=sys.stderr)
+        return
+    try:
+        handler.setFormatter(logging.Formatter(settings.get("LOG_FORMAT"), settings.get("LOG_DATEFORMAT")))
+        handler.handle(logger.makeRecord(logger.name, logging.ERROR, __file__, 0, message, None, None))
+    finally:
+        handler.close()
 
 
 class ConfiguredCommand(ScrapyCommand):
@@ -66,14 +96,40 @@ class CrawlingCommand(ConfiguredCommand):
     """
 
     def _create_crawler(self, spidercls):
+        name = spidercls if isinstance(spidercls, str) else spidercls.name
+        if name in ENGINES:  # an unknown name is Scrapy's to refuse
+            self.check_profile_free(name)
         crawler = super()._create_crawler(spidercls)
         self.__dict__.setdefault("started_crawlers", []).append(crawler)
         return crawler
 
+    def check_profile_free(self, engine: str) -> None:
+        """Refuse, in one line, to start an engine whose browser profile another process holds.
+
+        The spider takes the profile lock itself (and keeps it); from inside Scrapy its refusal would come with
+        tracebacks. Checked here, before any crawler starts, it is one line (and one ERROR in a Scrapyd job's log).
+        """
+        lock = ProfileLock(profile_path(self.config.get("browser.profile_dir"), self.config.get("node.id"), engine))
+        try:
+            lock.acquire()
+        except ProfileInUse as exc:
+            report_error(self.settings, f"could not start {engine}: {exc}")
+            raise SystemExit(1) from None
+        lock.release()
+
     def run(self, args: list[str], opts) -> None:
         super().run(args, opts)
         failed = [crawler.spidercls.name for crawler in self.__dict__.get("started_crawlers", [])
-                  if crawler.stats and crawler.stats.get_value("finish_reason") == "start_error"]
+                  if finish_reason(crawler) == "start_error"]
         if failed:
             print(f"could not start: {', '.join(failed)} (see the log above)", file=sys.stderr)
             self.exitcode = self.exitcode or 1
+
+
+def finish_reason(crawler) -> str | None:
+    """The crawl's ``finish_reason`` stat; None for a crawler whose crawl never began (it has no stats)."""
+    try:
+        stats = crawler.stats
+    except RuntimeError:  # Scrapy: "Crawler.stats is not set yet"
+        return None
+    return stats.get_value("finish_reason") if stats else None

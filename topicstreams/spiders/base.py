@@ -209,6 +209,8 @@ class EngineSpider(scrapy.Spider):
         self._configure()
         mode = "once: each topic one pass, then close" if self.once else (
             f"continuous: every {self.scrape_interval:g} s until stopped")
+        if self.shard != "0/1":
+            mode += f"; shard {self.shard}: the topics whose hash falls here"
         self.logger.info("%s spider starting (%s)", self.name, mode)
         upgrade(self.database_url)
         if self.topics_arg is not None:
