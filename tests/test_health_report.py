@@ -26,6 +26,7 @@ from topicstreams.storage.health import (
     COOLING,
     PAUSED,
     RUNNING,
+    STALE_AFTER,
     EngineStatusRow,
     add_alert,
     pause,
@@ -36,7 +37,7 @@ from topicstreams.storage.health import (
 
 NOW = datetime(2026, 11, 29, 21, 0, 0, tzinfo=UTC)
 ENGINE_KEYS = ["engine", "score", "band", "state", "parser_score", "p50_ms", "p95_ms", "cooling_until", "reasons",
-               "cost", "updated_at"]
+               "cost", "updated_at", "stale"]
 
 
 def status(engine: str, node: str = "n1", **values) -> EngineStatusRow:
@@ -119,11 +120,32 @@ def test_json_keys_and_nulls():
     assert list(google) == ENGINE_KEYS == list(bing)
     assert google == {"engine": "google", "score": 88, "band": "ok", "state": "running", "parser_score": None,
                       "p50_ms": 101.5, "p95_ms": 300.0, "cooling_until": None, "reasons": ["latency"],
-                      "cost": None, "updated_at": "2026-11-29T20:59:30Z"}
+                      "cost": None, "updated_at": "2026-11-29T20:59:30Z", "stale": False}
     assert bing == {"engine": "bing", "score": None, "band": "unknown", "state": None, "parser_score": None,
                     "p50_ms": None, "p95_ms": None, "cooling_until": None, "reasons": [], "cost": None,
-                    "updated_at": None}
+                    "updated_at": None, "stale": False}
     assert json.loads(json.dumps(report)) == report
+
+
+def test_a_row_no_running_crawl_has_written_lately_is_stale_and_the_table_says_so():
+    fresh = status("google", score=90, band="ok", updated_at=NOW - STALE_AFTER)
+    old = status("bing", score=95, band="ok", updated_at=NOW - STALE_AFTER - timedelta(seconds=1))
+    gone = status("yahoo", node="n2", score=40, band="critical", updated_at=NOW - timedelta(days=2))
+    rows = report_rows([fresh, old, gone], "n1", ["brave"], NOW, all_nodes=True)
+    assert [(row.node, row.engine, row.stale) for row in rows] == [
+        ("n1", "google", False), ("n1", "bing", True), ("n1", "brave", False), ("n2", "yahoo", True)]
+    lines = format_table(rows, all_nodes=True).splitlines()
+    assert lines[5:] == [
+        "stale on n1: no running crawl writes these rows, their state is the last one known "
+        "(last written: bing at 2026-11-29T20:58:59Z)",
+        "stale on n2: no running crawl writes these rows, their state is the last one known "
+        "(last written: yahoo at 2026-11-27T21:00:00Z)"]
+    assert cells(lines[2])[:5] == ["n1", "bing", "95", "ok", "running"]  # the state column keeps its values
+    this_node = format_table(report_rows([fresh, old], "n1", [], NOW)).splitlines()
+    assert this_node[-1].startswith("stale: no running crawl writes these rows")
+    assert [engine["stale"] for node in report_json(rows, "n1", all_nodes=True)["nodes"]
+            for engine in node["engines"]] == [False, True, False, True]
+    assert len(format_table(report_rows([fresh], "n1", [], NOW)).splitlines()) == 2  # nothing stale: no line
 
 
 def test_all_nodes_json_has_one_object_per_node():
@@ -174,7 +196,7 @@ def env(tmp_path):
 
 def table(stdout: str) -> dict[tuple[str, ...], list[str]]:
     """The table's rows by their key cells (engine, or node and engine with --all-nodes)."""
-    lines = [line for line in stdout.strip().splitlines() if not line.startswith("saturation")]
+    lines = [line for line in stdout.strip().splitlines() if not line.startswith(("saturation", "stale"))]
     header = cells(lines[0])
     key = 2 if header[0] == "node" else 1
     return {tuple(cells(line)[:key]): cells(line)[key:] for line in lines[1:]}

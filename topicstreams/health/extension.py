@@ -88,9 +88,6 @@ BASELINE_REFRESH = 3600.0
 AWAITING_PARSE = 64
 """Samples kept waiting for their page's parse outcome (a failure never gets one)."""
 
-HEARTBEAT = 15.0
-"""Seconds after which the status row is written again without a response (a cooling engine gets none)."""
-
 
 def is_result_page(classification: Classification) -> bool:
     """Whether the page should have yielded items: an ``ok`` page with result items, or one the parser failed on."""
@@ -203,7 +200,7 @@ class HealthExtension:
             self.refresh_baseline(now)
         if self.state.paused:
             self.check_resumed()
-        if time.monotonic() - self.saved_at >= HEARTBEAT:
+        if time.monotonic() - self.saved_at >= store.HEARTBEAT:
             self.save_status()
         if self.saturation is not None:
             self.saturation.check(self.db, wall(now))

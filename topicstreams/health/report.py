@@ -8,7 +8,9 @@ degraded, else 0.
 
 What is not known reads ``-`` in the table and ``null`` in JSON. The state is the one at ``now``: a cooldown
 that has ended reads ``running``. The reasons put hostility first (the score's reasons), then ``canary
-mismatch``, then the parser's. Each node's exit-IP saturation
+mismatch``, then the parser's. A row that no running crawl has written lately is *stale*
+(:data:`~topicstreams.storage.health.STALE_AFTER`): its state is the last one known, for a process that ended or
+a node that is gone; the table says so in a line under it, the JSON in ``stale``. Each node's exit-IP saturation
 (:class:`~topicstreams.health.saturation.Saturation`) follows the table as one line, and is the JSON's
 ``saturation``.
 """
@@ -57,6 +59,8 @@ class EngineReport:
     parser_score: int | None = None
     cost: dict[str, Any] | None = None
     """Attempts, bytes and browser seconds per valid record: ``window``, ``baseline``, ``drift``."""
+    stale: bool = False
+    """No running crawl has written the row lately: the state is the last one known."""
 
     @classmethod
     def of(cls, node: str, engine: str, status: EngineStatusRow | None, now: datetime) -> EngineReport:
@@ -70,7 +74,7 @@ class EngineReport:
                    p50_ms=status.p50_ms, p95_ms=status.p95_ms,
                    cooling_until=status.cooling_until if state == COOLING else None,
                    reasons=tuple(reasons), updated_at=status.updated_at, parser_score=status.parser_score,
-                   cost=status.cost)
+                   cost=status.cost, stale=status.stale_at(now))
 
 
 def engine_order(names: Iterable[str]) -> list[str]:
@@ -121,12 +125,21 @@ def _cells(report: EngineReport) -> list[str]:
 
 def format_table(reports: Sequence[EngineReport], all_nodes: bool = False,
                  saturation: Mapping[str, Saturation] | None = None) -> str:
-    """A header line, then one line per report, columns left-aligned two spaces apart; then one line per node
-    of ``saturation``: ``saturation: …`` (``saturation on NODE: …`` with ``all_nodes``)."""
+    """A header line, then one line per report, columns left-aligned two spaces apart; then one line per node with
+    stale rows, ``stale: …``, and one per node of ``saturation``, ``saturation: …`` (``… on NODE: …`` with
+    ``all_nodes``)."""
     header = [NODE_COLUMN, *COLUMNS] if all_nodes else list(COLUMNS)
     lines = [header] + [[report.node, *_cells(report)] if all_nodes else _cells(report) for report in reports]
     widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
     table = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in lines]
+    stale_by_node: dict[str, list[EngineReport]] = {}
+    for report in reports:
+        if report.stale:
+            stale_by_node.setdefault(report.node, []).append(report)
+    for node, stale in stale_by_node.items():
+        written = ", ".join(f"{report.engine} at {utc_text(report.updated_at)}" for report in stale)
+        table.append(f"stale{f' on {node}' if all_nodes else ''}: no running crawl writes these rows, their state "
+                     f"is the last one known (last written: {written})")
     for node, verdict in sorted((saturation or {}).items()):
         table.append(f"saturation{f' on {node}' if all_nodes else ''}: {verdict.describe()}")
     return "\n".join(table)
@@ -146,6 +159,7 @@ def engine_json(report: EngineReport) -> dict[str, Any]:
         "reasons": list(report.reasons),
         "cost": report.cost,
         "updated_at": utc_text(report.updated_at),
+        "stale": report.stale,
     }
 
 

@@ -26,6 +26,13 @@ from topicstreams.storage.models import health_windows_table as health_windows
 
 RUNNING, COOLING, PAUSED = "running", "cooling", "paused"
 
+HEARTBEAT = 15.0
+"""Seconds after which a running crawl writes its engine's row again, even without a response (the health
+extension's heartbeat: a cooling engine gets none)."""
+
+STALE_AFTER = timedelta(seconds=4 * HEARTBEAT)
+"""A row not written for this long has no running crawl behind it: its state is the last one known."""
+
 
 @dataclass(frozen=True)
 class EngineStatusRow:
@@ -49,6 +56,10 @@ class EngineStatusRow:
     canary_mismatches: list[str] = field(default_factory=list)
     """The canary queries whose latest answer was wrong."""
     cost: dict[str, Any] | None = None
+
+    def stale_at(self, now: datetime) -> bool:
+        """Whether no running crawl has written the row lately (its process ended, or its node is gone)."""
+        return now - self.updated_at > STALE_AFTER
 
     def state_at(self, now: datetime) -> str:
         """The state as it stands at ``now``: a cooldown that has ended is ``running`` again."""
