@@ -124,16 +124,16 @@ class NewsWriter:
 
     def _write_retrying(self, batch: _Batch) -> WriteResult:
         """``_write()``, again when the server rolled the transaction back for the sake of another one."""
-        for attempt in range(1, TRANSIENT_ATTEMPTS + 1):
+        for attempt in range(1, TRANSIENT_ATTEMPTS):
             try:
                 return self._write(batch)
             except DBAPIError as exc:
                 reason = transient_reason(exc)
-                if reason is None or attempt == TRANSIENT_ATTEMPTS:
+                if reason is None:
                     raise
                 logger.warning("A batch of %d items was rolled back (%s); writing it again (attempt %d of %d)",
                                batch.items.total(), reason, attempt + 1, TRANSIENT_ATTEMPTS)
-        raise AssertionError("unreachable")
+        return self._write(batch)  # the last attempt: whatever fails now is the caller's
 
     def _write(self, batch: _Batch) -> WriteResult:
         with immediate(self.engine.connect()) as conn, conn.begin():
