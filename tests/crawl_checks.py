@@ -3,12 +3,14 @@ and their gaps, stats from the log, rows)."""
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 from pathlib import Path
 
 from tests.conftest import write_config
 from topicstreams import ENGINES
 from topicstreams.fakes import FakeEngines
+from topicstreams.pipelines.normalize import normalize_url
 
 SLACK = 0.005
 """Seconds of clock resolution between the fake server's log and the floor."""
@@ -31,6 +33,14 @@ def crawl_config(folder: Path, fakes: FakeEngines, *, floor: float, engines=("go
         "browser": {"profile_dir": "profiles"},
         **sections,
     })
+
+
+def expected_urls(engine: str, *topics: str, pages: int = 1) -> set[str]:
+    """The clean URLs a correct crawl of the fake ``engine`` stores for ``topics``, from their first ``pages``
+    pages."""
+    fake = importlib.import_module(f"topicstreams.fakes.{engine}")
+    return {normalize_url(url) for topic in topics for page in range(pages)
+            for url in fake.expected_articles(topic, page)}
 
 
 def topics(count: int) -> str:

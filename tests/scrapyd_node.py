@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 from tests.conftest import REPO
+from tests.postgres_server import free_port
 
 PROJECT = "topicstreams"
 SCRAPYD_DEPLOY = Path(sys.executable).with_name("scrapyd-deploy")
@@ -28,12 +28,6 @@ COPY_IGNORED = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-i
                                       ".topicstreams", "*.db", ".ruff_cache")
 ERROR_LINE = re.compile(r"^\S+ \S+ \[[^\]]+\] (ERROR|CRITICAL): .*$", re.MULTILINE)
 CLOSED_LINE = re.compile(r"\[scrapy\.core\.engine\] INFO: Spider closed \((?P<reason>[^)]+)\)")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def project_copy(folder: Path) -> Path:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.conftest import write_config
+from tests.crawl_checks import expected_urls
 from topicstreams import ENGINES
 from topicstreams.fakes import FakeEngines
 from topicstreams.fakes.catalogue import all_articles
@@ -57,10 +58,6 @@ def rows(db: Path, sql: str) -> list[tuple]:
         return conn.execute(sql).fetchall()
 
 
-def expected(engine: str, topic: str, pages: int) -> set[str]:
-    return {normalize_url(url) for page in range(pages) for url in fake(engine).expected_articles(topic, page)}
-
-
 ARTICLES = {normalize_url(a.url): a for topic in ("alpha", "beta") for a in all_articles(topic)}
 
 
@@ -74,7 +71,7 @@ def test_each_engine_stores_exactly_its_pages_articles(scrapy_cmd, engines, tmp_
     assert "structural fallback" not in result.stderr  # the known layout matched
 
     db = tmp_path / "news.db"
-    wanted = expected(engine, "alpha", 2)
+    wanted = expected_urls(engine, "alpha", pages=2)
     news = rows(db, "select url, title, source, snippet, published_at from news")
     assert {row[0] for row in news} == wanted
     for url, title, source, snippet, published_at in news:
@@ -122,7 +119,7 @@ def test_crawlall_stores_the_union_with_every_attribution_in_one_process(scrapy_
     for engine in ENGINES:
         assert f"{engine} spider starting (once" in result.stderr
     db = tmp_path / "news.db"
-    per_engine = {engine: expected(engine, "alpha", 1) for engine in ENGINES}
+    per_engine = {engine: expected_urls(engine, "alpha") for engine in ENGINES}
     union = set().union(*per_engine.values())
     assert {row[0] for row in rows(db, "select url from news")} == union
     assert rows(db, "select count(*) from topic_news") == [(len(union),)]
@@ -138,7 +135,7 @@ def test_the_same_article_from_three_engines_is_one_event_with_three_attribution
                             env={"TOPICSTREAMS_CONFIG": str(config)})
         assert result.returncode == 0, result.stderr[-3000:]
     db = tmp_path / "news.db"
-    common = expected("google", "alpha", 1) & expected("bing", "alpha", 1) & expected("yahoo", "alpha", 1)
+    common = expected_urls("google", "alpha") & expected_urls("bing", "alpha") & expected_urls("yahoo", "alpha")
     assert common
     # every engine linked these with its own tracking parameters (and Yahoo through its redirector)
     url = min(common)
@@ -167,7 +164,7 @@ def test_bing_scrolls_until_its_last_page_repeats_and_reads_dutch_times(scrapy_c
         ("/news/search", None), ("/news/infinitescrollajax", "11")]
     assert requests[0]["accept_language"].startswith("nl-NL")
     news = rows(tmp_path / "news.db", "select url, published_at from news")
-    assert {url for url, _ in news} == expected("bing", "alpha", 2)
+    assert {url for url, _ in news} == expected_urls("bing", "alpha", pages=2)
     assert all(published for _, published in news)
     assert "'topicstreams/bing/times_unparsed'" not in result.stderr
 
@@ -183,5 +180,6 @@ def test_bing_stops_when_the_scroll_repeats_its_last_page(scrapy_cmd, engines, t
     pages = len(all_articles(topic)) // 10
     requests = [entry for entry in engines.requests("bing") if entry["kind"] == "results"]
     assert len(requests) == pages + 1  # every page, then one repeat that ends the topic
-    assert {row[0] for row in rows(tmp_path / "news.db", "select url from news")} == expected("bing", topic, pages)
+    stored = {row[0] for row in rows(tmp_path / "news.db", "select url from news")}
+    assert stored == expected_urls("bing", topic, pages=pages)
     assert f"'topicstreams/bing/items_scraped': {len(all_articles(topic))}" in result.stderr

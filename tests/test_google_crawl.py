@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_config
+from tests.crawl_checks import expected_urls
 from topicstreams.fakes import FakeEngines
 from topicstreams.fakes.catalogue import articles_for
 from topicstreams.fakes.google import expected_articles
-from topicstreams.pipelines.normalize import is_tracking_param, normalize_url
+from topicstreams.pipelines.normalize import is_tracking_param
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -46,10 +47,6 @@ def rows(db: Path, sql: str) -> list[tuple]:
         return conn.execute(sql).fetchall()
 
 
-def expected_urls(topic: str, pages: int) -> set[str]:
-    return {normalize_url(url) for page in range(pages) for url in expected_articles(topic, page)}
-
-
 def test_once_stores_each_article_once_with_clean_urls_and_again_adds_nothing(scrapy_cmd, google, tmp_path):
     config = crawl_config(tmp_path, google, max_pages=2)
     args = ("crawl", "google", "-a", "topics= alpha ", "-a", "once=1", "-O", "out.jsonl")
@@ -58,7 +55,7 @@ def test_once_stores_each_article_once_with_clean_urls_and_again_adds_nothing(sc
     assert "google spider starting (once" in result.stderr
 
     db = tmp_path / "news.db"
-    expected = expected_urls("alpha", 2)
+    expected = expected_urls("google", "alpha", pages=2)
     assert len(expected) == len(articles_for("alpha", 0)) + len(articles_for("alpha", 1))
     news = rows(db, "select id, url, title, source, published_at, first_seen_at from news")
     assert {row[1] for row in news} == expected  # the JavaScript-added result and the wrapped links included
@@ -111,7 +108,7 @@ def test_a_captcha_yields_nothing_and_the_topic_is_tried_again_after_the_cooldow
     assert "challenge for topic 'beta'" in result.stderr
     assert "'topicstreams/google/challenges': 2" in result.stderr
     stored = {row[0] for row in rows(tmp_path / "news.db", "select url from news")}
-    assert stored == expected_urls("beta", 1)
+    assert stored == expected_urls("google", "beta")
 
 
 def test_a_topic_blocked_on_every_attempt_is_given_up_and_counted(scrapy_cmd, google, tmp_path):
@@ -158,7 +155,7 @@ def test_continuous_mode_seeds_the_table_and_goes_round_again_each_interval(scra
     passes = [e["query"]["q"] for e in google.requests("google") if e["kind"] == "results"]
     assert passes.count("alpha") >= 2 and passes.count("beta") >= 2
     stored = {row[0] for row in rows(tmp_path / "news.db", "select url from news")}
-    assert stored == expected_urls("alpha", 1) | expected_urls("beta", 1)
+    assert stored == expected_urls("google", "alpha", "beta")
 
 
 def closed_port() -> int:

@@ -12,10 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.crawl_checks import crawl_config, rows
+from tests.crawl_checks import crawl_config, expected_urls, rows
 from tests.fakes_http import reset_fakes_per_test, running_fakes
-from topicstreams.fakes.google import expected_articles
-from topicstreams.pipelines.normalize import normalize_url
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -103,6 +101,5 @@ def test_the_crawl_goes_through_the_proxy_with_its_credentials_and_never_logs_th
     assert len(results) == 1 and "q=alpha" in results[0], proxy.relayed
     assert len(fakes.results_requests("google")) == 1  # the engine saw that one request, from the proxy
     assert proxy.refused >= 1  # Chromium answered the proxy's challenge with the configured credentials
-    wanted = {normalize_url(url) for url in expected_articles("alpha", 0)}
-    assert {url for (url,) in rows(tmp_path / "news.db", "select url from news")} == wanted
+    assert {url for (url,) in rows(tmp_path / "news.db", "select url from news")} == expected_urls("google", "alpha")
     assert PASSWORD not in result.stdout + result.stderr

@@ -4,7 +4,6 @@ every topic is scraped once per engine, every article stored once, with all its 
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -13,10 +12,10 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.conftest import write_config
+from tests.crawl_checks import expected_urls
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from tests.scrapyd_node import ScrapydNode, log_problems, project_copy
 from topicstreams import ENGINES
-from topicstreams.pipelines.normalize import normalize_url
 from topicstreams.spiders.base import in_shard
 
 pytestmark = pytest.mark.timeout(400)
@@ -27,11 +26,6 @@ _clean = reset_fakes_per_test()
 CRAWLED = ("google", "bing")
 TOPICS = [f"scale {i}" for i in range(8)]
 NODES = {"node-a": "0/2", "node-b": "1/2"}
-
-
-def expected_articles(engine: str, topic: str) -> set[str]:
-    return {normalize_url(url) for url in importlib.import_module(f"topicstreams.fakes.{engine}")
-            .expected_articles(topic, 0)}
 
 
 def node_config(folder: Path, fakes, database_url: str, node: str) -> Path:
@@ -85,7 +79,7 @@ def test_two_scrapyd_nodes_split_the_topics_and_store_each_article_once_in_one_p
         asked = Counter(entry["query"]["q"] for entry in fakes.requests(engine) if entry["kind"] == "results")
         assert asked == Counter(TOPICS), engine
 
-    found = {(engine, topic): expected_articles(engine, topic) for engine in CRAWLED for topic in TOPICS}
+    found = {(engine, topic): expected_urls(engine, topic) for engine in CRAWLED for topic in TOPICS}
     urls = set().union(*found.values())
     news = query_rows(postgres_url, "select url from news")
     assert len(news) == len(urls) and {url for (url,) in news} == urls

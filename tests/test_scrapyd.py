@@ -4,32 +4,21 @@ at start "finished")."""
 
 from __future__ import annotations
 
-import importlib
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import write_config
-from tests.crawl_checks import rows, stat_count
+from tests.crawl_checks import expected_urls, rows, stat_count
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from tests.scrapyd_node import ScrapydNode, log_problems, project_copy
 from topicstreams import ENGINES
-from topicstreams.pipelines.normalize import normalize_url
 
 pytestmark = pytest.mark.timeout(300)
 
 fakes = running_fakes(*ENGINES)
 _clean = reset_fakes_per_test()
-
-
-def articles(engine: str, *topics: str) -> set[str]:
-    fake = importlib.import_module(f"topicstreams.fakes.{engine}")
-    return {normalize_url(url) for topic in topics for url in fake.expected_articles(topic, 0)}
-
-
-def google_articles(*topics: str) -> set[str]:
-    return articles("google", *topics)
 
 
 def job_config(folder: Path, fakes, db: str, engines=("google",), **extra) -> Path:
@@ -79,11 +68,11 @@ def test_a_scheduled_google_job_runs_from_the_egg_and_stores_its_rows(scrapyd, f
     # the code and its migrations came from the zipped egg, not from this checkout
     assert "Extracted the migration scripts from " + str(scrapyd.folder / "eggs") in log
 
-    wanted = google_articles("alpha", "beta")
+    wanted = expected_urls("google", "alpha", "beta")
     assert {url for (url,) in rows(tmp_path / "news.db", "select url from news")} == wanted
     events = rows(tmp_path / "news.db", "select t.name, count(*) from topic_news tn join topics t on t.id = tn.topic_id"
                                         " group by t.name order by t.name")
-    assert events == [("alpha", len(google_articles("alpha"))), ("beta", len(google_articles("beta")))]
+    assert events == [("alpha", len(expected_urls("google", "alpha"))), ("beta", len(expected_urls("google", "beta")))]
     assert rows(tmp_path / "news.db", "select distinct engine from topic_news_engines") == [("google",)]
     topics_asked = sorted(entry["query"]["q"] for entry in fakes.requests("google") if entry["kind"] == "results")
     assert topics_asked == ["alpha", "beta"]
@@ -96,7 +85,7 @@ def test_without_the_setting_a_job_reads_the_config_named_by_scrapyds_environmen
     scrapyd.wait(job)
     assert log_problems(scrapyd.job_log("google", job)) == []
     db = scrapyd.env_config.parent / "env.db"
-    assert {url for (url,) in rows(db, "select url from news")} == google_articles("gamma")
+    assert {url for (url,) in rows(db, "select url from news")} == expected_urls("google", "gamma")
 
 
 def test_a_job_that_fails_at_start_is_finished_to_scrapyd_and_its_log_says_why(scrapyd, fakes, tmp_path):
@@ -121,7 +110,7 @@ def test_every_other_engine_runs_as_a_job_of_its_own_at_the_same_time(scrapyd, f
         assert log_problems(scrapyd.job_log(engine, job)) == [], engine
     stored = rows(tmp_path / "news.db",
                   "select n.url, e.engine from topic_news_engines e join news n on n.id = e.news_id")
-    assert set(stored) == {(url, engine) for engine in others for url in articles(engine, "alpha")}
+    assert set(stored) == {(url, engine) for engine in others for url in expected_urls(engine, "alpha")}
 
 
 def test_a_continuous_job_runs_until_scrapyd_cancels_it_and_then_closes_cleanly(scrapyd, fakes, tmp_path):
@@ -138,4 +127,4 @@ def test_a_continuous_job_runs_until_scrapyd_cancels_it_and_then_closes_cleanly(
     assert "google spider starting (continuous" in log
     assert [line for line in log.splitlines() if " ERROR: " in line or "Traceback" in line] == []
     assert "Spider closed (shutdown)" in log
-    assert {url for (url,) in rows(tmp_path / "news.db", "select url from news")} == google_articles("delta")
+    assert {url for (url,) in rows(tmp_path / "news.db", "select url from news")} == expected_urls("google", "delta")
