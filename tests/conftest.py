@@ -113,3 +113,24 @@ def postgres_url(postgres_server: PostgresServer, postgres_database: str) -> str
 
 
 # ==== end of the PostgreSQL fixtures =========================================================================
+
+
+# ==== pytest-playwright: the project's Chromium ==============================================================
+# The web app's browser tests (tests/test_web_browser.py) run in the Chromium the crawler uses
+# (topicstreams.browser.find_executable), launched as the crawler launches it; as root there is no sandbox.
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    from topicstreams.browser import find_executable
+
+    args = {**browser_type_launch_args, "args": [
+        "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-quic", "--no-first-run", "--disable-dev-shm-usage"]}
+    executable = find_executable()
+    if executable:
+        args["executable_path"] = executable
+    return args
+
+
+# ==== end of the pytest-playwright fixtures ==================================================================

@@ -361,6 +361,13 @@ def test_pipeline_normalizes_item() -> None:
     assert stats.get_value("topicstreams/google/items_scraped") is None
 
 
+def test_pipeline_drops_characters_no_text_means() -> None:
+    pipeline, _ = _pipeline()
+    item = pipeline.process_item(_item(title=" A\x00 ti\x07tle\x1b[0m ", source="Ex\ud800ample\uffff",
+                                       snippet="Line one\nline two\ttabbed\x7f"))
+    assert (item["title"], item["source"], item["snippet"]) == ("A title[0m", "Example", "Line one\nline two\ttabbed")
+
+
 def test_pipeline_unwraps_engine_redirectors() -> None:
     pipeline, _ = _pipeline()
     item = pipeline.process_item(_item(url="http://127.0.0.1:8123/url?q=https://a.com/x&sa=U"))

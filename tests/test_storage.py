@@ -30,6 +30,7 @@ from topicstreams.storage import (
 from topicstreams.storage.db import make_engine
 from topicstreams.storage.migrate import current_revisions, head_revisions
 from topicstreams.storage.models import Base, News, TopicNews, TopicNewsEngine
+from topicstreams.storage.search import include_name
 
 REPO = Path(__file__).resolve().parent.parent
 TABLES = {"topics", "news", "topic_news", "topic_news_engines", "scraper_cycles"}
@@ -86,7 +87,8 @@ def test_upgrade_creates_the_five_tables_in_a_new_folder(tmp_path: Path) -> None
 
 def test_migrations_match_the_models(url: str) -> None:
     with engine_for(url).connect() as conn:
-        differences = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
+        context = MigrationContext.configure(conn, opts={"compare_type": True, "include_name": include_name})
+        differences = compare_metadata(context, Base.metadata)
     assert differences == []
 
 

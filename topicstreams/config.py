@@ -312,6 +312,12 @@ SCHEMA: dict = {
         "interval": SECONDS_POSITIVE,
         "queries": Each(canary_list),
     },
+    "web": {
+        "host": text("a host name or IP address to listen on, such as 127.0.0.1", r"[A-Za-z0-9._:\-\[\]]+",
+                     empty_ok=False),
+        "port": number("a port number from 1 to 65535", low=1, high=65535, integer=True),
+        "page_size": number("an integer from 1 to 200", low=1, high=200, integer=True),
+    },
     "browser": {
         "executable_path": text("a path to a Chromium executable, or empty to find one"),
         "headless": boolean,

@@ -185,8 +185,13 @@ def _is_absolute_http(value: str) -> bool:
 
 
 # --- the pipeline ------------------------------------------------------------------------
+MEANINGLESS_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+"""Characters scraped text may carry that mean nothing to a reader and that a store may refuse."""
+
 class NormalizePipeline:
-    """Normalizes each item's URL, sets its ``news_id`` and strips its text fields.
+    """Normalizes each item's URL, sets its ``news_id`` and cleans its text fields: surrounding white space, and
+    characters no text means (control characters but tab and line breaks, lone surrogates, non-characters), which
+    would make a database refuse the whole batch (PostgreSQL stores no NUL; no database encodes a lone surrogate).
 
     Drops (``DropItem``) items without a URL or a title, and items whose URL cannot be
     normalized, counting them under ``topicstreams/<engine>/items_dropped``.
@@ -209,7 +214,7 @@ class NormalizePipeline:
         for field in self.TEXT_FIELDS:
             value = adapter.get(field)
             if isinstance(value, str):
-                adapter[field] = value.strip()
+                adapter[field] = MEANINGLESS_CHARACTERS.sub("", value).strip()
         url = adapter.get("url")
         if not isinstance(url, str) or not url.strip():
             self._drop(engine, f"Item without a URL from {engine}: {adapter.get('title')!r}")

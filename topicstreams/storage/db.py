@@ -154,3 +154,33 @@ def _configure_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
         if mode not in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE"):
             raise ValueError(f"unknown SQLite BEGIN mode {mode!r}")
         conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def make_reader(url: str, **kwargs: Any) -> Engine:
+    """A new Engine that only reads the database at *url* (the web app's).
+
+    SQLite: the file opened read-only (``mode=ro``: a missing file is an error, never a new empty database), and
+    ``query_only``; PostgreSQL: every transaction ``READ ONLY``. It never changes the journal mode or migrates.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        kwargs.setdefault("pool_pre_ping", True)
+        return create_engine(url, **kwargs).execution_options(postgresql_readonly=True)
+    path = sqlite_path(url)
+    if path is None:
+        raise ValueError(f"cannot read {url!r} read-only: name an SQLite file")
+    reader_url = parsed.set(database=f"file:{path.resolve().as_uri().removeprefix('file://')}?mode=ro",
+                            query={"uri": "true"})
+    engine = create_engine(reader_url, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
+            cursor.execute("PRAGMA query_only = ON")
+        finally:
+            cursor.close()
+
+    return engine

@@ -130,9 +130,10 @@ class TopicNews(Base):
 
     __tablename__ = "topic_news"
     __table_args__ = (
-        Index("ix_topic_news_topic_id_first_seen_at", "topic_id", "first_seen_at"),
+        # The feed's order (newest first, ties by topic and news id): a page is a range of one of these.
+        Index("ix_topic_news_topic_id_first_seen_at", "topic_id", "first_seen_at", "news_id"),
         Index("ix_topic_news_news_id", "news_id"),
-        Index("ix_topic_news_first_seen_at", "first_seen_at"),
+        Index("ix_topic_news_first_seen_at_topic_id", "first_seen_at", "topic_id", "news_id"),
     )
 
     topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"), primary_key=True)

@@ -7,6 +7,7 @@ An item (any mapping) has ``news_id``, ``url``, ``topic``, ``engine`` and option
 * ``news`` rows, one per news id;
 * ``topic_news`` rows (feed events), one per topic and news id;
 * ``topic_news_engines`` rows, one per topic, news id and engine;
+* the search index of the new articles (PostgreSQL; SQLite's triggers index them by themselves);
 
 all with the dialect's ``INSERT ... ON CONFLICT DO NOTHING``, so rows already stored (by an earlier
 batch, or by another process at the same time) are kept as they are, ``first_seen_at`` included.
@@ -40,6 +41,7 @@ from sqlalchemy import Connection, Dialect, Engine, Table, bindparam, func, sele
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from topicstreams.storage import search
 from topicstreams.storage.db import immediate, insert_ignore, utcnow
 from topicstreams.storage.models import news_table, topic_news_engines_table, topic_news_table
 from topicstreams.storage.topics import topic_ids
@@ -167,7 +169,11 @@ class NewsWriter:
                 attribution_rows.setdefault(engine, []).append((ids[topic], news_id, engine, attributions_now))
 
             # Parents before children: the foreign keys are checked row by row.
-            news.add(conn, news_rows, result.new_news)
+            new_news = news.add(conn, news_rows, result.new_news)
+            if new_news:
+                search.store_documents(conn, ((news_id, batch.news[news_id].get("title"),
+                                               batch.news[news_id].get("snippet"), batch.news[news_id].get("source"))
+                                              for (news_id,) in new_news))
             events.add(conn, event_rows, result.new_events)
             attributions.add(conn, attribution_rows, result.new_attributions)
         self._topic_ids.update(ids)  # committed: ids of topics inserted by a rolled-back write are never kept
@@ -227,7 +233,10 @@ class _InsertIgnore:
         return self._converters.get(column, _same)
 
     def add(self, conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ...]]], counts: Counter[str]) -> None:
-        """Insert-or-ignore the rows of each engine (one executemany each); count the rows inserted per engine."""
+        """Insert-or-ignore the rows of each engine (one executemany each); count the rows inserted per engine.
+
+        Returns None: which rows were inserted is not known here (only how many).
+        """
         for engine, rows in rows_by_engine.items():
             if inserted := self.run(conn, rows):
                 counts[engine] += inserted
@@ -268,16 +277,22 @@ class _SortedInsertIgnore:
         """Values go as they are: the statement's ARRAY types convert them."""
         return _same
 
-    def add(self, conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ...]]], counts: Counter[str]) -> None:
-        """Insert-or-ignore every row in key order; count the rows inserted for the engine that carried each."""
+    def add(self, conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ...]]],
+            counts: Counter[str]) -> list[tuple[Any, ...]]:
+        """Insert-or-ignore every row in key order; count the rows inserted for the engine that carried each.
+
+        Returns the keys of the rows inserted.
+        """
         engine_of = {tuple(row[i] for i in self.key_positions): engine
                      for engine, rows in rows_by_engine.items() for row in rows}
         if not engine_of:
-            return
+            return []
         values = zip(*(row for rows in rows_by_engine.values() for row in rows), strict=True)
         params = {name: list(column) for name, column in zip(self.columns, values, strict=True)}
-        for key in conn.execute(self.statement, params):
-            counts[engine_of[tuple(key)]] += 1
+        inserted = [tuple(key) for key in conn.execute(self.statement, params)]
+        for key in inserted:
+            counts[engine_of[key]] += 1
+        return inserted
 
 
 class _Batch:

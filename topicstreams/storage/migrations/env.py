@@ -15,6 +15,7 @@ from alembic import context
 from sqlalchemy.engine import make_url
 
 from topicstreams.storage.models import Base, UTCDateTime
+from topicstreams.storage.search import include_name
 
 config = context.config
 target_metadata = Base.metadata
@@ -34,6 +35,8 @@ def _options(dialect_name: str) -> dict[str, Any]:
         "render_as_batch": dialect_name == "sqlite",
         "render_item": _render_item,
         "compare_type": True,
+        # The search index is made by hand (FTS5 on SQLite), not described by the models: left alone.
+        "include_name": include_name,
     }
 
 

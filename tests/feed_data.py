@@ -1,0 +1,116 @@
+"""What the web app's tests share: a database filled by the real store pipeline, the app on it (test client),
+and the app served by a real uvicorn on a free loopback port.
+
+``store(url, items)`` runs items through the project's own NormalizePipeline and StorePipeline (one batch per
+call, so each call is one ``first_seen_at``), as a crawl does.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import uvicorn
+from fastapi.testclient import TestClient
+from scrapy import Spider
+from scrapy.utils.test import get_crawler
+
+from topicstreams.items import NewsItem
+from topicstreams.pipelines.normalize import NormalizePipeline
+from topicstreams.pipelines.store import StorePipeline
+from topicstreams.storage import dispose_engines, upgrade
+from topicstreams.web.app import WebSettings, create_app
+
+BASE_URL = "http://127.0.0.1"
+"""The test client's base: the app answers its own (loopback) names only."""
+
+
+class _FeedSpider(Spider):
+    name = "feed-tests"
+
+
+def article(n: int | str, topic: str = "climate", engine: str = "google", *, title: str | None = None,
+            source: str | None = "Example News", snippet: str | None = "Something happened.",
+            url: str | None = None, published_at: datetime | None = None) -> NewsItem:
+    """One engine's result *n* for *topic*, as a spider yields it (before normalization)."""
+    return NewsItem(
+        url=url or f"https://news.example/{n}",
+        title=title if title is not None else f"Story {n}",
+        source=source,
+        snippet=snippet,
+        published_at=published_at or datetime(2026, 11, 30, 12, 0, tzinfo=UTC),
+        topic=topic,
+        engine=engine,
+        rank=1,
+        fetched_at=datetime.now(UTC),
+    )
+
+
+def store(url: str, items: Iterable[NewsItem]) -> None:
+    """Normalize and store *items* in one batch through the project's pipelines."""
+    crawler = get_crawler(_FeedSpider, {"TOPICSTREAMS_DATABASE_URL": url, "TOPICSTREAMS_STORE_BATCH_SIZE": 100_000,
+                                        "TOPICSTREAMS_STORE_FLUSH_SECONDS": 0, "TOPICSTREAMS_ENGINES": {}})
+    normalize = NormalizePipeline.from_crawler(crawler)
+    pipeline = StorePipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    for item in items:
+        pipeline.process_item(normalize.process_item(item))
+    pipeline.close_spider()
+
+
+def fresh_database(url: str) -> str:
+    """*url* with the schema (a fresh file or database)."""
+    upgrade(url)
+    return url
+
+
+def client(url: str, page_size: int = 50) -> TestClient:
+    """The app on *url* through Starlette's test client (as http://127.0.0.1)."""
+    return TestClient(create_app(WebSettings(url, page_size=page_size)), base_url=BASE_URL)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class RunningApp:
+    url: str
+    """The app's base URL, ``http://127.0.0.1:PORT``."""
+    server: uvicorn.Server
+
+
+@contextmanager
+def serving(database_url: str, page_size: int = 50) -> Iterator[RunningApp]:
+    """The app on a real uvicorn server, on a free loopback port, in a thread; stopped on exit."""
+    port = free_port()
+    settings = WebSettings(database_url, port=port, page_size=page_size)
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError(f"uvicorn did not start on port {port}")
+        time.sleep(0.02)
+    try:
+        yield RunningApp(f"http://127.0.0.1:{port}", server)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        dispose_engines()
+
+
+def write_rows(url: str, rows: Iterable[dict]) -> None:
+    """Store rows ``{news_id, url, topic, engine, title, source, snippet, published_at}`` with the project's
+    writer as they are, unnormalized: what another writer (or an older version) may have left in the database."""
+    from topicstreams.storage import NewsWriter, engine_for
+
+    NewsWriter(engine_for(url)).write(list(rows))

@@ -1,0 +1,95 @@
+"""``scrapy serve [--host H] [--port P]``: the web app (feed page, API, feeds) on the configured database.
+
+Its own process, never a crawler's: uvicorn runs the app until SIGINT or SIGTERM, which end it cleanly.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+
+from scrapy.exceptions import UsageError
+
+from topicstreams.cli import ConfiguredCommand, report_error
+
+logger = logging.getLogger(__name__)
+
+
+class Command(ConfiguredCommand):
+    requires_project = True
+    requires_crawler_process = False
+
+    def syntax(self) -> str:
+        return "[--host H] [--port P]"
+
+    def short_desc(self) -> str:
+        return "Serve the feed (page, API, Atom/RSS/JSON feeds) on the configured database"
+
+    def long_desc(self) -> str:
+        return ("Serve the web app on the configured database until stopped (Ctrl-C or SIGTERM): the feed page "
+                "at /, the JSON API under /api/, feeds at /feed.atom, /feed.rss and /feed.json. It only reads the "
+                "database. --host and --port override web.host and web.port.")
+
+    def add_options(self, parser) -> None:
+        super().add_options(parser)
+        parser.add_argument("--host", help="the address to listen on (default: web.host, 127.0.0.1)")
+        parser.add_argument("--port", type=int, help="the port to listen on (default: web.port, 8080)")
+
+    def run(self, args: list[str], opts) -> None:
+        if args:
+            raise UsageError("serve takes no positional arguments")
+        import uvicorn  # the web stack is imported by this command only, not by every scrapy command
+
+        from topicstreams.web.app import WebSettings, create_app
+
+        settings = WebSettings.from_config(self.config)
+        overrides = {}
+        if opts.host is not None:
+            if not opts.host.strip():
+                raise UsageError("--host is empty: name an address such as 127.0.0.1")
+            overrides["host"] = opts.host.strip()
+        if opts.port is not None:
+            if not 0 < opts.port < 65536:
+                raise UsageError(f"--port {opts.port}: expected a port number from 1 to 65535")
+            overrides["port"] = opts.port
+        if overrides:
+            settings = WebSettings(**{**settings.__dict__, **overrides})
+        logging.basicConfig(level=self.settings.get("LOG_LEVEL", "INFO"),
+                            format="%(asctime)s [%(name)s] %(levelname)s: %(message)s")
+        if not settings.loopback:
+            logger.warning("Listening on %s, off loopback: the feed is readable by anyone who can reach this "
+                           "address", settings.host)
+        try:
+            listening = listen(settings.host, settings.port)
+        except OSError as exc:  # the port is taken, the address is not this machine's
+            report_error(self.settings, f"could not serve on {settings.url}: {exc.strerror or exc}")
+            self.exitcode = 1
+            return
+        app = create_app(settings)
+        server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, log_level="info",
+                                               server_header=False, proxy_headers=False, access_log=False))
+        print(f"serving the feed at {settings.url}", flush=True)
+        # uvicorn shuts down cleanly on SIGINT/SIGTERM, then raises the signal again for the handler that was there
+        # before it: with this one, the stop ends the command quietly (exit 0, no KeyboardInterrupt traceback).
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _stopped)
+        with listening:
+            server.run(sockets=[listening])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to *host* and *port* (bound here, so that a taken port is one clear line, not uvicorn's exit)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _stopped(signum: int, _frame: object) -> None:
+    logger.info("Stopped by %s", signal.Signals(signum).name)

@@ -1,0 +1,150 @@
+"""The web app: the feed page, its JSON API and its feeds, on one database, read-only.
+
+``create_app(WebSettings.from_config(config))`` gives the ASGI app that ``scrapy serve`` runs on uvicorn. It
+reads through its own read-only connection pool, never migrates (a database without the schema answers 503
+naming ``scrapy db upgrade``), fetches nothing from the network, and answers a bad parameter with 400 or 422 and
+JSON naming it, a database that does not answer with 503: never a 500 or a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from topicstreams.config import Config, mask_url
+from topicstreams.storage.db import make_reader
+from topicstreams.web.guard import Guard, is_loopback
+from topicstreams.web.params import BadParameter
+from topicstreams.web.queries import FeedReader
+
+logger = logging.getLogger(__name__)
+
+UPGRADE_HINT = "run `scrapy db upgrade`"
+STATIC_PREFIX = "/static/"
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    database_url: str
+    host: str = "127.0.0.1"
+    port: int = 8080
+    page_size: int = 50
+
+    @classmethod
+    def from_config(cls, config: Config) -> WebSettings:
+        web = config.get("web")
+        return cls(config.get("database.url"), web["host"], web["port"], web["page_size"])
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+
+class SchemaCheck:
+    """Whether the database can be read; once it could, it is not asked again."""
+
+    def __init__(self, reader: FeedReader) -> None:
+        self.reader = reader
+        self.ready = False
+        self._lock = threading.Lock()
+
+    def problem(self) -> str | None:
+        if self.ready:
+            return None
+        with self._lock:
+            problem = self.reader.schema_problem()
+            self.ready = problem is None
+            return problem
+
+
+def wants_json(request: Request) -> bool:
+    path = request.url.path
+    return path.startswith("/api/") or path.startswith("/feed.")
+
+
+def error_response(request: Request, status: int, detail: Any, title: str) -> Response:
+    """JSON for the API and the feeds; a short page for a person elsewhere (escaped by the template)."""
+    pages = getattr(request.app.state, "pages", None)
+    if wants_json(request) or pages is None:
+        return JSONResponse({"detail": detail}, status_code=status)
+    message = detail if isinstance(detail, str) else "; ".join(f"{item['loc'][-1]}: {item['msg']}" for item in detail)
+    return pages.error(request, status, title, message)
+
+
+def create_app(settings: WebSettings) -> FastAPI:
+    """The app for *settings* (its database opened lazily: the app starts whatever state the database is in)."""
+    app = FastAPI(title="topicstreams feed", version="1", openapi_url="/api/openapi.json", docs_url=None,
+                  redoc_url=None, description=(
+                      "Every article stored once, with every engine that found it. Filters are query parameters; "
+                      "paging is by cursor (`before`, `after`)."))
+    db = make_reader(settings.database_url)
+    app.state.settings = settings
+    app.state.page_size = settings.page_size
+    app.state.reader = FeedReader(db)
+    schema = SchemaCheck(app.state.reader)
+    logger.info("Reading %s", mask_url(settings.database_url))
+
+    from topicstreams.web import api
+
+    app.include_router(api.router)
+    _mount_views(app)
+
+    @app.middleware("http")
+    async def require_schema(request: Request, call_next):
+        from starlette.concurrency import run_in_threadpool
+
+        if request.url.path.startswith(STATIC_PREFIX):  # the error page's own stylesheet
+            return await call_next(request)
+        problem = await run_in_threadpool(schema.problem)
+        if problem is not None:
+            return error_response(request, 503, f"{problem}: {UPGRADE_HINT}", "No feed yet")
+        return await call_next(request)
+
+    @app.exception_handler(BadParameter)
+    async def bad_parameter(request: Request, exc: BadParameter) -> Response:
+        return error_response(request, 400, exc.detail(), "Bad request")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
+        detail = [{"loc": [str(part) for part in error.get("loc", ())], "msg": str(error.get("msg", "invalid")),
+                   "type": str(error.get("type", "value_error"))} for error in exc.errors()]
+        return error_response(request, 422, detail, "Bad request")
+
+    @app.exception_handler(SQLAlchemyError)
+    async def database_error(request: Request, exc: SQLAlchemyError) -> Response:
+        reason = str(exc.orig).splitlines()[0] if isinstance(exc, DBAPIError) and exc.orig else type(exc).__name__
+        logger.warning("The database did not answer %s: %s", request.url.path, reason)
+        return error_response(request, 503, f"the database did not answer ({reason}); try again shortly",
+                              "Database unavailable")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        title = HTTPStatus(exc.status_code).phrase if exc.status_code in HTTPStatus._value2member_map_ else "Error"
+        message = f"nothing at {request.url.path}" if exc.status_code == 404 else exc.detail
+        return error_response(request, exc.status_code, message, title)
+
+    names = [] if settings.loopback else [settings.host]
+    app.add_middleware(Guard, names=names)
+    return app
+
+
+def _mount_views(app: FastAPI) -> None:
+    """The feeds and the page (with its static files), each from its own module."""
+    from topicstreams.web import feeds, pages
+
+    app.include_router(feeds.router)
+    pages.install(app)
