@@ -6,7 +6,6 @@ with opaque cursors (``before``: older than it; ``after``: newer than it), never
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated
 
@@ -15,18 +14,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from topicstreams import ENGINES
+from topicstreams.web.formats import iso
 from topicstreams.web.params import MAX_QUERY_LENGTH, cursors, feed_filter
 from topicstreams.web.queries import MAX_LIMIT, FeedEvent, FeedReader, TopicSummary
 
 EngineName = Enum("EngineName", {name: name for name in ENGINES}, type=str)
 """The engines, as the schema's enum."""
-
-
-def iso(moment: datetime | None) -> str | None:
-    """ISO 8601 in UTC with ``Z``, to the millisecond (None stays None)."""
-    if moment is None:
-        return None
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def event_json(event: FeedEvent) -> dict:

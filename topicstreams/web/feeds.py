@@ -39,13 +39,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Annotated
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from feedgen.feed import FeedGenerator
 
-from topicstreams.web.api import iso
+from topicstreams.web.formats import article_link, iso
 from topicstreams.web.params import feed_filter
 from topicstreams.web.queries import FeedEvent, FeedFilter
 
@@ -71,27 +71,11 @@ CACHE_CONTROL = "no-cache"
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """A character XML 1.0 does not allow."""
 
-_HTTP_URL = re.compile(r"https?://[^\s\x00-\x1f\x7f]+", re.IGNORECASE)
-
-
 def xml_text(value: str | None) -> str | None:
     """*value* without the characters XML 1.0 does not allow (None stays None)."""
     if value is None:
         return None
     return _NOT_XML.sub("", str(value))
-
-
-def article_link(url: str | None) -> str | None:
-    """*url* when it is an absolute http or https URL fit for a link, else None."""
-    if not isinstance(url, str) or not _HTTP_URL.fullmatch(url) or _NOT_XML.search(url):
-        return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return None
-    return url
 
 
 def entry_id(event: FeedEvent) -> str:

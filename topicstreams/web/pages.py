@@ -27,6 +27,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.staticfiles import StaticFiles
 
 from topicstreams import ENGINES
+from topicstreams.web.formats import article_link, iso
 from topicstreams.web.params import MAX_QUERY_LENGTH, feed_filter, parse_cursor
 from topicstreams.web.queries import MAX_LIMIT, FeedEvent, FeedFilter, FeedReader
 
@@ -35,20 +36,7 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 DEFAULT_POLL_MS = 10_000
 """How often the page asks for new entries (``data-poll-ms`` on ``<body>``)."""
 
-_WEB_URL = re.compile(r"https?://[^\x00-\x20\x7f]+\Z", re.IGNORECASE)
 _BACKTICKS = re.compile(r"`([^`]+)`")
-
-
-def web_url(url: str | None) -> str | None:
-    """*url* when it is an http(s) URL a link may point to (no other scheme, no spaces or control characters,
-    which a browser would drop before reading the scheme), else None."""
-    if not url or not _WEB_URL.match(url):
-        return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
 
 
 def host_of(url: str | None) -> str | None:
@@ -74,11 +62,6 @@ def relative(moment: datetime, now: datetime) -> str:
     return "just now"  # pragma: no cover - the minute step catches the rest
 
 
-def iso(moment: datetime) -> str:
-    """ISO 8601 UTC with ``Z``, to the microsecond (the feed's order is to the microsecond)."""
-    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
 @dataclass(frozen=True)
 class Moment:
     """A time as the page shows it: relative, with the absolute UTC time on hover."""
@@ -90,7 +73,7 @@ class Moment:
     @classmethod
     def of(cls, moment: datetime, now: datetime) -> Moment:
         utc = moment.astimezone(UTC)
-        return cls(iso(utc), utc.strftime("%Y-%m-%d %H:%M UTC"), relative(utc, now))
+        return cls(iso(utc, "microseconds"), utc.strftime("%Y-%m-%d %H:%M UTC"), relative(utc, now))
 
 
 @dataclass(frozen=True)
@@ -113,9 +96,9 @@ class Entry:
     def of(cls, event: FeedEvent, now: datetime) -> Entry:
         return cls(
             key=f"{event.topic_id}:{event.news_id}",
-            seen=iso(event.first_seen_at),
+            seen=iso(event.first_seen_at, "microseconds"),
             title=event.title or event.url,
-            href=web_url(event.url),
+            href=article_link(event.url),
             source=event.source or host_of(event.url),
             snippet=event.snippet,
             published=Moment.of(event.published_at, now) if event.published_at else None,
@@ -301,7 +284,7 @@ def feed_page(
         live=older is None,
         empty=empty,
         any_active=any(active for _, active in view.known_topics),
-        now=iso(now),
+        now=iso(now, "microseconds"),
         feeds={kind: view.url(f"/feed.{kind}") for kind in ("atom", "rss", "json")},
     )
 

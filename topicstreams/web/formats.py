@@ -1,0 +1,30 @@
+"""What every rendering of the feed (page, API, feeds) writes the same way: times, and article links."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+_HTTP_URL = re.compile("https?://[^\x00-\x20\x7f\ud800-\udfff\ufffe\uffff]+", re.IGNORECASE)
+
+
+def iso(moment: datetime | None, timespec: str = "milliseconds") -> str | None:
+    """ISO 8601 in UTC with ``Z`` (None stays None). Milliseconds for people and clients; the page's own
+    bookkeeping asks for microseconds, the precision of the feed's order."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
+
+
+def article_link(url: str | None) -> str | None:
+    """*url* when a link may point to it: an absolute http(s) URL with a host and no white space or control
+    character (which a browser drops before it reads the scheme: ``java\\tscript:``) nor one XML cannot hold,
+    else None."""
+    if not isinstance(url, str) or not _HTTP_URL.fullmatch(url):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
