@@ -30,8 +30,10 @@ postgresql:
 			postgresql >/dev/null; } || echo "WARNING: could not install PostgreSQL: its tests will be skipped"; \
 	else echo "WARNING: no PostgreSQL server and no root apt-get: the PostgreSQL tests will be skipped"; fi
 
+# The main job: `scrapy db upgrade`, then `scrapy crawlall` and `scrapy serve` side by side until Ctrl-C or SIGTERM
+# (topicstreams/together.py). `exec`: make's SIGTERM reaches the supervisor itself, not a shell in between.
 run: setup
-	TOPICSTREAMS_CONFIG="$${TOPICSTREAMS_CONFIG:-config.example.yml}" $(SCRAPY) crawlall
+	TOPICSTREAMS_CONFIG="$${TOPICSTREAMS_CONFIG:-config.example.yml}" exec $(PY) -m topicstreams.together
 
 test: setup postgresql
 	$(PY) -m pytest

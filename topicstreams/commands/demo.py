@@ -2,21 +2,36 @@
 
 It never touches the user's database or profiles: everything goes into ``.topicstreams/demo/`` (a fresh
 ``demo.db`` each time), and no request leaves the machine.
+
+Unless ``--no-serve``, the web app serves the demo's database while it crawls and after (until Ctrl-C or SIGTERM):
+``scrapy serve`` in its own process, on a free loopback port, its URL printed before the crawl begins. A crawl
+the user interrupted ends the demo after the summary, without serving on.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import yaml
 from sqlalchemy import func, select
 
 from topicstreams import ENGINES
-from topicstreams.cli import ConfiguredCommand
+from topicstreams.cli import ConfiguredCommand, finish_reason
+from topicstreams.config import DB_URL_ENV, PROXY_ENV
 from topicstreams.fakes import FakeEngines
-from topicstreams.storage import News, Topic, TopicNews, TopicNewsEngine, engine_for
+from topicstreams.storage import News, Topic, TopicNews, TopicNewsEngine, engine_for, upgrade
 
 
 def available_engines() -> list[str]:
@@ -43,35 +58,163 @@ def demo_config(fakes: FakeEngines) -> dict:
     }
 
 
+def free_port() -> int:
+    """A port nobody listens on, on 127.0.0.1 (never 8080, the default of the user's own ``scrapy serve``)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port != 8080:
+            return port
+
+
+class DemoServer:
+    """``scrapy serve`` on the demo's configuration, in its own process, on a free loopback port."""
+
+    START_SECONDS = 30.0
+    """How long the web app has to answer before the demo goes on without it."""
+
+    def __init__(self, config_path: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        env = {**os.environ, "TOPICSTREAMS_CONFIG": str(config_path)}
+        # Its own process group: the demo alone handles Ctrl-C and stops it. Its stdout goes to stderr with the
+        # other log lines: the demo's stdout is the demo's lines and the summary.
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "scrapy", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+            env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr, process_group=0)
+
+    def wait_ready(self) -> str | None:
+        """Poll ``/api/feed`` until it answers 200; None once it does, else what went wrong."""
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never through a proxy
+        deadline = time.monotonic() + self.START_SECONDS
+        problem = "no answer"
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return f"scrapy serve exited with status {self.process.returncode}"
+            try:
+                with opener.open(self.url + "api/feed?limit=1", timeout=2) as response:
+                    if "items" in json.load(response):
+                        return None
+                    problem = "/api/feed answered without items"
+            except urllib.error.HTTPError as exc:
+                problem = f"/api/feed answered {exc.code}"
+            except urllib.error.URLError as exc:
+                problem = f"no answer ({exc.reason})"
+            except (OSError, ValueError) as exc:  # a reset connection, a timeout, a body that is not JSON
+                problem = f"no answer ({exc})"
+            time.sleep(0.2)
+        return f"{problem} within {self.START_SECONDS:g} s"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def interrupted(crawlers: list) -> bool:
+    """Whether the user stopped the crawl (Ctrl-C, SIGTERM): a spider closed on "shutdown", or never closed (a
+    signal while the crawlers were still starting stops the reactor before their spiders close)."""
+    return any(finish_reason(crawler) in ("shutdown", None) for crawler in crawlers)
+
+
+class Stopped(Exception):
+    """SIGTERM before the crawl began (Scrapy's handlers, installed when it starts, take over from there)."""
+
+
+def raise_stopped(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
 class Command(ConfiguredCommand):
     requires_project = True
+    server: DemoServer | None = None
 
     def syntax(self) -> str:
-        return "[--seconds N]"
+        return "[--seconds N] [--no-serve]"
 
     def short_desc(self) -> str:
-        return "Crawl the bundled fake engines for about a minute, then print what was stored"
+        return "Crawl the bundled fake engines for about a minute, serving the feed, then print what was stored"
 
     def add_options(self, parser) -> None:
         super().add_options(parser)
         parser.add_argument("--seconds", type=float, default=60.0, help="how long to crawl (default 60)")
         parser.add_argument("--folder", default=".topicstreams/demo", help="where the demo keeps its files")
+        parser.add_argument("--no-serve", dest="serve", action="store_false",
+                            help="crawl and print what was stored, without serving the web app")
 
     def run(self, args: list[str], opts) -> None:
+        # The demo's own database, never the one the environment names for the user's runs (the add-on would let
+        # TOPICSTREAMS_DB_URL win over the demo's configuration); and no proxy between it and its fake engines.
+        for name in (DB_URL_ENV, PROXY_ENV):
+            os.environ.pop(name, None)
+        if not opts.serve:
+            self.crawl_and_print(opts)
+            return
+        signal.signal(signal.SIGTERM, raise_stopped)  # until the crawl starts (then Scrapy's handlers take over)
+        try:
+            crawlers = self.crawl_and_print(opts, serve=True)
+            if self.server is not None and not interrupted(crawlers):
+                self.serve_until_stopped()
+        except (KeyboardInterrupt, Stopped) as exc:  # before the crawl began
+            print("demo: interrupted", file=sys.stderr)
+            self.exitcode = 128 + (exc.args[0] if isinstance(exc, Stopped) else signal.SIGINT)
+        finally:
+            if self.server is not None:
+                self.server.stop()
+
+    def crawl_and_print(self, opts, serve: bool = False) -> list:
+        """The demo's crawl (serving its database first when *serve*), then what was stored; the crawlers."""
         folder = Path(opts.folder).resolve()
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
+        database_url = f"sqlite:///{folder / 'demo.db'}"
         with FakeEngines(engines=available_engines()) as fakes:
             config_path = folder / "config.yml"
             config_path.write_text(yaml.safe_dump(demo_config(fakes), sort_keys=False))
             print(f"demo: fake engines {', '.join(f'{n} at {fakes.base_url(n)}' for n in fakes.engines)}")
+            if serve:
+                self.start_server(config_path, database_url)
             print(f"demo: crawling for {opts.seconds:g} s into {folder / 'demo.db'}")
             self.settings.set("TOPICSTREAMS_CONFIG", str(config_path), priority="cmdline")
             self.settings.set("CLOSESPIDER_TIMEOUT", opts.seconds, priority="cmdline")
-            for name in fakes.engines:
-                self.crawler_process.crawl(name)
+            crawlers = [self.crawler_process.create_crawler(name) for name in fakes.engines]
+            for crawler in crawlers:
+                self.crawler_process.crawl(crawler)
             self.crawler_process.start()
-        self.print_stored(f"sqlite:///{folder / 'demo.db'}")
+        self.print_stored(database_url)
+        return crawlers
+
+    def start_server(self, config_path: Path, database_url: str) -> None:
+        """The web app on the demo's database, its URL printed once it answers; without it if it does not."""
+        upgrade(database_url)  # the schema first: the app never answers 503 during the demo
+        self.server = DemoServer(config_path)
+        problem = self.server.wait_ready()
+        if problem is None:
+            print(f"demo: open {self.server.url} to read the feed", flush=True)
+            return
+        print(f"demo: could not serve the feed ({problem}); crawling without it", file=sys.stderr, flush=True)
+        self.server.stop()
+        self.server = None
+
+    def serve_until_stopped(self) -> None:
+        stop = threading.Event()
+
+        def on_signal(signum: int, frame: object) -> None:
+            stop.set()
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        print(f"demo: still serving the feed at {self.server.url}; Ctrl-C to stop", flush=True)
+        while not stop.wait(0.5):
+            if self.server.process.poll() is not None:
+                print(f"demo: the web app ended (exit status {self.server.process.returncode})", file=sys.stderr)
+                self.exitcode = 1
+                return
 
     @staticmethod
     def print_stored(database_url: str) -> None:

@@ -46,7 +46,8 @@ class WebSettings:
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        host = self.host.strip("[]")
+        host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}/"
 
     @property
