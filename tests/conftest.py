@@ -112,6 +112,16 @@ def postgres_url(postgres_server: PostgresServer, postgres_database: str) -> str
     return postgres_server.url(postgres_database)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def feed_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database with the schema, once an SQLite file and once a PostgreSQL database (the web app's tests)."""
+    from tests.feed_data import fresh_database
+
+    if request.param == "sqlite":
+        return fresh_database(f"sqlite:///{tmp_path / 'feed.db'}")
+    return fresh_database(request.getfixturevalue("postgres_url"))
+
+
 # ==== end of the PostgreSQL fixtures =========================================================================
 
 

@@ -63,6 +63,42 @@ def store(url: str, items: Iterable[NewsItem]) -> None:
     pipeline.close_spider()
 
 
+# A small feed whose every topic × engine view is known: which engines found each story, batch by batch (each
+# store() call is one first_seen_at), oldest first.
+BATCHES = [
+    [("c1", "climate", "google")],
+    [("e1", "energy", "google"), ("c1", "climate", "bing")],
+    [("c2", "climate", "yahoo")],
+    [("e2", "energy", "bing")],
+    [("s1", "space", "yahoo"), ("e2", "energy", "brave")],
+    [("c3", "climate", "brave"), ("c1", "climate", "brave")],
+]
+STORIES = {"c1": ("climate", {"google", "bing", "brave"}), "c2": ("climate", {"yahoo"}),
+           "c3": ("climate", {"brave"}), "e1": ("energy", {"google"}), "e2": ("energy", {"bing", "brave"}),
+           "s1": ("space", {"yahoo"})}
+NEWEST_FIRST = ["c3", "s1", "e2", "c2", "e1", "c1"]  # by the batch that first stored each story
+
+
+def store_stories(url: str) -> str:
+    """The stories of BATCHES (titled ``Story <n>``) stored batch by batch into *url*."""
+    for batch in BATCHES:
+        store(url, [article(n, topic, engine, title=f"Story {n}") for n, topic, engine in batch])
+    return url
+
+
+def expected_stories(topics=(), engines=()) -> list[str]:
+    """The stories the view of *topics* × *engines* shows, newest first."""
+    return [n for n in NEWEST_FIRST if (not topics or STORIES[n][0] in topics)
+            and (not engines or STORIES[n][1] & set(engines))]
+
+
+def nid(n: int | str) -> str:
+    """The news id of ``article(n)``."""
+    from topicstreams.pipelines.normalize import news_id, normalize_url
+
+    return news_id(normalize_url(f"https://news.example/{n}"))
+
+
 def fresh_database(url: str) -> str:
     """*url* with the schema (a fresh file or database)."""
     upgrade(url)

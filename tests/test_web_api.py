@@ -8,19 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.feed_data import article, client, fresh_database, store, write_rows
-from topicstreams.pipelines.normalize import news_id, normalize_url
+from tests.feed_data import article, client, fresh_database, nid, store, write_rows
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def feed_url(request: pytest.FixtureRequest, tmp_path) -> str:
-    if request.param == "sqlite":
-        return fresh_database(f"sqlite:///{tmp_path / 'feed.db'}")
-    return fresh_database(request.getfixturevalue("postgres_url"))
-
-
-def nid(n: int | str) -> str:
-    return news_id(normalize_url(f"https://news.example/{n}"))
 
 
 def batches(url: str, *groups: list) -> None:

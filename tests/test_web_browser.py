@@ -18,7 +18,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from topicstreams import ENGINES
-from tests.feed_data import RunningApp, article, fresh_database, serving, store, write_rows
+from tests.feed_data import (
+    STORIES, article, expected_stories, fresh_database, RunningApp, serving, store, store_stories, write_rows,
+)
 
 POLL_MS = 150
 """The poll interval in these tests (the page's default is 10 s)."""
@@ -31,18 +33,6 @@ ENTRIES = """els => els.map(e => ({key: e.dataset.key, title: e.querySelector('.
     topic: e.querySelector('a.topic').innerText,
     engines: [...e.querySelectorAll('li.engine')].map(x => x.dataset.engine)}))"""
 
-BATCHES = [  # (story, topic, engine), batch by batch, oldest first
-    [("c1", "climate", "google")],
-    [("e1", "energy", "google"), ("c1", "climate", "bing")],
-    [("c2", "climate", "yahoo")],
-    [("e2", "energy", "bing")],
-    [("s1", "space", "yahoo"), ("e2", "energy", "brave")],
-    [("c3", "climate", "brave"), ("c1", "climate", "brave")],
-]
-STORIES = {"c1": ("climate", {"google", "bing", "brave"}), "c2": ("climate", {"yahoo"}),
-           "c3": ("climate", {"brave"}), "e1": ("energy", {"google"}), "e2": ("energy", {"bing", "brave"}),
-           "s1": ("space", {"yahoo"})}
-NEWEST_FIRST = ["c3", "s1", "e2", "c2", "e1", "c1"]
 
 
 @pytest.fixture
@@ -52,9 +42,7 @@ def db(tmp_path) -> str:
 
 @pytest.fixture
 def filled(db) -> str:
-    for batch in BATCHES:
-        store(db, [article(n, topic, engine, title=f"Story {n}") for n, topic, engine in batch])
-    return db
+    return store_stories(db)
 
 
 class Watch:
@@ -115,8 +103,7 @@ def titles(page: Page) -> list[str]:
 
 
 def expected(topics=(), engines=()) -> list[str]:
-    return [f"Story {n}" for n in NEWEST_FIRST if (not topics or STORIES[n][0] in topics)
-            and (not engines or STORIES[n][1] & set(engines))]
+    return [f"Story {n}" for n in expected_stories(topics, engines)]
 
 
 def apply(page: Page, topics=(), engines=()) -> None:

@@ -15,8 +15,7 @@ import feedparser
 import pytest
 from lxml import etree
 
-from tests.feed_data import article, client, fresh_database, store, write_rows
-from topicstreams.pipelines.normalize import news_id, normalize_url
+from tests.feed_data import article, client, nid, store, write_rows
 from topicstreams.web.feeds import RENDERERS, FeedSpec, render_json
 from topicstreams.web.queries import FeedEvent, Sighting
 
@@ -28,15 +27,6 @@ XSS = ["<img src=x onerror=window.__x=1>", "</script><script>window.__x=1</scrip
 CONTROLS = "\x00\x07\x1b\x0b\x0c\ufffe\uffff"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def feed_url(request: pytest.FixtureRequest, tmp_path) -> str:
-    if request.param == "sqlite":
-        return fresh_database(f"sqlite:///{tmp_path / 'feed.db'}")
-    return fresh_database(request.getfixturevalue("postgres_url"))
-
-
-def nid(n: int | str) -> str:
-    return news_id(normalize_url(f"https://news.example/{n}"))
 
 
 def entry_id(n: int | str, topic: str = "climate") -> str:

@@ -11,23 +11,12 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from parsel import Selector
 
-from tests.feed_data import article, client, fresh_database, store, write_rows
+from tests.feed_data import (
+    STORIES, article, client, expected_stories, fresh_database, store, store_stories, write_rows,
+)
 from topicstreams.storage import engine_for
 from topicstreams.storage.topics import add_topics
 
-# Which engines found each story, batch by batch (each store() call is one first_seen_at), oldest first.
-BATCHES = [
-    [("c1", "climate", "google")],
-    [("e1", "energy", "google"), ("c1", "climate", "bing")],
-    [("c2", "climate", "yahoo")],
-    [("e2", "energy", "bing")],
-    [("s1", "space", "yahoo"), ("e2", "energy", "brave")],
-    [("c3", "climate", "brave"), ("c1", "climate", "brave")],
-]
-STORIES = {"c1": ("climate", {"google", "bing", "brave"}), "c2": ("climate", {"yahoo"}),
-           "c3": ("climate", {"brave"}), "e1": ("energy", {"google"}), "e2": ("energy", {"bing", "brave"}),
-           "s1": ("space", {"yahoo"})}
-NEWEST_FIRST = ["c3", "s1", "e2", "c2", "e1", "c1"]  # by the batch that first stored each story
 
 
 @pytest.fixture
@@ -37,9 +26,7 @@ def db(tmp_path) -> str:
 
 @pytest.fixture
 def filled(db) -> str:
-    for batch in BATCHES:
-        store(db, [article(n, topic, engine, title=f"Story {n}") for n, topic, engine in batch])
-    return db
+    return store_stories(db)
 
 
 def entries(html: str) -> list[dict]:
@@ -67,8 +54,7 @@ def test_topic_and_engine_filters_combine_and_every_engine_of_an_event_is_shown(
     for topics, engines in itertools.product(topic_sets, engine_sets):
         answer = web.get("/", params=[("topic", name) for name in topics] + [("engine", name) for name in engines])
         assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
-        expected = [n for n in NEWEST_FIRST if (not topics or STORIES[n][0] in topics)
-                    and (not engines or STORIES[n][1] & set(engines))]
+        expected = expected_stories(topics, engines)
         shown = entries(answer.text)
         assert [entry["title"] for entry in shown] == [f"Story {n}" for n in expected], (topics, engines)
         for entry in shown:
