@@ -284,3 +284,26 @@ def test_the_openapi_schema_documents_the_feed(feed_url: str) -> None:
     parameters = {p["name"] for p in schema["paths"]["/api/feed"]["get"]["parameters"]}
     assert parameters == {"topic", "engine", "q", "since", "before", "after", "limit"}
     assert "/api/topics" in schema["paths"]
+
+
+def test_sqlites_two_search_plans_find_the_same(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from topicstreams.storage import search
+
+    url = fresh_database(f"sqlite:///{tmp_path / 'feed.db'}")
+    batches(url, *[[article(f"{b}-{n}", f"topic-{n % 3}", ("google", "bing")[n % 2],
+                            title=f"{'Storm' if n % 4 else 'Calm'} story {b}-{n}") for n in range(12)]
+                   for b in range(3)])
+    api = client(url, page_size=5)
+
+    def walk(q: str) -> list[tuple[str, str]]:
+        seen, answer = [], api.get("/api/feed", params={"q": q}).json()
+        while True:
+            seen += keys(answer)
+            if answer["next"] is None:
+                return seen
+            answer = api.get("/api/feed", params={"q": q, "before": answer["next"]}).json()
+
+    few = {q: walk(q) for q in ("storm", "calm story", '"calm story 1"')}
+    monkeypatch.setattr(search, "SQLITE_FEW_MATCHES", 0)  # every search now walks the feed's order
+    assert {q: walk(q) for q in few} == few
+    assert len(few["storm"]) == 27 and len(few["calm story"]) == 9

@@ -20,6 +20,7 @@ import sys
 import time
 
 from topicstreams.config import EX_CONFIG, ConfigError, load_config
+from topicstreams.web.app import WebSettings
 
 GRACE = 30.0
 """Seconds a child has to end once asked to stop, before it is killed."""
@@ -27,11 +28,6 @@ GRACE = 30.0
 CHILDREN = {"scrapy serve": ("serve",), "scrapy crawlall": ("crawlall",)}
 STOP_SIGNAL = {"scrapy crawlall": signal.SIGINT}  # the others get SIGTERM
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # SIGHUP: the terminal went away
-
-
-def feed_url(host: str, port: int) -> str:
-    host = host.strip("[]")
-    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
 def describe(returncode: int) -> str:
@@ -142,7 +138,7 @@ def main() -> int:
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return EX_CONFIG
-    return Together().run(feed_url(config.get("web.host"), config.get("web.port")))
+    return Together().run(WebSettings.from_config(config).url)
 
 
 if __name__ == "__main__":

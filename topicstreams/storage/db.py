@@ -165,6 +165,9 @@ def make_reader(url: str, **kwargs: Any) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
+        # No parallel workers for the web's short queries: starting them costs more than they save (a search
+        # took twice as long with them on two cores; benchmarks/feed.py).
+        kwargs.setdefault("connect_args", {"options": "-c max_parallel_workers_per_gather=0"})
         return create_engine(url, **kwargs).execution_options(postgresql_readonly=True)
     path = sqlite_path(url)
     if path is None:

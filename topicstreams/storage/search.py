@@ -12,8 +12,8 @@ tokenizer (with ``remove_diacritics 2``) makes of a text, and what this module m
 
 The index is the table ``news_search`` (migration 0004):
 
-* SQLite: an FTS5 table (``news_id`` unindexed; ``title``, ``snippet``, ``source``), kept in step with ``news`` by
-  triggers, so every writer of ``news`` keeps it right;
+* SQLite: an FTS5 table (``title``, ``snippet``, ``source``) and ``news_search_keys`` (its rowid → the news id),
+  kept in step with ``news`` by triggers, so every writer of ``news`` keeps it right;
 * PostgreSQL: ``news_search (news_id, document tsvector)`` with a GIN index; ``document`` is
   ``to_tsvector('simple', …)`` of the article's words as :func:`document` folds them, written by the store in the
   transaction that inserts the article (``simple``: no stemming, no stop words).
@@ -30,6 +30,9 @@ from sqlalchemy import ColumnElement, Connection, column, func, literal_column, 
 
 SEARCH_TABLE = "news_search"
 """The search index (on SQLite, FTS5 also makes shadow tables whose names start with it)."""
+
+KEYS_TABLE = "news_search_keys"
+"""SQLite: which article each row of the FTS5 table is."""
 
 TEXT_CONFIG = "simple"
 """PostgreSQL text search configuration: lower-casing only (no stemming, no stop words)."""
@@ -125,14 +128,28 @@ class SearchQuery:
         return query
 
 
-def matching_news(dialect_name: str, query: SearchQuery):
-    """A ``SELECT news_id`` of the articles matching *query*, for an ``IN`` condition."""
-    if dialect_name == "sqlite":
-        return select(_search.c.news_id).where(text(f"{SEARCH_TABLE} MATCH :search_match")
-                                               .bindparams(search_match=query.fts5()))
-    if dialect_name == "postgresql":
-        return select(_search.c.news_id).where(_search.c.document.op("@@")(query.tsquery()))
-    raise NotImplementedError(f"no search on {dialect_name!r}: use SQLite or PostgreSQL")
+SQLITE_FEW_MATCHES = 4000
+"""SQLite: up to this many matching articles, a search looks their events up and sorts them; beyond, it walks the
+feed's order and keeps the events whose article matches (measured by benchmarks/feed.py: each plan wins on its side)."""
+
+_keys = table(KEYS_TABLE, column("id"), column("news_id"))
+_fts = table(SEARCH_TABLE, column("rowid"))
+
+
+def matching(conn: Connection, news_id: ColumnElement, query: SearchQuery) -> ColumnElement:
+    """The condition "the article *news_id* matches *query*", for a statement run on *conn*."""
+    dialect = conn.dialect.name
+    if dialect == "postgresql":
+        return news_id.in_(select(_search.c.news_id).where(_search.c.document.op("@@")(query.tsquery())))
+    if dialect != "sqlite":
+        raise NotImplementedError(f"no search on {dialect!r}: use SQLite or PostgreSQL")
+    # FTS5 rowids only (reading another column of a match costs a lookup in FTS5's content table each).
+    rowids = select(_fts.c.rowid).where(text(f"{SEARCH_TABLE} MATCH :search_match")
+                                        .bindparams(search_match=query.fts5()))
+    few = conn.scalar(select(func.count()).select_from(rowids.limit(SQLITE_FEW_MATCHES + 1).subquery()))
+    if few <= SQLITE_FEW_MATCHES:
+        return news_id.in_(select(_keys.c.news_id).where(_keys.c.id.in_(rowids)))
+    return select(_keys.c.id).where(_keys.c.news_id == news_id).scalar_subquery().in_(rowids)
 
 
 def store_documents(conn: Connection, articles: Iterable[tuple[str, str | None, str | None, str | None]]) -> None:
@@ -165,17 +182,26 @@ def index_all(conn: Connection, batch_size: int = 5000) -> None:
 
 
 def sqlite_ddl() -> list[str]:
-    """The statements creating SQLite's index and the triggers keeping it in step with ``news``."""
-    insert = (f"INSERT INTO {SEARCH_TABLE} (news_id, title, snippet, source) "
-              "VALUES (new.id, new.title, coalesce(new.snippet, ''), coalesce(new.source, ''))")
-    delete = f"DELETE FROM {SEARCH_TABLE} WHERE news_id = old.id"
+    """The statements creating SQLite's index and the triggers keeping it in step with ``news``.
+
+    The FTS5 table holds the words; ``news_search_keys`` gives each article the rowid of its FTS5 row (an explicit
+    ``INTEGER PRIMARY KEY``, which VACUUM never renumbers, unlike the implicit rowid of ``news``).
+    """
+    key_of_old = f"(SELECT id FROM {KEYS_TABLE} WHERE news_id = old.id)"
+    key_of_new = f"(SELECT id FROM {KEYS_TABLE} WHERE news_id = new.id)"
+    insert = (f"INSERT INTO {SEARCH_TABLE} (rowid, title, snippet, source) "
+              f"VALUES ({key_of_new}, new.title, coalesce(new.snippet, ''), coalesce(new.source, ''))")
     return [
-        f"CREATE VIRTUAL TABLE {SEARCH_TABLE} USING fts5(news_id UNINDEXED, title, snippet, source, "
-        f"tokenize = '{FTS5_TOKENIZER}')",
-        f"CREATE TRIGGER news_search_insert AFTER INSERT ON news BEGIN {insert}; END",
-        f"CREATE TRIGGER news_search_update AFTER UPDATE OF title, snippet, source ON news "
-        f"BEGIN {delete}; {insert}; END",
-        f"CREATE TRIGGER news_search_delete AFTER DELETE ON news BEGIN {delete}; END",
-        f"INSERT INTO {SEARCH_TABLE} (news_id, title, snippet, source) "
-        "SELECT id, title, coalesce(snippet, ''), coalesce(source, '') FROM news",
+        f"CREATE TABLE {KEYS_TABLE} (id INTEGER PRIMARY KEY, news_id VARCHAR(32) NOT NULL UNIQUE)",
+        f"CREATE VIRTUAL TABLE {SEARCH_TABLE} USING fts5(title, snippet, source, tokenize = '{FTS5_TOKENIZER}')",
+        f"CREATE TRIGGER news_search_insert AFTER INSERT ON news BEGIN "
+        f"INSERT INTO {KEYS_TABLE} (news_id) VALUES (new.id); {insert}; END",
+        f"CREATE TRIGGER news_search_update AFTER UPDATE OF title, snippet, source ON news BEGIN "
+        f"DELETE FROM {SEARCH_TABLE} WHERE rowid = {key_of_old}; {insert}; END",
+        f"CREATE TRIGGER news_search_delete AFTER DELETE ON news BEGIN "
+        f"DELETE FROM {SEARCH_TABLE} WHERE rowid = {key_of_old}; DELETE FROM {KEYS_TABLE} WHERE news_id = old.id; END",
+        f"INSERT INTO {KEYS_TABLE} (news_id) SELECT id FROM news ORDER BY rowid",
+        f"INSERT INTO {SEARCH_TABLE} (rowid, title, snippet, source) SELECT keys.id, news.title, "
+        f"coalesce(news.snippet, ''), coalesce(news.source, '') FROM news JOIN {KEYS_TABLE} AS keys "
+        "ON keys.news_id = news.id",
     ]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, exists, func, select, text, tuple_
+from sqlalchemy import Connection, Engine, and_, exists, func, select, text, tuple_
 from sqlalchemy.exc import DBAPIError
 
 from topicstreams.storage.migrate import head_revisions
@@ -23,7 +23,7 @@ from topicstreams.storage.models import news_table as news
 from topicstreams.storage.models import topic_news_engines_table as attributions
 from topicstreams.storage.models import topic_news_table as events
 from topicstreams.storage.models import topics_table as topics
-from topicstreams.storage.search import SearchQuery, matching_news
+from topicstreams.storage.search import SearchQuery, matching
 
 MAX_LIMIT = 200
 """The most events one request may ask for."""
@@ -144,20 +144,12 @@ class FeedReader:
             raise ValueError("before and after exclude each other")
         if not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be from 1 to {MAX_LIMIT}, not {limit}")
-        query = select(*_KEY).select_from(events)
-        conditions = self._conditions(feed)
-        if before is not None:
-            # The first condition is a plain range of the index; the row value then drops the ties it let in.
-            conditions += [events.c.first_seen_at <= before.first_seen_at,
-                           tuple_(*_KEY) < tuple_(before.first_seen_at, before.topic_id, before.news_id)]
-        if after is not None:
-            conditions += [events.c.first_seen_at >= after.first_seen_at,
-                           tuple_(*_KEY) > tuple_(after.first_seen_at, after.topic_id, after.news_id)]
-        query = query.where(*conditions).order_by(*(_OLDEST_FIRST if after is not None else _NEWEST_FIRST))
-        query = query.limit(limit if after is not None else limit + 1)
-        if offset:
-            query = query.offset(offset)
         with self.db.connect() as conn:
+            query = select(*_KEY).select_from(events).where(*self._conditions(conn, feed, before, after))
+            query = query.order_by(*(_OLDEST_FIRST if after is not None else _NEWEST_FIRST))
+            query = query.limit(limit if after is not None else limit + 1)
+            if offset:
+                query = query.offset(offset)
             keys = [tuple(row) for row in conn.execute(query)]
             if after is not None:
                 keys.reverse()
@@ -166,18 +158,28 @@ class FeedReader:
             items = self._load(conn, keys)
         return FeedPage(items, items[-1].cursor if more else None)
 
-    def _conditions(self, feed: FeedFilter) -> list:
+    @staticmethod
+    def _conditions(conn: Connection, feed: FeedFilter, before: Cursor | None, after: Cursor | None) -> list:
         conditions = []
         if feed.topics:
-            conditions.append(events.c.topic_id.in_(select(topics.c.id).where(topics.c.name.in_(feed.topics))))
+            # The ids first: one topic is then an equality, whose index gives the order (no sort of its events).
+            ids = conn.execute(select(topics.c.id).where(topics.c.name.in_(feed.topics))).scalars().all()
+            conditions.append(events.c.topic_id == ids[0] if len(ids) == 1 else events.c.topic_id.in_(ids))
         if feed.engines:
             conditions.append(exists().where(attributions.c.topic_id == events.c.topic_id,
                                              attributions.c.news_id == events.c.news_id,
                                              attributions.c.engine.in_(feed.engines)))
         if feed.search is not None:
-            conditions.append(events.c.news_id.in_(matching_news(self.db.dialect.name, feed.search)))
+            conditions.append(matching(conn, events.c.news_id, feed.search))
         if feed.since is not None:
             conditions.append(events.c.first_seen_at >= feed.since)
+        if before is not None:
+            # The first condition is a plain range of the index; the row value then drops the ties it let in.
+            conditions += [events.c.first_seen_at <= before.first_seen_at,
+                           tuple_(*_KEY) < tuple_(before.first_seen_at, before.topic_id, before.news_id)]
+        if after is not None:
+            conditions += [events.c.first_seen_at >= after.first_seen_at,
+                           tuple_(*_KEY) > tuple_(after.first_seen_at, after.topic_id, after.news_id)]
         return conditions
 
     @staticmethod
@@ -186,12 +188,16 @@ class FeedReader:
         if not keys:
             return []
         pairs = [(topic_id, news_id) for _, topic_id, news_id in keys]
+        # By news id, an index on each side; the other topics' events of these articles are dropped below. (A
+        # row-value list, ``(topic_id, news_id) IN (VALUES …)``, makes SQLite scan the whole table; a VALUES table
+        # would be compiled anew for every page.)
+        news_ids = sorted({news_id for _, news_id in pairs})
         rows = conn.execute(
             select(events.c.topic_id, events.c.news_id, events.c.first_seen_at, topics.c.name, news.c.url,
                    news.c.title, news.c.source, news.c.snippet, news.c.published_at)
             .join(topics, topics.c.id == events.c.topic_id)
             .join(news, news.c.id == events.c.news_id)
-            .where(tuple_(events.c.topic_id, events.c.news_id).in_(pairs)))
+            .where(events.c.news_id.in_(news_ids)))
         loaded = {(row.topic_id, row.news_id): FeedEvent(
             topic=row.name, topic_id=row.topic_id, news_id=row.news_id, url=row.url, title=row.title,
             source=row.source, snippet=row.snippet, published_at=row.published_at,
@@ -199,7 +205,9 @@ class FeedReader:
         sightings = conn.execute(
             select(attributions.c.topic_id, attributions.c.news_id, attributions.c.engine,
                    attributions.c.first_seen_at)
-            .where(tuple_(attributions.c.topic_id, attributions.c.news_id).in_(pairs))
+            .join(events, and_(events.c.topic_id == attributions.c.topic_id,
+                               events.c.news_id == attributions.c.news_id))
+            .where(events.c.news_id.in_(news_ids))
             .order_by(attributions.c.first_seen_at, attributions.c.engine))
         for row in sightings:
             event = loaded.get((row.topic_id, row.news_id))

@@ -52,6 +52,7 @@ def downgrade() -> None:
     if conn.dialect.name == "sqlite":
         for trigger in ("news_search_insert", "news_search_update", "news_search_delete"):
             op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+        op.execute(f"DROP TABLE IF EXISTS {search.KEYS_TABLE}")
     op.execute(f"DROP TABLE IF EXISTS {search.SEARCH_TABLE}")
     op.drop_index("ix_topic_news_topic_id_first_seen_at", table_name="topic_news")
     op.drop_index("ix_topic_news_first_seen_at_topic_id", table_name="topic_news")
