@@ -44,6 +44,7 @@ demo: setup
 bench: setup
 	$(PY) benchmarks/store.py
 	$(PY) benchmarks/render.py
+	$(PY) benchmarks/feed.py
 
 clean:
 	rm -rf $(VENV) .topicstreams *.egg-info build

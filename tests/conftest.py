@@ -143,4 +143,18 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
     return args
 
 
+PLAYWRIGHT_FIXTURES = {"playwright", "browser_type", "browser", "context", "page"}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The browser tests last: pytest-playwright's sync API keeps an asyncio loop running in the main thread from
+    its first test to the end of the session (its Playwright is session-scoped), and every later test that runs an
+    event loop of its own (asyncio.run, a Scrapy crawler) would fail with "cannot be called from a running event
+    loop"."""
+    in_browser = [item for item in items if PLAYWRIGHT_FIXTURES & set(getattr(item, "fixturenames", ()))]
+    if in_browser:
+        items[:] = [item for item in items if item not in in_browser] + in_browser
+
+
 # ==== end of the pytest-playwright fixtures ==================================================================

@@ -73,3 +73,51 @@ def test_pacing_benchmark_runs_both_lanes_and_prints_the_target():
         assert re.search(rf"^{lane}\s+" + figures, out, lines), out
     assert re.search(r"^baseline \(scrapy DOWNLOAD_DELAY\) (undercut|did not undercut) F: smallest gap", out, lines)
     assert re.search(r"^target: utilisation >= 0\.95 and no gap below F \(project\): (PASS|FAIL)$", out, lines), out
+
+
+FEED_SHAPES = ("no filter", "one topic", "one engine", "topic × engine", "search q=heatwave", "page 10 by cursor")
+
+
+def check_feed_benchmark(out: str, requests: int) -> None:
+    """The table (every shape, its n and its eight figures), the load test, a plan per shape and both targets."""
+    lines = re.MULTILINE
+    assert re.search(r"^3,000 events, [\d,]+ articles, [\d,]+ engine sightings \(1\.\d\d an event\), 200 topics;", out,
+                     lines), out
+    assert re.search(r"^search word 'heatwave': in \d+ titles \(\d\.\d\d% of the articles\); the search finds \d+ "
+                     r"articles, \d+ events$", out, lines), out
+    header = (r"^shape\s+n\s+app p50\s+app p95\s+reader p50\s+reader p95\s+SQL p50\s+SQL p95\s+OFFSET p50\s+"
+              r"OFFSET p95\s+events$")
+    assert re.search(header, out, lines), out
+    for shape in FEED_SHAPES:
+        figures = rf"\s+{requests}" + r"\s+\d+\.\d\d" * 8 + r"\s+\d+\.\d$"
+        assert re.search(rf"^{re.escape(shape)}{figures}", out, lines), out
+        assert re.search(rf"^  {re.escape(shape)}\S*\s*\S", out, lines), out  # its plan
+    # the deep page was reached by following the app's cursors, and is the page OFFSET finds
+    assert re.search(r"walked pages 1-9 by cursor through the app first \([\d.]+ ms a page\); page 10 by cursor and "
+                     r"by OFFSET: the same events\)$", out, lines), out
+    assert re.search(r"^8 concurrent clients .*: [\d,.]+ requests/s \(p50 [\d.]+ ms, p95 [\d.]+ ms, 0 failed\)$", out,
+                     lines), out
+    assert re.search(r"^target: every shape p95 <= 50 ms.*: (PASS|FAIL) \(worst: ", out, lines), out
+    assert re.search(r"^target: page 10 by cursor within 1\.5x of page 1 \(p50 and p95\): (PASS|FAIL) \(p50 [\d.]+x, "
+                     r"p95 [\d.]+x; by OFFSET: p50 [\d.]+x\)$", out, lines), out
+
+
+def test_feed_benchmark_times_every_shape_and_reuses_its_database(tmp_path):
+    small = ("--events", "3000", "--page", "10", "--seconds", "1", "--cache", str(tmp_path))
+    out = run_benchmark("feed.py", *small, "--requests", "6")
+    assert re.search(r"^database: .*feed-3000\.db: building", out, re.MULTILINE), out
+    check_feed_benchmark(out, 6)
+    assert re.search(r"^  no filter\s+SCAN topic_news USING COVERING INDEX ix_topic_news_first_seen_at_topic_id$", out,
+                     re.MULTILINE), out
+    again = run_benchmark("feed.py", *small, "--requests", "3")
+    assert re.search(r"^database: .*feed-3000\.db \(cached, reused", again, re.MULTILINE), again
+    check_feed_benchmark(again, 3)
+
+
+def test_feed_benchmark_on_postgresql(postgres_url):
+    out = run_benchmark("feed.py", "--db", postgres_url, "--events", "3000", "--page", "10", "--requests", "4",
+                        "--seconds", "1")
+    assert "emptying the feed's tables and building feed-3000 (COPY)" in out, out
+    check_feed_benchmark(out, 4)
+    assert re.search(r"^    Limit .*\n    +->  Index Only Scan Backward using ix_topic_news_first_seen_at_topic_id", out,
+                     re.MULTILINE), out
