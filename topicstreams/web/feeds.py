@@ -39,13 +39,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import Annotated
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from feedgen.feed import FeedGenerator
 
-from topicstreams.web.formats import article_link, iso
+from topicstreams.web.formats import article_link, filter_query, iso
 from topicstreams.web.params import feed_filter
 from topicstreams.web.queries import FeedEvent, FeedFilter
 
@@ -128,11 +128,8 @@ def _exact(moment: datetime | None) -> str | None:
 def feed_spec(request: Request, kind: str, filters: FeedFilter, q: str | None) -> FeedSpec:
     reader = request.app.state.reader
     events = reader.events(filters, limit=request.app.state.page_size).items
-    params = [("topic", topic) for topic in filters.topics] + [("engine", engine) for engine in filters.engines]
     search = q.strip() if filters.search is not None and q else None
-    if search:
-        params.append(("q", search))
-    query = urlencode(params, quote_via=quote)
+    query = filter_query(filters.topics, filters.engines, search or "", quote_via=quote)
     base = str(request.base_url)
     if not base.endswith("/"):
         base += "/"

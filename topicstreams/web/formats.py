@@ -1,10 +1,11 @@
-"""What every rendering of the feed (page, API, feeds) writes the same way: times, and article links."""
+"""What every rendering of the feed (page, API, feeds) writes the same way: times, article links, filters in a URL."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from urllib.parse import urlsplit
+from urllib.parse import quote_plus, urlencode, urlsplit
 
 _HTTP_URL = re.compile("https?://[^\x00-\x20\x7f\ud800-\udfff\ufffe\uffff]+", re.IGNORECASE)
 
@@ -28,3 +29,14 @@ def article_link(url: str | None) -> str | None:
     except ValueError:
         return None
     return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
+
+
+def filter_query(topics: Iterable[str] = (), engines: Iterable[str] = (), q: str = "",
+                 quote_via: Callable[..., str] = quote_plus, **extra: str) -> str:
+    """The query string of a view: its filters (``topic`` and ``engine`` repeated, ``q``), then *extra* (empty
+    values left out)."""
+    pairs = [("topic", name) for name in topics] + [("engine", name) for name in engines]
+    if q:
+        pairs.append(("q", q))
+    pairs += [(key, value) for key, value in extra.items() if value]
+    return urlencode(pairs, quote_via=quote_via)

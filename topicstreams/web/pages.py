@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -27,7 +27,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.staticfiles import StaticFiles
 
 from topicstreams import ENGINES
-from topicstreams.web.formats import article_link, iso
+from topicstreams.web.formats import article_link, filter_query, iso
 from topicstreams.web.params import MAX_QUERY_LENGTH, feed_filter, parse_cursor
 from topicstreams.web.queries import MAX_LIMIT, FeedEvent, FeedFilter, FeedReader
 
@@ -109,16 +109,8 @@ class Entry:
         )
 
 
-def query_string(topics: Iterable[str] = (), engines: Iterable[str] = (), q: str = "", **extra: str) -> str:
-    pairs = [("topic", name) for name in topics] + [("engine", name) for name in engines]
-    if q:
-        pairs.append(("q", q))
-    pairs += [(key, value) for key, value in extra.items() if value]
-    return urlencode(pairs)
-
-
 def page_url(path: str = "/", **parts) -> str:
-    query = query_string(**parts)
+    query = filter_query(**parts)
     return f"{path}?{query}" if query else path
 
 
@@ -152,7 +144,7 @@ class View:
 
     @property
     def query(self) -> str:
-        return query_string(**self.filters)
+        return filter_query(**self.filters)
 
     def url(self, path: str = "/", **extra: str) -> str:
         return page_url(path, **self.filters, **extra)

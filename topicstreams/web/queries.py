@@ -71,10 +71,6 @@ class FeedFilter:
     search: SearchQuery | None = None
     since: datetime | None = None
 
-    @property
-    def narrowed(self) -> bool:
-        return bool(self.topics or self.engines or self.search or self.since)
-
 
 @dataclass(frozen=True, slots=True)
 class Sighting:
