@@ -179,29 +179,3 @@ def index_all(conn: Connection, batch_size: int = 5000) -> None:
             return
         store_documents(conn, [tuple(row) for row in chunk])
         last = chunk[-1][0]
-
-
-def sqlite_ddl() -> list[str]:
-    """The statements creating SQLite's index and the triggers keeping it in step with ``news``.
-
-    The FTS5 table holds the words; ``news_search_keys`` gives each article the rowid of its FTS5 row (an explicit
-    ``INTEGER PRIMARY KEY``, which VACUUM never renumbers, unlike the implicit rowid of ``news``).
-    """
-    key_of_old = f"(SELECT id FROM {KEYS_TABLE} WHERE news_id = old.id)"
-    key_of_new = f"(SELECT id FROM {KEYS_TABLE} WHERE news_id = new.id)"
-    insert = (f"INSERT INTO {SEARCH_TABLE} (rowid, title, snippet, source) "
-              f"VALUES ({key_of_new}, new.title, coalesce(new.snippet, ''), coalesce(new.source, ''))")
-    return [
-        f"CREATE TABLE {KEYS_TABLE} (id INTEGER PRIMARY KEY, news_id VARCHAR(32) NOT NULL UNIQUE)",
-        f"CREATE VIRTUAL TABLE {SEARCH_TABLE} USING fts5(title, snippet, source, tokenize = '{FTS5_TOKENIZER}')",
-        f"CREATE TRIGGER news_search_insert AFTER INSERT ON news BEGIN "
-        f"INSERT INTO {KEYS_TABLE} (news_id) VALUES (new.id); {insert}; END",
-        f"CREATE TRIGGER news_search_update AFTER UPDATE OF title, snippet, source ON news BEGIN "
-        f"DELETE FROM {SEARCH_TABLE} WHERE rowid = {key_of_old}; {insert}; END",
-        f"CREATE TRIGGER news_search_delete AFTER DELETE ON news BEGIN "
-        f"DELETE FROM {SEARCH_TABLE} WHERE rowid = {key_of_old}; DELETE FROM {KEYS_TABLE} WHERE news_id = old.id; END",
-        f"INSERT INTO {KEYS_TABLE} (news_id) SELECT id FROM news ORDER BY rowid",
-        f"INSERT INTO {SEARCH_TABLE} (rowid, title, snippet, source) SELECT keys.id, news.title, "
-        f"coalesce(news.snippet, ''), coalesce(news.source, '') FROM news JOIN {KEYS_TABLE} AS keys "
-        "ON keys.news_id = news.id",
-    ]
