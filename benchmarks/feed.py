@@ -91,7 +91,7 @@ from sqlalchemy.engine import make_url
 
 from topicstreams import ENGINES
 from topicstreams.pipelines.normalize import news_id
-from topicstreams.storage import dispose_engines, engine_for, upgrade
+from topicstreams.storage import dispose_databases, database_for, upgrade
 from topicstreams.storage.db import make_reader
 from topicstreams.storage.migrate import head_revisions
 from topicstreams.storage.search import SEARCH_TABLE, TEXT_CONFIG, SearchQuery, document
@@ -495,7 +495,7 @@ def build_sqlite(path: Path, params: Params) -> Summary:
     for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
         leftover.unlink(missing_ok=True)
     upgrade(f"sqlite:///{partial}")
-    dispose_engines()
+    dispose_databases()
     summary = Summary()
     conn = sqlite3.connect(partial, isolation_level=None)
     conn.execute("PRAGMA synchronous = OFF")
@@ -553,7 +553,7 @@ def pg_marker(params: Params) -> str:
 
 
 def pg_usable(url: str, params: Params) -> bool:
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         comment = conn.scalar(text("SELECT obj_description('topic_news'::regclass, 'pg_class')"))
     return comment == pg_marker(params)
 
@@ -563,7 +563,7 @@ def build_postgresql(url: str, params: Params) -> Summary:
     import psycopg
 
     upgrade(url)
-    dispose_engines()
+    dispose_databases()
     summary = Summary()
     with psycopg.connect(pg_dsn(url)) as conn:
         with conn.cursor() as cur:
@@ -609,7 +609,7 @@ def build_postgresql(url: str, params: Params) -> Summary:
 
 def describe(url: str) -> dict[str, int]:
     """What the database holds: rows, and articles/events matching the search word."""
-    reader = engine_for(url)
+    reader = database_for(url)
     query = SearchQuery.parse(SEARCH_WORD)
     from topicstreams.storage.search import matching
 
@@ -870,7 +870,7 @@ def walk(client: httpx.Client, pages: int, budget: float) -> tuple[str | None, i
 
 def cursor_at(url: str, page: int) -> str:
     """The cursor of page *page* of the whole feed, from the feed's index (the last event of page - 1)."""
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         row = conn.execute(text("SELECT first_seen_at, topic_id, news_id FROM topic_news ORDER BY first_seen_at DESC, "
                                 "topic_id DESC, news_id DESC LIMIT 1 OFFSET :skip"),
                            {"skip": (page - 1) * PAGE_SIZE - 1}).one()
@@ -943,7 +943,7 @@ def prepare(args: argparse.Namespace, params: Params) -> str:
             print(f"database: {label}: emptying the feed's tables and building {params.key} (COPY)", flush=True)
             summary = build_postgresql(args.db, params)
             print(f"built in {time.perf_counter() - started:.0f} s (VACUUM ANALYZE included): {built(summary)}")
-        dispose_engines()
+        dispose_databases()
         return args.db
     folder = Path(args.cache) if args.cache else REPO / ".topicstreams" / "bench"
     path = folder / f"{params.key}.db"
@@ -983,11 +983,11 @@ def main() -> None:
     params = Params(args.events, args.topics, args.seed)
     url = prepare(args, params)
     figures = describe(url)
-    dispose_engines()
+    dispose_databases()
     kind = "PostgreSQL" if args.db else "SQLite"
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         version = conn.scalar(text("SELECT version()" if args.db else "SELECT 'SQLite ' || sqlite_version()"))
-    dispose_engines()
+    dispose_databases()
     print(f"{figures['topic_news']:,} events, {figures['news']:,} articles, {figures['topic_news_engines']:,} "
           f"engine sightings ({figures['topic_news_engines'] / figures['topic_news']:.2f} an event), "
           f"{figures['topics']} topics; {version.split(',')[0]}")
@@ -996,8 +996,8 @@ def main() -> None:
           f"events")
 
     rnd = random.Random(args.seed)
-    topics = FeedReader(engine_for(url)).topic_names()
-    dispose_engines()
+    topics = FeedReader(database_for(url)).topic_names()
+    dispose_databases()
     shapes = make_shapes([name for name, _ in topics], args.requests, args.page, rnd)
     deep = shapes[-1]
 
@@ -1008,7 +1008,7 @@ def main() -> None:
                 cursor, walked, walk_ms = walk(client, args.page, args.budget * 2)
                 if cursor is None:  # the app is too slow to walk there within the budget
                     cursor = cursor_at(url, args.page)
-                    dispose_engines()
+                    dispose_databases()
                 deep.asks = [Ask(before=cursor, offset=(args.page - 1) * PAGE_SIZE)] * args.requests
                 for shape in shapes:  # warm-up: the running app has served each kind of page before
                     for ask in shape.asks[:5]:

@@ -58,7 +58,7 @@ from topicstreams import settings as project_settings
 from topicstreams.items import NewsItem
 from topicstreams.pipelines.normalize import news_id
 from topicstreams.pipelines.store import StorePipeline
-from topicstreams.storage import dispose_engines, engine_for, upgrade
+from topicstreams.storage import dispose_databases, database_for, upgrade
 from topicstreams.storage.db import SQLITE_CACHE_KIB, SQLITE_WAL_AUTOCHECKPOINT_PAGES
 from topicstreams.storage.models import News, Topic, TopicNews, TopicNewsEngine
 
@@ -141,7 +141,7 @@ def run_project(url: str, items: list[NewsItem], batch_size: int) -> float:
 
 def run_orm(url: str, items: list[NewsItem]) -> float:
     upgrade(url)
-    dispose_engines()
+    dispose_databases()
     engine = create_engine(url)  # as people write it: no pragmas, a commit per item
 
     def store() -> None:
@@ -184,7 +184,7 @@ def run_orm(url: str, items: list[NewsItem]) -> float:
 
 def run_raw(path: Path, items: list[NewsItem], batch_size: int | None = None) -> float:
     upgrade(f"sqlite:///{path}")
-    dispose_engines()
+    dispose_databases()
     conn = sqlite3.connect(path)
     if batch_size:  # the project's pragmas, to compare like with like
         conn.execute("pragma synchronous = NORMAL")
@@ -255,12 +255,12 @@ def expected_rows(items: list[NewsItem]) -> dict[str, int]:
 
 def empty_tables(url: str) -> None:
     """Every run starts from empty tables (the schema stays, at the newest migration)."""
-    with engine_for(url).begin() as conn:
+    with database_for(url).begin() as conn:
         conn.execute(text(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE"))
 
 
 def count_rows_at(url: str) -> dict[str, int]:
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         return {table: conn.scalar(text(f"SELECT count(*) FROM {table}")) for table in TABLES}
 
 
@@ -363,7 +363,7 @@ def main_postgresql(args: argparse.Namespace, batch_size: int) -> None:
     upgrade(url)
     for writers in writers_list:
         empty_tables(url)
-        dispose_engines()  # the writers are other processes: no connection of ours stays open during the run
+        dispose_databases()  # the writers are other processes: no connection of ours stays open during the run
         seconds = run_writers(url, item_args, len(items), writers, batch_size)
         rows = count_rows_at(url)
         stored = {table: rows[table] for table in expected}
@@ -372,7 +372,7 @@ def main_postgresql(args: argparse.Namespace, batch_size: int) -> None:
         print(line, flush=True)
         if stored != expected:
             sys.exit(f"rows differ from the distinct articles, events and attributions of the items: {expected}")
-    dispose_engines()
+    dispose_databases()
 
 
 def main() -> None:
@@ -425,7 +425,7 @@ def main() -> None:
             if project_rows != raw_rows:
                 sys.exit(f"row counts differ: project {project_rows}, raw {raw_rows}")
             print("rows:", ", ".join(f"{table} {count}" for table, count in project_rows.items()))
-        dispose_engines()
+        dispose_databases()
 
     rate = {name: count / seconds for name, (seconds, count) in results.items()}
     labels = {

@@ -94,7 +94,7 @@ def postgres_server() -> Iterator[PostgresServer]:
 @pytest.fixture
 def postgres_database(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> Iterator[str]:
     """The name of a fresh, empty database on the session's server, dropped after the test."""
-    from topicstreams.storage import dispose_engines
+    from topicstreams.storage import dispose_databases
 
     name = postgres_dbname(request.node.name)
     janitor = postgres_server.janitor(name)
@@ -102,7 +102,7 @@ def postgres_database(postgres_server: PostgresServer, request: pytest.FixtureRe
     try:
         yield name
     finally:
-        dispose_engines()  # pooled connections would make the drop wait (the janitor ends stragglers anyway)
+        dispose_databases()  # pooled connections would make the drop wait (the janitor ends stragglers anyway)
         janitor.drop()
 
 

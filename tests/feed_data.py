@@ -23,7 +23,7 @@ from scrapy.utils.test import get_crawler
 from topicstreams.items import NewsItem
 from topicstreams.pipelines.normalize import NormalizePipeline
 from topicstreams.pipelines.store import StorePipeline
-from topicstreams.storage import dispose_engines, upgrade
+from topicstreams.storage import dispose_databases, upgrade
 from topicstreams.web.app import WebSettings, create_app
 
 BASE_URL = "http://127.0.0.1"
@@ -141,12 +141,12 @@ def serving(database_url: str, page_size: int = 50) -> Iterator[RunningApp]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-        dispose_engines()
+        dispose_databases()
 
 
 def write_rows(url: str, rows: Iterable[dict]) -> None:
     """Store rows ``{news_id, url, topic, engine, title, source, snippet, published_at}`` with the project's
     writer as they are, unnormalized: what another writer (or an older version) may have left in the database."""
-    from topicstreams.storage import NewsWriter, engine_for
+    from topicstreams.storage import NewsWriter, database_for
 
-    NewsWriter(engine_for(url)).write(list(rows))
+    NewsWriter(database_for(url)).write(list(rows))

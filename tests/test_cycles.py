@@ -21,7 +21,7 @@ import topicstreams.health.cycles as cycles_module
 import topicstreams.settings as project_settings
 from topicstreams.health.cycles import COUNTERS, CounterDiffs, CyclesExtension, CycleWindows, Span, tick_every
 from topicstreams.spiders.google import GoogleSpider
-from topicstreams.storage import engine_for, upgrade
+from topicstreams.storage import database_for, upgrade
 from topicstreams.storage.cycles import purge_older_than, save_cycle
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
 
@@ -109,7 +109,7 @@ def test_counter_diffs_add_up_to_the_last_reading():
 def database(tmp_path: Path):
     url = f"sqlite:///{tmp_path}/x.db"
     upgrade(url)
-    return engine_for(url)
+    return database_for(url)
 
 
 def cycle_row(end: datetime, engine: str = "google", **counts) -> dict:
@@ -196,7 +196,7 @@ class Driven:
 
     @property
     def db(self):
-        return engine_for(self.crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
+        return database_for(self.crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
 
     def rows(self) -> list[dict]:
         return cycle_rows(self.db)
@@ -337,7 +337,7 @@ def test_rows_past_retention_are_purged_on_open_and_then_hourly_and_kept_within_
     crawler = make_crawler(tmp_path, retention_days=30)
     url = crawler.settings.get("TOPICSTREAMS_DATABASE_URL")
     upgrade(url)
-    db = engine_for(url)
+    db = database_for(url)
     old, recent = utc(T0) - timedelta(days=31), utc(T0) - timedelta(days=29)
     for end in (old, recent):
         save_cycle(db, **cycle_row(end, engine="bing"))  # another process's rows
@@ -373,7 +373,7 @@ def test_without_a_retention_nothing_is_purged(tmp_path):
     crawler = make_crawler(tmp_path, TOPICSTREAMS_RETENTION_DAYS=0)
     url = crawler.settings.get("TOPICSTREAMS_DATABASE_URL")
     upgrade(url)
-    save_cycle(engine_for(url), **cycle_row(utc(T0) - timedelta(days=400)))
+    save_cycle(database_for(url), **cycle_row(utc(T0) - timedelta(days=400)))
     rows = run(crawler, lambda driven: None).rows()
     assert len(rows) == 2  # the old one and this run's
 

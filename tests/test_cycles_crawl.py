@@ -19,7 +19,7 @@ from tests.crawl_checks import crawl_config, rows, stat_count, topics
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams.fakes import FakeEngines
 from topicstreams.health.cycles import COUNTERS
-from topicstreams.storage import dispose_engines, engine_for, upgrade
+from topicstreams.storage import dispose_databases, database_for, upgrade
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
 
 pytestmark = pytest.mark.timeout(120)
@@ -39,12 +39,12 @@ def cycles(db: Path, engine: str) -> list[dict]:
     """The engine's rows, in the order written, with aware UTC datetimes."""
     url = f"sqlite:///{db}"
     try:
-        with engine_for(url).connect() as conn:
+        with database_for(url).connect() as conn:
             return [dict(row._mapping) for row in conn.execute(
                 select(scraper_cycles_table).where(scraper_cycles_table.c.engine == engine)
                 .order_by(scraper_cycles_table.c.id))]
     finally:
-        dispose_engines()
+        dispose_databases()
 
 
 def swept_lines(stderr: str, engine: str) -> list[tuple[int, int, int]]:
@@ -110,14 +110,14 @@ def test_a_once_run_writes_one_row_and_purges_what_is_past_retention(scrapy_cmd,
     upgrade(url)
     now = datetime.now(UTC)
     old, recent = now - timedelta(days=2), now - timedelta(hours=12)
-    with engine_for(url).begin() as conn:
+    with database_for(url).begin() as conn:
         conn.execute(insert(scraper_cycles_table), [
             {"engine": engine, "node": "other", "window_start": end - timedelta(minutes=1), "window_end": end,
              "topics_count": 7} for engine, end in (("google", old), ("bing", old), ("google", recent))])
         conn.execute(insert(health_windows_table), [
             {"engine": "google", "node": "other", "window_start": end - timedelta(minutes=5), "window_end": end}
             for end in (old, recent)])
-    dispose_engines()
+    dispose_databases()
     started = time.time()
     result = scrapy_cmd("crawl", "google", "-a", f"topics={topics(5)}", "-a", "once=1",
                         env={"TOPICSTREAMS_CONFIG": str(cfg)}, timeout=90)
@@ -126,11 +126,11 @@ def test_a_once_run_writes_one_row_and_purges_what_is_past_retention(scrapy_cmd,
     assert [row["window_end"] for row in windows if row["node"] == "other"] == [recent]  # the old ones purged
     assert rows(db, "select count(*) from scraper_cycles where engine = 'bing'") == [(0,)]
     try:
-        with engine_for(url).connect() as conn:
+        with database_for(url).connect() as conn:
             kept = list(conn.execute(select(health_windows_table.c.window_end)
                                      .where(health_windows_table.c.node == "other")).scalars())
     finally:
-        dispose_engines()
+        dispose_databases()
     assert kept == [recent]
     assert "purged the rows older than 1 days" in result.stderr
     assert "2 from scraper_cycles, 1 from health_windows" in result.stderr

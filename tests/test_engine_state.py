@@ -8,7 +8,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from topicstreams.blocks import ResponseClass
+from topicstreams.classify import ResponseClass
 from topicstreams.engine_state import CooldownPolicy, EngineState
 from topicstreams.middlewares.blocks import retry_after_seconds
 

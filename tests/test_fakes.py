@@ -21,7 +21,7 @@ from scrapy.http import HtmlResponse
 
 from tests.conftest import parsing_spider
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
-from topicstreams.blocks import ENGINE_MARKERS, ResponseClass
+from topicstreams.classify import ENGINE_MARKERS, ResponseClass
 from topicstreams.fakes import FakeEngines, catalogue, google
 from topicstreams.spiders.google import GoogleSpider
 

@@ -12,7 +12,7 @@ import pytest
 from parsel import Selector
 
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
-from topicstreams.blocks import ResponseClass, classify_response, markers_for
+from topicstreams.classify import ResponseClass, classify_response, markers_for
 from topicstreams.fakes import FakeEngines, brave, catalogue
 from topicstreams.pipelines.normalize import is_tracking_param, normalize_url
 

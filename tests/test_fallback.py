@@ -16,7 +16,7 @@ from scrapy.http import HtmlResponse
 
 from tests.conftest import parsing_spider
 from topicstreams import ENGINES
-from topicstreams.blocks import ResponseClass
+from topicstreams.classify import ResponseClass
 from topicstreams.fakes import FakeEngines
 from topicstreams.fakes.catalogue import all_articles
 from topicstreams.pipelines.normalize import normalize_url

@@ -188,7 +188,7 @@ def test_a_degraded_engine_slows_to_twice_its_floor_and_says_why(scrapy_cmd, fak
 
 
 def test_a_slowdown_in_force_when_the_crawl_starts_stretches_the_re_scrape_interval_too(scrapy_cmd, fakes, tmp_path):
-    from topicstreams.storage import engine_for, upgrade
+    from topicstreams.storage import database_for, upgrade
     from topicstreams.storage.health import save_status
 
     interval = 1.5
@@ -196,7 +196,7 @@ def test_a_slowdown_in_force_when_the_crawl_starts_stretches_the_re_scrape_inter
     url = f"sqlite:///{tmp_path / 'news.db'}"
     upgrade(url)
     # A previous run left google degraded (score 70): the slowdown is in force until a score says ok.
-    save_status(engine_for(url), "google", "node-a", state="running", score=70, band="degraded",
+    save_status(database_for(url), "google", "node-a", state="running", score=70, band="degraded",
                 reasons=["soft_block"], pace_multiplier=2.0)
     result = scrapy_cmd("crawl", "google", "-a", "topics=t00", "-s", "CLOSESPIDER_TIMEOUT=8",
                         env={"TOPICSTREAMS_CONFIG": str(cfg)})

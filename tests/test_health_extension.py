@@ -16,14 +16,14 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 import topicstreams.settings as project_settings
-from topicstreams.blocks import ResponseClass
+from topicstreams.classify import ResponseClass
 from topicstreams.engine_state import state_for
 from topicstreams.health.extension import HealthExtension
 from topicstreams.health.score import Window
 from topicstreams.health.window import WindowStats
 from topicstreams.signals import Classification, PageParsed
 from topicstreams.spiders.google import GoogleSpider
-from topicstreams.storage import engine_for, upgrade
+from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import health as store
 
 PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
@@ -57,7 +57,7 @@ class Driven:
 
     @property
     def db(self):
-        return engine_for(self.crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
+        return database_for(self.crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
 
 
 def run(crawler, body) -> Driven:
@@ -220,7 +220,7 @@ def test_the_baseline_is_the_engines_own_stored_history(tmp_path):
     health = {"min_requests": 10, "smoothing": 1}
     crawler = make_crawler(tmp_path, health)
     upgrade(crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
-    db = engine_for(crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
+    db = database_for(crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
     three_days_ago = datetime.now(UTC) - timedelta(days=3)
     # Its normal: 20 % hard blocks, a p95 of 400 ms.
     store.save_window(db, "google", "n1", three_days_ago, three_days_ago + timedelta(minutes=10),

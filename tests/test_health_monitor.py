@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from topicstreams.blocks import ResponseClass
+from topicstreams.classify import ResponseClass
 from topicstreams.config import load_config
 from topicstreams.health.monitor import PAUSE, RECOVER, SLOW_DOWN, EngineHealth, HealthSettings
 from topicstreams.health.score import DEFAULT_WEIGHTS, Window

@@ -21,7 +21,7 @@ from topicstreams.health.report import (
     report_rows,
     utc_text,
 )
-from topicstreams.storage import dispose_engines, engine_for, upgrade
+from topicstreams.storage import dispose_databases, database_for, upgrade
 from topicstreams.storage.health import (
     COOLING,
     PAUSED,
@@ -183,8 +183,8 @@ def test_utc_text_converts_to_utc():
 def db(tmp_path):
     url = f"sqlite:///{tmp_path / 'news.db'}"
     upgrade(url)
-    yield engine_for(url)
-    dispose_engines()
+    yield database_for(url)
+    dispose_databases()
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from topicstreams.health.saturation import (
     policy_from_settings,
     watch_for,
 )
-from topicstreams.storage import engine_for, upgrade
+from topicstreams.storage import database_for, upgrade
 from topicstreams.storage.health import COOLING, PAUSED, RUNNING, EngineStatusRow, save_status
 
 NOW = datetime(2026, 11, 29, 21, 0, 0, tzinfo=UTC)
@@ -180,7 +180,7 @@ def url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def db(url: str):
-    return engine_for(url)
+    return database_for(url)
 
 
 def cool(db, engine: str, at: datetime, node: str = "node-a", seconds: float = 60) -> None:

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from topicstreams.health.score import Window
 from topicstreams.health.window import WindowStats
-from topicstreams.storage import engine_for, upgrade
+from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import health as store
 from topicstreams.storage.health import EngineStatusRow
 from topicstreams.storage.models import health_windows_table
@@ -23,7 +23,7 @@ NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 def db(tmp_path: Path):
     url = f"sqlite:///{tmp_path / 't.db'}"
     upgrade(url)
-    return engine_for(url)
+    return database_for(url)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -26,8 +26,8 @@ from sqlalchemy.exc import OperationalError
 from tests import test_health_storage as sqlite_health
 from tests import test_storage as sqlite_storage
 from tests.conftest import REPO
-from topicstreams.storage import NewsWriter, dispose_engines, engine_for, ensure_topics, list_topics, upgrade
-from topicstreams.storage.db import make_engine
+from topicstreams.storage import NewsWriter, dispose_databases, database_for, ensure_topics, list_topics, upgrade
+from topicstreams.storage.db import make_database
 from topicstreams.storage.migrate import current_revisions, head_revisions
 from topicstreams.storage.models import TABLE_NAMES, News, TopicNews, TopicNewsEngine, topics_table
 from topicstreams.storage.search import SEARCH_TABLE, is_index_table
@@ -46,7 +46,7 @@ def pg_url(postgres_url: str) -> str:
 
 @pytest.fixture
 def db(pg_url: str) -> Engine:
-    return engine_for(pg_url)
+    return database_for(pg_url)
 
 
 def count(engine: Engine, table: str) -> int:
@@ -100,7 +100,7 @@ def test_upgrade_brings_a_fresh_database_to_head(postgres_url: str) -> None:
     assert current_revisions(postgres_url) == set()
     upgrade(postgres_url)
     assert current_revisions(postgres_url) == head_revisions()
-    assert set(TABLE_NAMES) | {"alembic_version", SEARCH_TABLE} == set(inspect(engine_for(postgres_url)).get_table_names())
+    assert set(TABLE_NAMES) | {"alembic_version", SEARCH_TABLE} == set(inspect(database_for(postgres_url)).get_table_names())
 
 
 def has_server_default(column: dict) -> bool:
@@ -131,7 +131,7 @@ def schema(engine: Engine) -> dict[str, dict]:
 def test_the_schema_is_sqlites(pg_url: str, tmp_path) -> None:
     sqlite_url = f"sqlite:///{tmp_path / 'twin.db'}"
     upgrade(sqlite_url)
-    on_sqlite, on_postgresql = schema(engine_for(sqlite_url)), schema(engine_for(pg_url))
+    on_sqlite, on_postgresql = schema(database_for(sqlite_url)), schema(database_for(pg_url))
     # The search index differs by nature (an FTS5 table and its shadow tables; a tsvector table): see test_search.py.
     on_sqlite = {name: table for name, table in on_sqlite.items() if not is_index_table(name)}
     assert on_postgresql.pop(SEARCH_TABLE)["indexes"] == [("ix_news_search_document", ("document",), False)]
@@ -158,7 +158,7 @@ def test_four_processes_upgrading_one_fresh_database_at_once_take_turns(postgres
     migrated = [err for _, err in results if "Running upgrade  -> 0001" in err]
     assert len(migrated) == 1, [err[-1500:] for _, err in results]
     assert current_revisions(postgres_url) == head_revisions()
-    with engine_for(postgres_url).connect() as conn:
+    with database_for(postgres_url).connect() as conn:
         assert conn.execute(text("SELECT version_num FROM alembic_version")).all() == [
             (revision,) for revision in head_revisions()]
         # the lock is a transaction's: nobody holds it any more
@@ -214,8 +214,8 @@ def test_the_first_write_is_kept_and_times_come_back_aware_utc(db: Engine, pg_ur
                                                                                             tzinfo=paris))])
     with db.begin() as conn:  # the session's time zone must not matter
         conn.execute(text(f"ALTER DATABASE {pg_url.rsplit('/', 1)[1]} SET timezone TO 'America/New_York'"))
-    dispose_engines()
-    db = engine_for(pg_url)
+    dispose_databases()
+    db = database_for(pg_url)
     with db.connect() as conn:
         assert conn.scalar(text("SHOW timezone")) == "America/New_York"
         published_at, first_seen_at, title = conn.execute(select(News.published_at, News.first_seen_at,
@@ -313,7 +313,7 @@ def test_writers_inserting_the_same_new_topics_in_different_orders_never_deadloc
     errors: list[BaseException] = []
 
     def insert(worker: int) -> None:
-        engine = make_engine(pg_url)  # connections of its own
+        engine = make_database(pg_url)  # connections of its own
         rnd = random.Random(worker)
         try:
             for round_ in range(rounds):
@@ -334,7 +334,7 @@ def test_writers_inserting_the_same_new_topics_in_different_orders_never_deadloc
         thread.join(timeout=120)
     assert not errors, [type(getattr(e, "orig", e)).__name__ for e in errors]
     assert len(seen) == writers * rounds
-    stored = {t.name: t.id for t in list_topics(engine_for(pg_url))}
+    stored = {t.name: t.id for t in list_topics(database_for(pg_url))}
     assert len(stored) == rounds * 30
     assert all(ids == {name: stored[name] for name in ids} for ids in seen)
 
@@ -361,7 +361,7 @@ def race_items(worker: int, articles: int = 240) -> list[dict]:
 RACE_SCRIPT = """
     import logging
     from datetime import datetime
-    from topicstreams.storage import NewsWriter, engine_for
+    from topicstreams.storage import NewsWriter, database_for
     from tests.test_postgres_store import race_items
 
     url, worker, batch_size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -377,8 +377,8 @@ RACE_SCRIPT = """
     kept = Keep()
     logging.getLogger("topicstreams").addHandler(kept)
     items = race_items(worker)
-    writer = NewsWriter(engine_for(url))
-    with engine_for(url).connect():
+    writer = NewsWriter(database_for(url))
+    with database_for(url).connect():
         pass  # connected before the start
     wait_for_go()
     totals = {}
@@ -462,7 +462,7 @@ def test_db_upgrade_and_topics_commands(scrapy_cmd, postgres_url: str) -> None:
     assert scrapy_cmd("topics", "deactivate", "b", env=env, check=True).stdout.strip() == "deactivated: b"
     listed = scrapy_cmd("topics", "list", env=env, check=True).stdout.splitlines()
     assert [line.split()[:2] for line in listed] == [["a", "active"], ["b", "inactive"]]
-    with engine_for(postgres_url).connect() as conn:
+    with database_for(postgres_url).connect() as conn:
         rows = conn.execute(select(topics_table.c.name, topics_table.c.active, func.now() - topics_table.c.created_at)
                             .order_by(topics_table.c.name)).all()
     assert [(name, active) for name, active, _ in rows] == [("a", True), ("b", False)]

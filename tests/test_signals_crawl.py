@@ -123,14 +123,14 @@ def test_a_canary_with_the_wrong_answer_is_flagged_and_its_results_are_not_store
 
 
 def test_canaries_keep_running_while_the_engine_is_paused(scrapy_cmd, fakes, tmp_path):
-    from topicstreams.storage import engine_for, upgrade
+    from topicstreams.storage import database_for, upgrade
     from topicstreams.storage.health import pause
 
     cfg = crawl_config(tmp_path, fakes, floor=FLOOR, scraper={"cooldown": FAST_COOLDOWN},
                        canaries={"interval": 1.5, "queries": {"google": [{"query": "canary right"}]}})
     url = f"sqlite:///{tmp_path / 'news.db'}"
     upgrade(url)
-    pause(engine_for(url), "google", "node-a", score=30, band="critical", reasons=["hard_block"])
+    pause(database_for(url), "google", "node-a", score=30, band="critical", reasons=["hard_block"])
     crawl = subprocess.Popen([sys.executable, "-m", "scrapy", "crawl", "google", "-a", "topics=t00,t01"],
                              cwd=scrapy_cmd.folder, env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg)},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -14,14 +14,14 @@ import yaml
 from scrapy.utils.test import get_crawler
 
 import topicstreams.settings as project_settings
-from topicstreams.blocks import ResponseClass
+from topicstreams.classify import ResponseClass
 from topicstreams.engine_state import state_for
 from topicstreams.health.extension import HealthExtension, is_result_page
 from topicstreams.health.report import EngineReport, engine_json, format_table
 from topicstreams.health.window import WindowStats
 from topicstreams.signals import CanaryChecked, Classification, PageParsed
 from topicstreams.spiders.google import GoogleSpider
-from topicstreams.storage import engine_for, upgrade
+from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import health as store
 
 PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
@@ -40,7 +40,7 @@ def make_crawler(folder: Path, health: dict | None = None, canaries: list[str] =
 def database(crawler):
     url = crawler.settings.get("TOPICSTREAMS_DATABASE_URL")
     upgrade(url)
-    return engine_for(url)
+    return database_for(url)
 
 
 def classified(cls: ResponseClass = OK, items: int = 10, latency: float = 0.2, bytes_: int = 50_000,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from topicstreams.blocks import ResponseClass
+from topicstreams.classify import ResponseClass
 from topicstreams.canaries import CanaryQuery, answer_problem, canaries_for, on_domain
 from topicstreams.config import ConfigError, floor_for, load_config, load_defaults, validate
 from topicstreams.health.cost import COST_KEYS, cost_drift, per_record

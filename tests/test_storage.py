@@ -20,14 +20,14 @@ from topicstreams.storage import (
     NewsWriter,
     active_topics,
     add_topics,
-    engine_for,
+    database_for,
     ensure_topics,
     list_topics,
     seed_topics,
     set_active,
     upgrade,
 )
-from topicstreams.storage.db import make_engine
+from topicstreams.storage.db import make_database
 from topicstreams.storage.migrate import current_revisions, head_revisions
 from topicstreams.storage.models import Base, News, TopicNews, TopicNewsEngine
 from topicstreams.storage.search import include_name
@@ -86,30 +86,30 @@ def test_upgrade_creates_the_five_tables_in_a_new_folder(tmp_path: Path) -> None
 
 
 def test_migrations_match_the_models(url: str) -> None:
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True, "include_name": include_name})
         differences = compare_metadata(context, Base.metadata)
     assert differences == []
 
 
 def test_upgrade_is_idempotent(url: str, db_path: Path) -> None:
-    ensure_topics(engine_for(url), ["kept"])
+    ensure_topics(database_for(url), ["kept"])
     upgrade(url)
     upgrade(url)
     assert current_revisions(url) == head_revisions()
-    assert [t.name for t in list_topics(engine_for(url))] == ["kept"]
+    assert [t.name for t in list_topics(database_for(url))] == ["kept"]
 
 
 def test_sqlite_connections_get_the_pragmas(url: str) -> None:
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         pragma = {name: conn.exec_driver_sql(f"pragma {name}").scalar() for name in
                   ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")}
     assert pragma == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 30_000, "synchronous": 1}
 
 
 def test_engine_is_cached_per_url(url: str, tmp_path: Path) -> None:
-    assert engine_for(url) is engine_for(url)
-    assert engine_for(url) is not engine_for(f"sqlite:///{tmp_path / 'other.db'}")
+    assert database_for(url) is database_for(url)
+    assert database_for(url) is not database_for(f"sqlite:///{tmp_path / 'other.db'}")
 
 
 def test_plain_sql_insert_into_topics_gets_defaults(url: str, db_path: Path) -> None:
@@ -117,7 +117,7 @@ def test_plain_sql_insert_into_topics_gets_defaults(url: str, db_path: Path) -> 
         conn.execute("insert into topics (name) values ('x')")
     [(active, created_at)] = rows(db_path, "select active, created_at from topics where name = 'x'")
     assert active == 1 and created_at
-    [topic] = list_topics(engine_for(url))
+    [topic] = list_topics(database_for(url))
     assert topic.active is True
     assert topic.created_at.tzinfo is not None
     assert abs(datetime.now(UTC) - topic.created_at) < timedelta(minutes=1)
@@ -126,9 +126,9 @@ def test_plain_sql_insert_into_topics_gets_defaults(url: str, db_path: Path) -> 
 def test_datetimes_are_stored_in_utc_and_read_back_aware(url: str, db_path: Path) -> None:
     paris = timezone(timedelta(hours=1))
     published_at = datetime(2025, 3, 1, 13, 0, tzinfo=paris)
-    NewsWriter(engine_for(url)).write([item("https://a.example/1", published_at=published_at)])
+    NewsWriter(database_for(url)).write([item("https://a.example/1", published_at=published_at)])
     assert rows(db_path, "select published_at from news") == [("2025-03-01 12:00:00.000000",)]
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         published_at, first_seen_at = conn.execute(select(News.published_at, News.first_seen_at)).one()
     assert published_at == datetime(2025, 3, 1, 12, 0, tzinfo=UTC) and published_at.tzinfo == UTC
     assert first_seen_at.tzinfo == UTC and abs(datetime.now(UTC) - first_seen_at) < timedelta(minutes=1)
@@ -180,7 +180,7 @@ def test_two_processes_upgrade_one_fresh_database_at_once(tmp_path: Path) -> Non
 
 
 def test_add_topics_inserts_active_and_reactivates(url: str) -> None:
-    engine = engine_for(url)
+    engine = database_for(url)
     assert add_topics(engine, [" climate ", "ai", "climate"]) == ["climate", "ai"]
     assert add_topics(engine, ["ai"]) == []
     assert set_active(engine, ["ai"], False) == []
@@ -189,7 +189,7 @@ def test_add_topics_inserts_active_and_reactivates(url: str) -> None:
 
 
 def test_seed_topics_never_reactivates(url: str) -> None:
-    engine = engine_for(url)
+    engine = database_for(url)
     assert seed_topics(engine, ["climate", "ai"]) == ["climate", "ai"]
     set_active(engine, ["ai"], False)
     assert seed_topics(engine, ["climate", "ai", "space"]) == ["space"]
@@ -197,7 +197,7 @@ def test_seed_topics_never_reactivates(url: str) -> None:
 
 
 def test_ensure_topics_inserts_inactive_and_returns_ids(url: str) -> None:
-    engine = engine_for(url)
+    engine = database_for(url)
     add_topics(engine, ["climate"])
     ids = ensure_topics(engine, ["climate", " one-off "])
     assert set(ids) == {"climate", "one-off"}
@@ -211,7 +211,7 @@ def test_ensure_topics_inserts_inactive_and_returns_ids(url: str) -> None:
 
 
 def test_set_active_reports_unknown_names(url: str) -> None:
-    engine = engine_for(url)
+    engine = database_for(url)
     add_topics(engine, ["climate", "ai"])
     assert set_active(engine, ["ai", "nope"], False) == ["nope"]
     assert active_topics(engine) == [(list_topics(engine)[1].id, "climate")]
@@ -222,8 +222,8 @@ def test_set_active_reports_unknown_names(url: str) -> None:
 @pytest.mark.parametrize("function", [add_topics, seed_topics, ensure_topics])
 def test_empty_topic_names_are_refused(url: str, function) -> None:
     with pytest.raises(ValueError, match="empty"):
-        function(engine_for(url), ["ok", "  "])
-    assert list_topics(engine_for(url)) == []
+        function(database_for(url), ["ok", "  "])
+    assert list_topics(database_for(url)) == []
 
 
 # -- writer ------------------------------------------------------------------------------------
@@ -237,24 +237,24 @@ def stored(db_path: Path) -> tuple[int, list[tuple], list[tuple]]:
 
 
 def test_same_article_twice_in_a_batch(url: str, db_path: Path) -> None:
-    result = NewsWriter(engine_for(url)).write([item("https://a.example/1"), item("https://a.example/1")])
+    result = NewsWriter(database_for(url)).write([item("https://a.example/1"), item("https://a.example/1")])
     assert result.totals() == {"items": 2, "new_news": 1, "new_events": 1, "new_attributions": 1}
     news, events, engines = stored(db_path)
     assert (news, len(events), engines) == (1, 1, [("google",)])
 
 
 def test_same_article_in_two_batches_keeps_the_first_write(url: str, db_path: Path) -> None:
-    writer = NewsWriter(engine_for(url))
+    writer = NewsWriter(database_for(url))
     writer.write([item("https://a.example/1", title="first")])
     first = rows(db_path, "select first_seen_at from news union all select first_seen_at from topic_news")
-    result = NewsWriter(engine_for(url)).write([item("https://a.example/1", title="second")])
+    result = NewsWriter(database_for(url)).write([item("https://a.example/1", title="second")])
     assert result.totals() == {"items": 1, "new_news": 0, "new_events": 0, "new_attributions": 0}
     assert rows(db_path, "select first_seen_at from news union all select first_seen_at from topic_news") == first
     assert rows(db_path, "select title from news") == [("first",)]
 
 
 def test_same_article_by_two_engines(url: str, db_path: Path) -> None:
-    writer = NewsWriter(engine_for(url))
+    writer = NewsWriter(database_for(url))
     first = writer.write([item("https://a.example/1", engine="google")])
     second = writer.write([item("https://a.example/1", engine="bing"), item("https://a.example/1", engine="google")])
     assert first.new_events == {"google": 1} and first.new_attributions == {"google": 1}
@@ -262,13 +262,13 @@ def test_same_article_by_two_engines(url: str, db_path: Path) -> None:
     assert second.items == {"bing": 1, "google": 1}
     news, events, engines = stored(db_path)
     assert (news, len(events), engines) == (1, 1, [("bing",), ("google",)])
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         seen = dict(conn.execute(select(TopicNewsEngine.engine, TopicNewsEngine.first_seen_at)).all())
     assert seen["google"] < seen["bing"]
 
 
 def test_one_article_in_two_topics_is_one_news_row_and_two_events(url: str, db_path: Path) -> None:
-    result = NewsWriter(engine_for(url)).write(
+    result = NewsWriter(database_for(url)).write(
         [item("https://a.example/1", topic="climate"), item("https://a.example/1", topic="energy")]
     )
     assert result.totals() == {"items": 2, "new_news": 1, "new_events": 2, "new_attributions": 2}
@@ -277,7 +277,7 @@ def test_one_article_in_two_topics_is_one_news_row_and_two_events(url: str, db_p
 
 
 def test_writer_inserts_unknown_topics_inactive(url: str) -> None:
-    engine = engine_for(url)
+    engine = database_for(url)
     add_topics(engine, ["climate"])
     NewsWriter(engine).write([item("https://a.example/1", topic="climate"), item("https://a.example/2", topic=" new ")])
     assert [(t.name, t.active) for t in list_topics(engine)] == [("climate", True), ("new", False)]
@@ -285,19 +285,19 @@ def test_writer_inserts_unknown_topics_inactive(url: str) -> None:
 
 def test_writer_refuses_a_batch_with_an_unstorable_item(url: str, db_path: Path) -> None:
     with pytest.raises(ValueError, match="missing news_id"):
-        NewsWriter(engine_for(url)).write([item("https://a.example/1"), item("https://a.example/2", news_id=None)])
+        NewsWriter(database_for(url)).write([item("https://a.example/1"), item("https://a.example/2", news_id=None)])
     assert stored(db_path)[0] == 0
 
 
 def test_writer_recovers_from_a_deleted_cached_topic(url: str, db_path: Path) -> None:
-    writer = NewsWriter(engine_for(url))
+    writer = NewsWriter(database_for(url))
     writer.write([item("https://a.example/1")])
     with sqlite3.connect(db_path) as conn:
         conn.execute("pragma foreign_keys = on")
         conn.execute("delete from topics")
     result = writer.write([item("https://a.example/2")])
     assert result.new_events == {"google": 1}
-    assert [t.name for t in list_topics(engine_for(url))] == ["climate"]
+    assert [t.name for t in list_topics(database_for(url))] == ["climate"]
 
 
 def test_concurrent_writers_never_duplicate(url: str, db_path: Path) -> None:
@@ -305,7 +305,7 @@ def test_concurrent_writers_never_duplicate(url: str, db_path: Path) -> None:
     results = []
 
     def write(batch: list[dict]) -> None:
-        writer = NewsWriter(make_engine(url))  # an engine, and so connections, of its own
+        writer = NewsWriter(make_database(url))  # an engine, and so connections, of its own
         for start in range(0, len(batch), 50):
             results.append(writer.write(batch[start : start + 50]))
 
@@ -320,5 +320,5 @@ def test_concurrent_writers_never_duplicate(url: str, db_path: Path) -> None:
     assert sum(r.new_events.total() for r in results) == 300
     assert sum(r.new_attributions.total() for r in results) == 600
     assert len(rows(db_path, "select * from topic_news_engines group by topic_id, news_id, engine")) == 600
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         assert conn.scalar(select(TopicNews.news_id).limit(1))

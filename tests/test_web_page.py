@@ -14,7 +14,7 @@ from parsel import Selector
 from tests.feed_data import (
     STORIES, article, client, expected_stories, fresh_database, store, store_stories, write_rows,
 )
-from topicstreams.storage import engine_for
+from topicstreams.storage import database_for
 from topicstreams.storage.topics import add_topics
 
 
@@ -142,7 +142,7 @@ def test_empty_states_say_why(db):
     assert none.css("#empty::attr(data-empty)").get() == "no-topics"
     assert 'scrapy topics add "climate change"' in none.css("#empty pre ::text").get()
 
-    add_topics(engine_for(db), ["climate"])
+    add_topics(database_for(db), ["climate"])
     nothing = Selector(text=web.get("/").text)
     assert nothing.css("#empty::attr(data-empty)").get() == "no-events"
     assert "The crawler has stored nothing yet" in "".join(nothing.css("#empty ::text").getall())

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from topicstreams.blocks import BENCHING_CLASSES, ResponseClass
+from topicstreams.classify import BENCHING_CLASSES, ResponseClass
 
 
 @dataclass(frozen=True)

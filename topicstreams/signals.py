@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from topicstreams.blocks import ResponseClass
+from topicstreams.classify import ResponseClass
 
 response_classified = object()
 page_parsed = object()

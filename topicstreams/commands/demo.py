@@ -31,7 +31,7 @@ from topicstreams import ENGINES
 from topicstreams.cli import ConfiguredCommand, finish_reason
 from topicstreams.config import DB_URL_ENV, PROXY_ENV
 from topicstreams.fakes import FakeEngines
-from topicstreams.storage import News, Topic, TopicNews, TopicNewsEngine, engine_for, upgrade
+from topicstreams.storage import News, Topic, TopicNews, TopicNewsEngine, database_for, upgrade
 
 
 def available_engines() -> list[str]:
@@ -218,7 +218,7 @@ class Command(ConfiguredCommand):
 
     @staticmethod
     def print_stored(database_url: str) -> None:
-        engine = engine_for(database_url)
+        engine = database_for(database_url)
         engines_of = (select(TopicNewsEngine.topic_id, TopicNewsEngine.news_id,
                              func.group_concat(TopicNewsEngine.engine, ",").label("engines"))
                       .group_by(TopicNewsEngine.topic_id, TopicNewsEngine.news_id).subquery())

@@ -15,7 +15,7 @@ from topicstreams import ENGINES
 from topicstreams.cli import SubcommandCommand
 from topicstreams.health.report import exit_status, format_table, report_json, report_rows
 from topicstreams.health.saturation import judge_saturation, policy_from_settings
-from topicstreams.storage import engine_for, upgrade, utcnow
+from topicstreams.storage import database_for, upgrade, utcnow
 from topicstreams.storage.health import read_statuses, resume
 
 RESUME = "resume"
@@ -75,7 +75,7 @@ class Command(SubcommandCommand):
     @staticmethod
     def _engine(config):
         upgrade(config.get("database.url"))
-        return engine_for(config.get("database.url"))
+        return database_for(config.get("database.url"))
 
     def do_report(self, config, args, opts) -> int:
         db = self._engine(config)

@@ -7,7 +7,7 @@ import sys
 from scrapy.exceptions import UsageError
 
 from topicstreams.cli import SubcommandCommand
-from topicstreams.storage import add_topics, engine_for, list_topics, set_active, upgrade
+from topicstreams.storage import add_topics, database_for, list_topics, set_active, upgrade
 
 
 class Command(SubcommandCommand):
@@ -23,7 +23,7 @@ class Command(SubcommandCommand):
 
     def _engine(self, config):
         upgrade(config.get("database.url"))
-        return engine_for(config.get("database.url"))
+        return database_for(config.get("database.url"))
 
     @staticmethod
     def _names(args: list[str]) -> list[str]:

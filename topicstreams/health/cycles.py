@@ -50,7 +50,7 @@ from scrapy.utils.asyncio import create_looping_call
 from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams import ENGINES
-from topicstreams.storage import engine_for, upgrade
+from topicstreams.storage import database_for, upgrade
 from topicstreams.storage.cycles import purge_older_than, save_cycle
 
 logger = logging.getLogger(__name__)
@@ -195,7 +195,7 @@ class CyclesExtension:
     def spider_opened(self, spider: Spider | None = None) -> None:
         now = self.clock()
         upgrade(self.database_url)
-        self.db = engine_for(self.database_url)
+        self.db = database_for(self.database_url)
         self.windows = CycleWindows(self.interval, now)
         self.purge(now)
         self.ticker = create_looping_call(self.tick)

@@ -49,7 +49,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from topicstreams import ENGINES
-from topicstreams.blocks import PARSE_ERROR, ResponseClass
+from topicstreams.classify import PARSE_ERROR, ResponseClass
 from topicstreams.canaries import CANARY_MISMATCH, canaries_for
 from topicstreams.engine_state import EngineState, state_for
 from topicstreams.health.alerting import alert_payload, post_webhook
@@ -74,7 +74,7 @@ from topicstreams.signals import (
     page_parsed,
     response_classified,
 )
-from topicstreams.storage import engine_for, upgrade, utcnow
+from topicstreams.storage import database_for, upgrade, utcnow
 from topicstreams.storage import health as store
 
 logger = logging.getLogger(__name__)
@@ -158,7 +158,7 @@ class HealthExtension:
     # ---- life cycle -----------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
         upgrade(self.database_url)
-        self.db = engine_for(self.database_url)
+        self.db = database_for(self.database_url)
         self.restore()
         self.refresh_baseline(time.time())
         self.save_status()

@@ -13,7 +13,7 @@ from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from topicstreams.blocks import ResponseClass
+from topicstreams.classify import ResponseClass
 from topicstreams.health.cost import per_record
 from topicstreams.health.parser import parser_score
 from topicstreams.health.score import Window

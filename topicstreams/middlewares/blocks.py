@@ -7,7 +7,7 @@ an engine spider (``topicstreams_engine`` in its meta):
   result items, the structural fallback), then by size: an otherwise ok 200 page below
   ``scraper.soft_block.min_size_ratio`` × the engine's running median size of pages with results, for its
   page type (a topic's first page or a later one), is a soft block; a failure (reset, refusal, timeout, …) by
-  :func:`~topicstreams.blocks.classify_failure`;
+  :func:`~topicstreams.classify.classify_failure`;
 * the class goes to :class:`~topicstreams.engine_state.EngineState`, which benches the engine for a
   challenge, hard block or soft block (a longer ``Retry-After`` wins) and resets it on success;
 * the counts go to the stats (``topicstreams/<engine>/<class>``, ``cooldowns``), and a
@@ -28,7 +28,7 @@ from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
-from topicstreams.blocks import STAT_KEYS, ResponseClass, RunningMedian, Verdict, classify_failure, size_verdict
+from topicstreams.classify import STAT_KEYS, ResponseClass, RunningMedian, Verdict, classify_failure, size_verdict
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
 from topicstreams.signals import Classification, response_classified
 

@@ -26,7 +26,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.asyncio import create_looping_call
 
-from topicstreams.storage.db import engine_for
+from topicstreams.storage.db import database_for
 from topicstreams.storage.migrate import upgrade
 from topicstreams.storage.writer import NewsWriter, WriteResult, item_problem
 
@@ -63,7 +63,7 @@ class StorePipeline:
 
     def open_spider(self) -> None:
         upgrade(self.url)
-        self.writer = NewsWriter(engine_for(self.url))
+        self.writer = NewsWriter(database_for(self.url))
         if self.flush_seconds > 0:
             self._start_periodic_flush()
 

@@ -7,7 +7,7 @@ An engine implements four small things (:class:`EngineSpider`'s abstract part):
   :attr:`~EngineSpider.layouts` (one item selector per known layout) that matches;
 * :meth:`~EngineSpider.parse_result` — one item's fields;
 * its markers — what its block, challenge and "no results" pages look like: its row of
-  :data:`topicstreams.blocks.ENGINE_MARKERS`.
+  :data:`topicstreams.classify.ENGINE_MARKERS`.
 
 When no known layout matches a page that is neither a block nor a "no results" page, the structural
 fallback (:mod:`topicstreams.spiders.fallback`) reads the results by the page's shape, and the spider says
@@ -45,7 +45,7 @@ from scrapy.http import Response
 from scrapy.selector import Selector, SelectorList
 from twisted.python.failure import Failure
 
-from topicstreams.blocks import (
+from topicstreams.classify import (
     EMPTY_LIST,
     EngineMarkers,
     ResponseClass,
@@ -65,7 +65,7 @@ from topicstreams.pipelines.normalize import engine_hosts, normalize_url
 from topicstreams.scheduler import TopicSchedule
 from topicstreams.signals import CanaryChecked, PageParsed, canary_checked, page_parsed
 from topicstreams.spiders.fallback import structural_results
-from topicstreams.storage import active_topics, engine_for, ensure_topics, seed_topics, upgrade
+from topicstreams.storage import active_topics, database_for, ensure_topics, seed_topics, upgrade
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ class EngineSpider(scrapy.Spider):
     """The base of the four engine spiders."""
 
     markers: ClassVar[EngineMarkers] = EngineMarkers()
-    """The engine's row of :data:`~topicstreams.blocks.ENGINE_MARKERS` (set from the spider's name)."""
+    """The engine's row of :data:`~topicstreams.classify.ENGINE_MARKERS` (set from the spider's name)."""
     layouts: ClassVar[dict[str, str]] = {}
     """Known layouts, newest first: a name and the CSS selector of its result items."""
     own_domains: ClassVar[tuple[str, ...]] = ()
@@ -201,7 +201,7 @@ class EngineSpider(scrapy.Spider):
         if self.topics_arg is not None:
             names = self.topics_arg
         else:
-            names = [name for _, name in active_topics(engine_for(self.database_url))]
+            names = [name for _, name in active_topics(database_for(self.database_url))]
         return [name for name in names if in_shard(name, self.shard)]
 
     # ---- the loop -------------------------------------------------------------------------------------
@@ -214,9 +214,9 @@ class EngineSpider(scrapy.Spider):
         self.logger.info("%s spider starting (%s)", self.name, mode)
         upgrade(self.database_url)
         if self.topics_arg is not None:
-            ensure_topics(engine_for(self.database_url), self.topics_arg, active=False)
+            ensure_topics(database_for(self.database_url), self.topics_arg, active=False)
         elif self.seed:
-            seed_topics(engine_for(self.database_url), self.seed)
+            seed_topics(database_for(self.database_url), self.seed)
         self.state = state_for(self.crawler)
         schedule = TopicSchedule(self.scrape_interval, self.state.jitter_ratio)
         canaries = TopicSchedule(self.canary_interval, self.state.jitter_ratio)

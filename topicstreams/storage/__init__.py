@@ -1,6 +1,6 @@
 """The topicstreams database: schema, migrations, topics and the batched news writer."""
 
-from topicstreams.storage.db import dispose_engines, engine_for, utcnow
+from topicstreams.storage.db import dispose_databases, database_for, utcnow
 from topicstreams.storage.migrate import upgrade
 from topicstreams.storage.models import (
     Base,
@@ -33,8 +33,8 @@ __all__ = [
     "WriteResult",
     "active_topics",
     "add_topics",
-    "dispose_engines",
-    "engine_for",
+    "dispose_databases",
+    "database_for",
     "ensure_topics",
     "item_problem",
     "list_topics",

@@ -15,21 +15,21 @@ from topicstreams.storage.models import health_windows_table as health_windows
 from topicstreams.storage.models import scraper_cycles_table as scraper_cycles
 
 
-def save_cycle(engine: Engine, /, **row: Any) -> None:
+def save_cycle(db: Engine, /, **row: Any) -> None:
     """Keep one window of one engine's work as a ``scraper_cycles`` row (``row``: its columns).
 
-    The database engine is positional-only: ``engine=`` is the row's column, the search engine's name."""
-    with engine.begin() as conn:
+    The database handle is positional-only: ``engine=`` is the row's column, the search engine's name."""
+    with db.begin() as conn:
         conn.execute(insert(scraper_cycles).values(**row))
 
 
-def purge_older_than(engine: Engine, cutoff: datetime) -> dict[str, int]:
+def purge_older_than(db: Engine, cutoff: datetime) -> dict[str, int]:
     """Delete the ``scraper_cycles`` and ``health_windows`` rows whose window ended before ``cutoff``.
 
     Returns the rows deleted per table. A cycle row without an end (never written by this project, but the column
     allows it) goes when its window started before the cutoff."""
     deleted: dict[str, int] = {}
-    with engine.begin() as conn:
+    with db.begin() as conn:
         deleted[scraper_cycles.name] = conn.execute(delete(scraper_cycles).where(or_(
             scraper_cycles.c.window_end < cutoff,
             and_(scraper_cycles.c.window_end.is_(None), scraper_cycles.c.window_start < cutoff)))).rowcount

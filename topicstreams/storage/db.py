@@ -1,4 +1,4 @@
-"""Database engines: one cached SQLAlchemy Engine per URL and process, SQLite tuned for concurrent use."""
+"""Database handles: one cached SQLAlchemy Engine per URL and process, SQLite tuned for concurrent use."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def ensure_sqlite_parent(url: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
 
 
-def make_engine(url: str, *, foreign_keys: bool = True, **kwargs: Any) -> Engine:
+def make_database(url: str, *, foreign_keys: bool = True, **kwargs: Any) -> Engine:
     """A new (uncached) Engine for *url*; SQLite connections get this project's pragmas, server connections
     are checked before each use (``pool_pre_ping``).
 
@@ -76,32 +76,32 @@ def make_engine(url: str, *, foreign_keys: bool = True, **kwargs: Any) -> Engine
         # A pooled connection to a server may have died since its last use (server restart, fail-over, idle
         # timeout): test it on checkout, or the next batch would fail with it and be lost.
         kwargs.setdefault("pool_pre_ping", True)
-    engine = create_engine(url, **kwargs)
-    if engine.dialect.name == "sqlite":
-        _configure_sqlite(engine, foreign_keys=foreign_keys)
-    return engine
+    db = create_engine(url, **kwargs)
+    if db.dialect.name == "sqlite":
+        _configure_sqlite(db, foreign_keys=foreign_keys)
+    return db
 
 
-def engine_for(url: str) -> Engine:
+def database_for(url: str) -> Engine:
     """The Engine for *url*, created on first use and then shared within this process."""
     if not url:
         raise ValueError("database url is empty")
     key = (os.getpid(), url)
-    engine = _engines.get(key)
-    if engine is None:
+    db = _engines.get(key)
+    if db is None:
         with _engines_lock:
-            engine = _engines.get(key)
-            if engine is None:
-                engine = _engines[key] = make_engine(url)
-                logger.debug("Created database engine for %s", engine.url.render_as_string(hide_password=True))
-    return engine
+            db = _engines.get(key)
+            if db is None:
+                db = _engines[key] = make_database(url)
+                logger.debug("Opened database %s", db.url.render_as_string(hide_password=True))
+    return db
 
 
-def dispose_engines() -> None:
-    """Close the pooled connections of every cached engine (tests, shutdown)."""
+def dispose_databases() -> None:
+    """Close the pooled connections of every cached database handle (tests, shutdown)."""
     with _engines_lock:
-        for engine in _engines.values():
-            engine.dispose()
+        for db in _engines.values():
+            db.dispose()
         _engines.clear()
 
 
@@ -132,8 +132,8 @@ def upsert(dialect: Dialect, table: Table, index_elements: list[str], values: di
                                            set_={column: statement.excluded[column] for column in update})
 
 
-def _configure_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
-    @event.listens_for(engine, "connect")
+def _configure_sqlite(db: Engine, *, foreign_keys: bool) -> None:
+    @event.listens_for(db, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # SQLAlchemy emits BEGIN itself (see _on_begin), so the driver must not.
         dbapi_connection.isolation_level = None
@@ -148,7 +148,7 @@ def _configure_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
         finally:
             cursor.close()
 
-    @event.listens_for(engine, "begin")
+    @event.listens_for(db, "begin")
     def _on_begin(conn: Connection) -> None:
         mode = conn.get_execution_options().get(BEGIN_MODE, "DEFERRED")
         if mode not in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE"):
@@ -174,9 +174,9 @@ def make_reader(url: str, **kwargs: Any) -> Engine:
         raise ValueError(f"cannot read {url!r} read-only: name an SQLite file")
     reader_url = parsed.set(database=f"file:{path.resolve().as_uri().removeprefix('file://')}?mode=ro",
                             query={"uri": "true"})
-    engine = create_engine(reader_url, **kwargs)
+    db = create_engine(reader_url, **kwargs)
 
-    @event.listens_for(engine, "connect")
+    @event.listens_for(db, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         cursor = dbapi_connection.cursor()
         try:
@@ -186,4 +186,4 @@ def make_reader(url: str, **kwargs: Any) -> Engine:
         finally:
             cursor.close()
 
-    return engine
+    return db

@@ -68,7 +68,7 @@ class EngineStatusRow:
         return self.state
 
 
-def read_statuses(engine: Engine, node: str | None = None, engines: Iterable[str] | None = None
+def read_statuses(db: Engine, node: str | None = None, engines: Iterable[str] | None = None
                   ) -> list[EngineStatusRow]:
     """The status rows of ``node`` (every node when None), optionally of some engines, by node then engine."""
     query = select(engine_status).order_by(engine_status.c.node, engine_status.c.engine)
@@ -76,38 +76,38 @@ def read_statuses(engine: Engine, node: str | None = None, engines: Iterable[str
         query = query.where(engine_status.c.node == node)
     if engines is not None:
         query = query.where(engine_status.c.engine.in_(list(engines)))
-    with engine.connect() as conn:
+    with db.connect() as conn:
         return [EngineStatusRow(**row._mapping) for row in conn.execute(query)]
 
 
-def read_status(engine: Engine, engine_name: str, node: str) -> EngineStatusRow | None:
-    rows = read_statuses(engine, node, [engine_name])
+def read_status(db: Engine, engine_name: str, node: str) -> EngineStatusRow | None:
+    rows = read_statuses(db, node, [engine_name])
     return rows[0] if rows else None
 
 
-def save_status(engine: Engine, engine_name: str, node: str, *, state: str | None, **values: Any) -> None:
+def save_status(db: Engine, engine_name: str, node: str, *, state: str | None, **values: Any) -> None:
     """Insert or update the status of an engine on a node. ``state=None`` leaves the stored state as it is
     (a new row then starts ``running``); ``values`` are other columns (``updated_at`` defaults to now)."""
     values = {"updated_at": utcnow(), **values}
     if state is not None:
         values["state"] = state
     row = {"engine": engine_name, "node": node, **values}
-    with engine.begin() as conn:
+    with db.begin() as conn:
         conn.execute(upsert(conn.dialect, engine_status, ["engine", "node"], row, update=list(values)))
 
 
-def pause(engine: Engine, engine_name: str, node: str, at: datetime | None = None, **values: Any) -> None:
+def pause(db: Engine, engine_name: str, node: str, at: datetime | None = None, **values: Any) -> None:
     """Hold the engine paused on the node from ``at`` (now) until :func:`resume`."""
-    save_status(engine, engine_name, node, state=PAUSED, paused_at=at or utcnow(), cooling_until=None, **values)
+    save_status(db, engine_name, node, state=PAUSED, paused_at=at or utcnow(), cooling_until=None, **values)
 
 
-def resume(engine: Engine, engine_name: str, node: str, at: datetime | None = None) -> bool:
+def resume(db: Engine, engine_name: str, node: str, at: datetime | None = None) -> bool:
     """Lift the engine's pause on the node; its open alerts are resolved. False when it was not paused.
 
     The score that paused it is void from then on (score and band read unknown until a new one is computed);
     the pace multiplier in force stays, so the engine comes back slowed."""
     at = at or utcnow()
-    with engine.begin() as conn:
+    with db.begin() as conn:
         lifted = conn.execute(
             update(engine_status)
             .where(engine_status.c.engine == engine_name, engine_status.c.node == node,
@@ -121,34 +121,34 @@ def resume(engine: Engine, engine_name: str, node: str, at: datetime | None = No
     return bool(lifted)
 
 
-def add_alert(engine: Engine, engine_name: str, node: str, *, score: int | None, band: str, reasons: list[str],
+def add_alert(db: Engine, engine_name: str, node: str, *, score: int | None, band: str, reasons: list[str],
               message: str) -> int:
     """Record an alert; returns its id."""
-    with engine.begin() as conn:
+    with db.begin() as conn:
         return conn.execute(insert(alerts).values(
             engine=engine_name, node=node, score=score, band=band, reasons=reasons, message=message,
             created_at=utcnow()).returning(alerts.c.id)).scalar_one()
 
 
-def set_alert_delivery(engine: Engine, alert_id: int, delivery: str) -> None:
-    with engine.begin() as conn:
+def set_alert_delivery(db: Engine, alert_id: int, delivery: str) -> None:
+    with db.begin() as conn:
         conn.execute(update(alerts).where(alerts.c.id == alert_id).values(delivery=delivery))
 
 
-def read_alerts(engine: Engine, engine_name: str | None = None, node: str | None = None) -> list[dict[str, Any]]:
+def read_alerts(db: Engine, engine_name: str | None = None, node: str | None = None) -> list[dict[str, Any]]:
     query = select(alerts).order_by(alerts.c.id)
     if engine_name is not None:
         query = query.where(alerts.c.engine == engine_name)
     if node is not None:
         query = query.where(alerts.c.node == node)
-    with engine.connect() as conn:
+    with db.connect() as conn:
         return [dict(row._mapping) for row in conn.execute(query)]
 
 
-def save_window(engine: Engine, engine_name: str, node: str, start: datetime, end: datetime,
+def save_window(db: Engine, engine_name: str, node: str, start: datetime, end: datetime,
                 stats: WindowStats) -> None:
     """Keep one window of the engine's responses for later baselines."""
-    with engine.begin() as conn:
+    with db.begin() as conn:
         conn.execute(insert(health_windows).values(
             engine=engine_name, node=node, window_start=start, window_end=end, **stats.counts()))
 
@@ -163,7 +163,7 @@ class History:
     """What one valid record cost (None without a valid record)."""
 
 
-def baseline_history(engine: Engine, engine_name: str, node: str, days: float, now: datetime | None = None
+def baseline_history(db: Engine, engine_name: str, node: str, days: float, now: datetime | None = None
                      ) -> History:
     """The engine's own normal on the node: its windows that ended over the last ``days`` days, the most recent
     day left out, summed; the p95 is the median of those windows' p95s."""
@@ -172,7 +172,7 @@ def baseline_history(engine: Engine, engine_name: str, node: str, days: float, n
               health_windows.c.window_end >= now - timedelta(days=days),
               health_windows.c.window_end < now - timedelta(days=1))
     summed = ("requests", "hard_blocks", "challenges", "soft_blocks", "bytes", "browser_seconds", "valid_items")
-    with engine.connect() as conn:
+    with db.connect() as conn:
         totals = conn.execute(select(*(func.coalesce(func.sum(health_windows.c[name]), 0) for name in summed))
                               .where(*period)).one()
         p95s = list(conn.execute(select(health_windows.c.p95_latency_ms).where(

@@ -32,7 +32,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
 from sqlalchemy.pool import NullPool
 
-from topicstreams.storage.db import engine_for, immediate, make_engine
+from topicstreams.storage.db import database_for, immediate, make_database
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def upgrade(url: str) -> None:
     the lock second finds the work done.
     """
     heads = set(script_directory().get_heads())
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         current = set(MigrationContext.configure(conn).get_current_heads())
     if current == heads:
         return
@@ -59,20 +59,20 @@ def upgrade(url: str) -> None:
     logger.info("Upgrading the database schema from %s to %s", sorted(current) or "nothing", sorted(heads))
     # A separate engine, with SQLite foreign key enforcement off: batch ALTERs recreate tables,
     # and dropping a parent table with enforcement on would delete its children's rows.
-    engine = make_engine(url, foreign_keys=False, poolclass=NullPool)
+    db = make_database(url, foreign_keys=False, poolclass=NullPool)
     try:
-        with engine.connect() as conn, _migration_lock(conn):
+        with db.connect() as conn, _migration_lock(conn):
             config = alembic_config()
             config.attributes["connection"] = conn
             command.upgrade(config, "head")
             _check_foreign_keys(conn)
     finally:
-        engine.dispose()
+        db.dispose()
 
 
 def current_revisions(url: str) -> set[str]:
     """The revisions the database at *url* is at (empty for a database never migrated)."""
-    with engine_for(url).connect() as conn:
+    with database_for(url).connect() as conn:
         return set(MigrationContext.configure(conn).get_current_heads())
 
 

@@ -39,7 +39,7 @@ def clean_names(names: Iterable[str]) -> list[str]:
     return list(cleaned)
 
 
-def add_topics(engine: Engine, names: Iterable[str]) -> list[str]:
+def add_topics(db: Engine, names: Iterable[str]) -> list[str]:
     """Put *names* on the standing list: insert them active, re-activate inactive ones.
 
     Returns the names newly added or re-activated (names already active are left out).
@@ -47,7 +47,7 @@ def add_topics(engine: Engine, names: Iterable[str]) -> list[str]:
     wanted = clean_names(names)
     if not wanted:
         return []
-    with immediate(engine.connect()) as conn, conn.begin():
+    with immediate(db.connect()) as conn, conn.begin():
         existing = _existing(conn, wanted)
         _insert_missing(conn, [n for n in wanted if n not in existing], active=True)
         reactivate = [n for n, (_, active) in existing.items() if not active]
@@ -56,7 +56,7 @@ def add_topics(engine: Engine, names: Iterable[str]) -> list[str]:
     return [n for n in wanted if n not in existing or not existing[n][1]]
 
 
-def seed_topics(engine: Engine, names: Iterable[str]) -> list[str]:
+def seed_topics(db: Engine, names: Iterable[str]) -> list[str]:
     """Insert the missing ones of *names* as active; never re-activate a deactivated topic.
 
     Returns the names inserted.
@@ -64,14 +64,14 @@ def seed_topics(engine: Engine, names: Iterable[str]) -> list[str]:
     wanted = clean_names(names)
     if not wanted:
         return []
-    with immediate(engine.connect()) as conn, conn.begin():
+    with immediate(db.connect()) as conn, conn.begin():
         existing = _existing(conn, wanted)
         missing = [n for n in wanted if n not in existing]
         _insert_missing(conn, missing, active=True)
     return missing
 
 
-def ensure_topics(engine: Engine, names: Iterable[str], active: bool = False) -> dict[str, int]:
+def ensure_topics(db: Engine, names: Iterable[str], active: bool = False) -> dict[str, int]:
     """Insert the missing ones of *names* (inactive by default); return name → id for all of them.
 
     Existing topics keep their state. For one-off runs on topics off the standing list.
@@ -79,7 +79,7 @@ def ensure_topics(engine: Engine, names: Iterable[str], active: bool = False) ->
     wanted = clean_names(names)
     if not wanted:
         return {}
-    with immediate(engine.connect()) as conn, conn.begin():
+    with immediate(db.connect()) as conn, conn.begin():
         return topic_ids(conn, wanted, active=active)
 
 
@@ -93,12 +93,12 @@ def topic_ids(conn: Connection, names: list[str], *, active: bool = False) -> di
     return {name: existing[name][0] for name in names}
 
 
-def set_active(engine: Engine, names: Iterable[str], active: bool) -> list[str]:
+def set_active(db: Engine, names: Iterable[str], active: bool) -> list[str]:
     """Activate or deactivate the topics *names*; return the names that do not exist."""
     wanted = clean_names(names)
     if not wanted:
         return []
-    with immediate(engine.connect()) as conn, conn.begin():
+    with immediate(db.connect()) as conn, conn.begin():
         existing = _existing(conn, wanted)
         found = [n for n in wanted if n in existing]
         if found:
@@ -106,17 +106,17 @@ def set_active(engine: Engine, names: Iterable[str], active: bool) -> list[str]:
     return [n for n in wanted if n not in existing]
 
 
-def list_topics(engine: Engine) -> list[TopicInfo]:
+def list_topics(db: Engine) -> list[TopicInfo]:
     """All topics, ordered by name."""
     query = select(topics.c.id, topics.c.name, topics.c.active, topics.c.created_at).order_by(topics.c.name)
-    with engine.connect() as conn:
+    with db.connect() as conn:
         return [TopicInfo(*row) for row in conn.execute(query)]
 
 
-def active_topics(engine: Engine) -> list[tuple[int, str]]:
+def active_topics(db: Engine) -> list[tuple[int, str]]:
     """(id, name) of the active topics, ordered by name."""
     query = select(topics.c.id, topics.c.name).where(topics.c.active.is_(True)).order_by(topics.c.name)
-    with engine.connect() as conn:
+    with db.connect() as conn:
         return [(row.id, row.name) for row in conn.execute(query)]
 
 

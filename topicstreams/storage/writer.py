@@ -101,12 +101,12 @@ class WriteResult:
 class NewsWriter:
     """Writes batches of items to one database; caches topic ids between batches."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, db: Engine) -> None:
+        self.db = db
         self._topic_ids: dict[str, int] = {}
-        insert_class = _SortedInsertIgnore if engine.dialect.name == "postgresql" else _InsertIgnore
+        insert_class = _SortedInsertIgnore if db.dialect.name == "postgresql" else _InsertIgnore
         self._news, self._events, self._attributions = (
-            insert_class(engine.dialect, table, _COLUMNS[table.name]) for table in _TABLES
+            insert_class(db.dialect, table, _COLUMNS[table.name]) for table in _TABLES
         )
 
     def write(self, items: Iterable[Mapping[str, Any]]) -> WriteResult:
@@ -138,7 +138,7 @@ class NewsWriter:
         return self._write(batch)  # the last attempt: whatever fails now is the caller's
 
     def _write(self, batch: _Batch) -> WriteResult:
-        with immediate(self.engine.connect()) as conn, conn.begin():
+        with immediate(self.db.connect()) as conn, conn.begin():
             ids = self._resolve_topics(conn, batch.topics)
             news, events, attributions = self._news, self._events, self._attributions
             published_at = news.converter("published_at")

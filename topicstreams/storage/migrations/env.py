@@ -64,9 +64,9 @@ def run_migrations_online() -> None:
 
     from sqlalchemy.pool import NullPool
 
-    from topicstreams.storage.db import make_engine
+    from topicstreams.storage.db import make_database
 
-    engine = make_engine(_url(), foreign_keys=False, poolclass=NullPool)
+    engine = make_database(_url(), foreign_keys=False, poolclass=NullPool)
     try:
         with engine.begin() as connection:
             context.configure(connection=connection, **_options(connection.dialect.name))

@@ -4,7 +4,7 @@ import pytest
 from twisted.internet import error as net_error
 
 from topicstreams import ENGINES
-from topicstreams.blocks import (
+from topicstreams.classify import (
     ENGINE_MARKERS,
     WALL_MARKERS,
     ResponseClass,
