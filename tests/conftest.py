@@ -38,6 +38,17 @@ class ScrapyRunner:
         return result
 
 
+
+@pytest.fixture(autouse=True)
+def _fresh_schema_memo() -> Iterator[None]:
+    """Each test upgrades its databases anew: the schema extension's once-per-process memo is per test here
+    (tests reuse file paths and database names that a process in production never would)."""
+    from topicstreams.extensions.schema import forget_upgrades
+
+    forget_upgrades()
+    yield
+
+
 @pytest.fixture
 def scrapy_cmd(tmp_path: Path) -> ScrapyRunner:
     return ScrapyRunner(tmp_path)

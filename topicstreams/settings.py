@@ -55,6 +55,8 @@ RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
 # Health: each engine scored against its own normal; degraded slows it down, critical pauses it
 # (topicstreams.health.extension; the health.* keys of the configuration).
 EXTENSIONS = {
+    # First: the database schema, upgraded once per process before any other component opens the database.
+    "topicstreams.extensions.schema.SchemaExtension": 0,
     "topicstreams.health.extension.HealthExtension": 500,
     "topicstreams.health.cycles.CyclesExtension": 510,
 }

@@ -1,0 +1,1 @@
+"""The project's Scrapy extensions: the database schema at start, health scoring and cycle accounting."""
