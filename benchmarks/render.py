@@ -3,12 +3,12 @@
     python benchmarks/render.py [-n 200] [--concurrency 4] [--engines google,bing] [--executable PATH]
 
 The fake engines (started here, in this process) serve their results pages with a realistic weight
-(:class:`~topicstreams.fakes.server.PageWeight`: 20 thumbnails, 2 web fonts, a render-blocking stylesheet
-and script, every asset answered after 50 ms, all on the engine's own loopback port). Each side renders
-the same N results pages, round-robin over the engines and a few topics, in its own process: a small
-Scrapy crawl through scrapy-playwright, no download delay, no AutoThrottle, no retries, no pipelines, no
-add-on. The N pages go in --concurrency lanes (CONCURRENT_REQUESTS the same): a lane sends its next page when
-its last one is back, as an engine spider goes from page to page.
+(:class:`PageWeight` of ``benchmarks/page_weight.py``, an extension of the fake servers: 20 thumbnails, 2 web
+fonts, a render-blocking stylesheet and script, every asset answered after 50 ms, all on the engine's own
+loopback port). Each side renders the same N results pages, round-robin over the engines and a few topics,
+in its own process: a small Scrapy crawl through scrapy-playwright, no download delay, no AutoThrottle, no
+retries, no pipelines, no add-on. The N pages go in --concurrency lanes (CONCURRENT_REQUESTS the same): a
+lane sends its next page when its last one is back, as an engine spider goes from page to page.
 
   project:  the project's rendering settings, imported (every ``PLAYWRIGHT_*`` of ``topicstreams.settings``:
             request blocking with ``should_abort_request``, the browser's own headers) and the request meta
@@ -70,9 +70,10 @@ if __package__ in (None, ""):  # run as a script: make the project importable fr
 
 import psutil
 
+from benchmarks.page_weight import PageWeight
 from topicstreams import ENGINES
 from topicstreams.browser import find_executable
-from topicstreams.fakes.server import FakeEngines, PageWeight
+from topicstreams.fakes import FakeEngines
 
 TOPICS = ("climate summit", "central bank rates", "world cup final", "chip export rules", "wildfire season",
           "space station", "election debate", "housing market")
@@ -488,7 +489,7 @@ def main() -> int:
           f"{weight.asset_delay * 1000:.0f} ms", flush=True)
 
     results: dict[str, dict] = {}
-    with FakeEngines(engines, weight=weight) as fakes:
+    with FakeEngines(engines, extensions=[weight]) as fakes:
         warmup, timed = make_plan(fakes, engines, args.pages)
         spec = {"engines": engines, "base_urls": {e: fakes.base_url(e) for e in engines}, "warmup": warmup,
                 "timed": timed, "concurrency": args.concurrency, "executable": executable}

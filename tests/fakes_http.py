@@ -1,4 +1,5 @@
-"""What the fake-engine tests share: the running fakes as pytest fixtures, and one way to request a page from them."""
+"""What the fake-engine tests share: the running fakes as pytest fixtures, one way to request a page from them,
+and what they add up from the request log."""
 
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ def reset_fakes_per_test():
         yield
 
     return fixture
+
+
+def bytes_served(fakes: FakeEngines, engine: str | None = None, since: float = 0.0) -> int:
+    """Body bytes ``engine`` (or every engine of ``fakes``) sent for the requests logged at ``time >= since``."""
+    return sum(entry["bytes"] for name in ([engine] if engine else fakes.engines)
+               for entry in fakes.requests(name) if entry["time"] >= since)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

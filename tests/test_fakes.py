@@ -1,4 +1,5 @@
-"""The fake engines: pages, scripting, log, control endpoints, the serve command and one real Chromium check."""
+"""The fake engines: pages, scripting, log, control endpoints, extensions, the serve command and one real
+Chromium check."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tests.conftest import parsing_spider
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
 from topicstreams.classify import ENGINE_MARKERS, ResponseClass
 from topicstreams.fakes import FakeEngines, catalogue, google
+from topicstreams.fakes.server import Extension, Reply
 from topicstreams.spiders.google import GoogleSpider
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
@@ -423,6 +425,67 @@ def test_api_errors():
         assert fakes.config_overrides() == {"engines": {"google": {"base_url": fakes.base_url("google")}}}
         assert yaml.safe_load(fakes.config_snippet()) == fakes.config_overrides()
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", fakes.base_url("google"))
+
+
+class Marker(Extension):
+    """Claims ``/extra/``, answers ``/extra/hello.txt`` and ``/thumbs/mine.png``, marks every results reply."""
+
+    asset_prefixes = ("/extra/",)
+
+    def __init__(self, mark: str, wait: float = 0.0) -> None:
+        self.mark, self.wait, self.seen = mark, wait, []
+
+    def asset(self, ctx):
+        self.seen.append(ctx.path)
+        if self.wait:
+            time.sleep(self.wait)
+            ctx.now = time.time()
+        if ctx.path in ("/extra/hello.txt", "/thumbs/mine.png"):
+            return Reply(200, f"{self.mark} {ctx.engine}", "text/plain", served="extra")
+        return None
+
+    def results(self, reply, ctx):
+        if ctx.query.get("q") == "raise":
+            raise RuntimeError("a broken hook")
+        reply.body = reply.payload() + f"<!-- {self.mark} {reply.status} -->".encode()
+        return reply
+
+
+def test_extensions_claim_assets_and_change_every_results_reply():
+    first, second = Marker("first", wait=0.05), Marker("second")
+    with FakeEngines(("google",), extensions=[first, second]) as fakes:
+        base = fakes.base_url("google")
+        status, _, body, _ = fetch(search_url(fakes))
+        assert status == 200 and body.endswith("<!-- first 200 --><!-- second 200 -->")  # in order
+        fakes.script("google", ["sorry"])
+        status, _, body, _ = fetch(search_url(fakes), follow=False)
+        assert status == 302 and body.endswith("<!-- first 302 --><!-- second 302 -->")  # any page kind, any status
+        assert fetch(base + "/extra/hello.txt")[:3:2] == (200, "first google")  # the first answer wins
+        started = time.time()
+        assert fetch(base + "/thumbs/mine.png")[2] == "first google"  # before the shared asset
+        assert fetch(base + "/thumbs/other.png", errors="replace")[2].startswith("\ufffdPNG")  # the server's
+        status, _, body, _ = fetch(base + "/extra/nothing")  # claimed, answered by nobody: a 404
+        assert status == 404 and "Not Found" in body
+        assert second.seen == ["/thumbs/other.png", "/extra/nothing"]  # what the first left
+        assert first.seen == ["/extra/hello.txt", "/thumbs/mine.png", "/thumbs/other.png", "/extra/nothing"]
+        status, _, body, _ = fetch(search_url(fakes, "raise"))
+        assert status == 500 and "RuntimeError: a broken hook" in body
+        log = fakes.requests("google")
+        assert [(e["kind"], e["status"]) for e in log] == [
+            ("results", 200), ("results", 302), ("asset", 200), ("asset", 200), ("asset", 200), ("asset", 404),
+            ("results", 500)]
+        waited = [e for e in log if e["kind"] == "asset" and e["time"] >= started]
+        assert len(waited) == 3 and all(e["time"] - started >= 0.05 for e in waited)  # answered after the wait
+        assert fakes.extensions == (first, second)
+    with FakeEngines(("google",), extensions=Marker("alone")) as fakes:  # one extension, not in a list
+        assert fetch(search_url(fakes))[2].endswith("<!-- alone 200 -->")
+        assert fetch(fakes.base_url("google") + "/extra/hello.txt")[2] == "alone google"
+    with FakeEngines(("google",)) as fakes:  # nobody claims /extra/: not an asset path
+        status, _, _, _ = fetch(fakes.base_url("google") + "/extra/hello.txt")
+        assert status == 404 and [e["kind"] for e in fakes.requests("google")] == ["other"]
+    for bad in ([{"thumbnails": 20}], [Marker("ok"), "nope"], 3):
+        with pytest.raises(TypeError):
+            FakeEngines(("google",), extensions=bad)
 
 
 # -- a real browser -------------------------------------------------------------------------------------

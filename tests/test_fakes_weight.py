@@ -1,4 +1,5 @@
-"""The fake engines' page weight (for the render benchmark) and the request log's ``bytes``."""
+"""The render benchmark's page weight (``benchmarks/page_weight.py``, an extension of the fake engines) and the
+request log's ``bytes``."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from urllib.parse import urlencode
 import pytest
 from parsel import Selector
 
+from benchmarks.page_weight import PageWeight, add_weight, noisy_png, ttf_font
+from tests.fakes_http import bytes_served
 from topicstreams.fakes import FakeEngines
-from topicstreams.fakes.server import PageWeight, Reply, add_weight, noisy_png, ttf_font
+from topicstreams.fakes.server import Reply
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 TOPIC = "climate summit"
@@ -38,7 +41,7 @@ def search_url(fakes: FakeEngines, topic: str = TOPIC, start: int = 0) -> str:
 
 @pytest.fixture(scope="module")
 def weighted():
-    with FakeEngines(("google",), weight=WEIGHT) as running:
+    with FakeEngines(("google",), extensions=[WEIGHT]) as running:
         yield running
 
 
@@ -68,16 +71,16 @@ def test_every_log_entry_counts_the_body_bytes_sent(plain):
     assert fetch(search_url(plain), method="HEAD")[0] == 200
     log = plain.requests("google")
     assert [e["bytes"] for e in log] == [len(page), len(thumb), len(missing), 0]
-    assert plain.bytes_served("google") == len(page) + len(thumb) + len(missing)
-    assert plain.bytes_served() == plain.bytes_served("google")
-    assert plain.bytes_served(since=log[1]["time"]) == len(thumb) + len(missing)
+    assert bytes_served(plain, "google") == len(page) + len(thumb) + len(missing)
+    assert bytes_served(plain) == bytes_served(plain, "google")
+    assert bytes_served(plain, since=log[1]["time"]) == len(thumb) + len(missing)
 
 
 def test_without_a_weight_pages_and_paths_are_as_written(plain):
     _, _, page = fetch(search_url(plain))
     assert b"/static/" not in page and b"/thumbs/w-" not in page
     assert fetch(plain.base_url("google") + "/static/site-x.css")[0] == 404
-    assert plain.weight is None
+    assert plain.extensions == ()
 
 
 # -- the weight ---------------------------------------------------------------------------------------------
@@ -141,7 +144,7 @@ def test_weighted_assets_are_realistic_and_delayed(weighted):
     log = weighted.requests("google")
     assert [e["kind"] for e in log] == ["results"] + ["asset"] * (len(log) - 1)
     assert all(e["bytes"] > 0 for e in log)
-    assert sum(e["bytes"] for e in log) == weighted.bytes_served("google")
+    assert sum(e["bytes"] for e in log) == bytes_served(weighted, "google")
 
 
 def test_the_results_page_itself_is_not_delayed(weighted):
@@ -178,7 +181,7 @@ def test_only_200_html_results_get_the_weight(weighted):
 
 def test_the_weight_is_configurable_and_checked():
     light = PageWeight(thumbnails=3, fonts=1, asset_delay=0, stylesheet_bytes=1000, script_bytes=500)
-    with FakeEngines(("google",), weight=light) as fakes:
+    with FakeEngines(("google",), extensions=light) as fakes:
         text = fetch(search_url(fakes))[2].decode()
         assert len(re.findall(r"/thumbs/w-", text)) == 3
         css = fetch(fakes.base_url("google") + light.stylesheet_path)[2]
@@ -189,7 +192,7 @@ def test_the_weight_is_configurable_and_checked():
         with pytest.raises(ValueError):
             PageWeight(**bad)
     with pytest.raises(TypeError):
-        FakeEngines(("google",), weight={"thumbnails": 20})
+        FakeEngines(("google",), extensions=[{"thumbnails": 20}])
 
 
 def test_generated_images_and_fonts_are_deterministic():

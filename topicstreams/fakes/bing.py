@@ -138,11 +138,6 @@ def scroll_path(topic: str, page: int) -> str:
             f"&qft={quote_plus(QFT, safe='')}&form={FORM}")
 
 
-def page_url(topic: str, page: int) -> str:
-    """The relative URL a spider fetches for 0-based ``page``: the full page for 0, the fragment after."""
-    return search_path(topic) if page <= 0 else scroll_path(topic, page)
-
-
 def requested_page(ctx: RequestContext) -> int:
     """The 0-based page a results request asks for: ``(first - 1) // 10``, 0 when absent or bad."""
     try:
