@@ -17,13 +17,21 @@ from scrapy.utils.test import get_crawler
 from sqlalchemy import insert, select
 from sqlalchemy.exc import OperationalError
 
-import topicstreams.health.cycles as cycles_module
+import topicstreams.extensions.cycle_accounting as cycles_module
 import topicstreams.settings as project_settings
-from topicstreams.health.cycles import COUNTERS, CounterDiffs, CyclesExtension, CycleWindows, Span, tick_every
+from topicstreams.extensions.cycle_accounting import (
+    COUNTERS,
+    CounterDiffs,
+    CyclesExtension,
+    CycleWindows,
+    Span,
+    tick_every,
+)
+from topicstreams.extensions.schema import SchemaExtension
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
-from topicstreams.storage.cycles import purge_older_than, save_cycle
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
+from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 
 PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
 
@@ -182,6 +190,7 @@ class Driven:
 
     def __init__(self, crawler, clock=None) -> None:
         self.crawler = crawler
+        SchemaExtension.from_crawler(crawler)  # as in a crawl: the schema's extension is built first
         self.extension = CyclesExtension.from_crawler(crawler)
         self.clock = self.extension.clock = clock or Clock(T0)
 
@@ -222,7 +231,7 @@ def run(crawler, body, clock=None) -> Driven:
 
 def lines(caplog) -> list[str]:
     return [record.getMessage() for record in caplog.records
-            if record.name == "topicstreams.health.cycles" and "swept" in record.getMessage()]
+            if record.name == "topicstreams.extensions.cycle_accounting" and "swept" in record.getMessage()]
 
 
 def test_it_follows_the_engine_spiders_only_and_can_be_turned_off(tmp_path):
@@ -240,7 +249,7 @@ def test_it_follows_the_engine_spiders_only_and_can_be_turned_off(tmp_path):
 
 
 def test_one_row_and_one_line_per_window_with_the_windows_differences(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="topicstreams.health.cycles")
+    caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
 
     def body(driven: Driven):
         driven.count(topics_swept=50, items_scraped=312, new_events=47, requests=55, ok=50, hard_blocks=1,
@@ -276,7 +285,7 @@ def test_one_row_and_one_line_per_window_with_the_windows_differences(tmp_path, 
 
 
 def test_a_run_shorter_than_a_window_writes_one_row_from_open_to_close(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="topicstreams.health.cycles")
+    caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
 
     def body(driven: Driven):
         driven.count(topics_swept=3, items_scraped=30, new_events=30, requests=3, ok=3)
@@ -290,7 +299,7 @@ def test_a_run_shorter_than_a_window_writes_one_row_from_open_to_close(tmp_path,
 
 
 def test_a_process_asleep_across_several_boundaries_writes_one_row_covering_them(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="topicstreams.health.cycles")
+    caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
 
     def body(driven: Driven):
         driven.at(B1 + 0.5)
@@ -333,7 +342,7 @@ def test_the_looping_call_closes_windows_on_its_own(tmp_path):
 
 
 def test_rows_past_retention_are_purged_on_open_and_then_hourly_and_kept_within_it(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="topicstreams.health.cycles")
+    caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
     crawler = make_crawler(tmp_path, retention_days=30)
     url = crawler.settings.get("TOPICSTREAMS_DATABASE_URL")
     upgrade(url)
@@ -379,7 +388,7 @@ def test_without_a_retention_nothing_is_purged(tmp_path):
 
 
 def test_a_row_that_cannot_be_written_is_logged_and_the_next_windows_go_on(tmp_path, caplog, monkeypatch):
-    caplog.set_level(logging.INFO, logger="topicstreams.health.cycles")
+    caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
     real = cycles_module.save_cycle
     failing = {"left": 1}
 

@@ -17,8 +17,8 @@ from sqlalchemy import insert, select
 
 from tests.crawl_checks import crawl_config, rows, stat_count, topics
 from tests.fakes_http import reset_fakes_per_test, running_fakes
+from topicstreams.extensions.cycle_accounting import COUNTERS
 from topicstreams.fakes import FakeEngines
-from topicstreams.health.cycles import COUNTERS
 from topicstreams.storage import dispose_databases, database_for, upgrade
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
 
@@ -51,7 +51,8 @@ def swept_lines(stderr: str, engine: str) -> list[tuple[int, int, int]]:
     """The numbers of the engine's ``[engine] swept …`` INFO lines, in order."""
     found = []
     for line in stderr.splitlines():
-        if "[topicstreams.health.cycles] INFO: " in line and (match := LINE.search(line)) and match[1] == engine:
+        if ("[topicstreams.extensions.cycle_accounting] INFO: " in line and (match := LINE.search(line))
+                and match[1] == engine):
             found.append((int(match[2]), int(match[3]), int(match[4])))
     return found
 

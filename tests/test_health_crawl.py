@@ -189,7 +189,7 @@ def test_a_degraded_engine_slows_to_twice_its_floor_and_says_why(scrapy_cmd, fak
 
 def test_a_slowdown_in_force_when_the_crawl_starts_stretches_the_re_scrape_interval_too(scrapy_cmd, fakes, tmp_path):
     from topicstreams.storage import database_for, upgrade
-    from topicstreams.storage.health import save_status
+    from topicstreams.storage.engine_status import save_status
 
     interval = 1.5
     cfg = config(tmp_path, fakes, floor=0.1, health={}, scrape_interval=interval)

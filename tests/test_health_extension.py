@@ -18,13 +18,14 @@ from scrapy.utils.test import get_crawler
 import topicstreams.settings as project_settings
 from topicstreams.classify import ResponseClass
 from topicstreams.engine_state import state_for
-from topicstreams.health.extension import HealthExtension
+from topicstreams.extensions.schema import SchemaExtension
+from topicstreams.extensions.watch import HealthExtension
 from topicstreams.health.score import Window
 from topicstreams.health.window import WindowStats
 from topicstreams.signals import Classification, PageParsed
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
-from topicstreams.storage import health as store
+from topicstreams.storage import engine_status as store
 
 PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
 
@@ -48,6 +49,7 @@ class Driven:
 
     def __init__(self, crawler) -> None:
         self.crawler = crawler
+        SchemaExtension.from_crawler(crawler)  # as in a crawl: the schema's extension is built first
         self.extension = HealthExtension.from_crawler(crawler)
         self.state = state_for(crawler)
 
@@ -93,7 +95,7 @@ def test_it_stays_out_of_spiders_that_are_not_engines_and_can_be_turned_off(tmp_
 
 def test_a_degraded_engine_is_slowed_until_a_score_says_ok_then_back_to_its_pace(tmp_path, caplog):
     crawler = make_crawler(tmp_path, {"min_requests": 10, "smoothing": 1})
-    caplog.set_level(logging.INFO, logger="topicstreams.health.extension")
+    caplog.set_level(logging.INFO, logger="topicstreams.extensions.watch")
     seen = {}
 
     def body(driven: Driven):
@@ -120,7 +122,7 @@ def test_a_degraded_engine_is_slowed_until_a_score_says_ok_then_back_to_its_pace
 def test_a_slowdown_in_force_survives_a_restart(tmp_path, caplog):
     health = {"min_requests": 4, "smoothing": 1}
     run(make_crawler(tmp_path, health), lambda driven: driven.feed([OK, OK, SOFT, OK]))  # 25 %: 75, degraded
-    caplog.set_level(logging.WARNING, logger="topicstreams.health.extension")
+    caplog.set_level(logging.WARNING, logger="topicstreams.extensions.watch")
     restarted = run(make_crawler(tmp_path, health), lambda driven: None)
     assert restarted.state.pace_multiplier == 2.0 and not restarted.state.paused
     assert any("slowed down when last seen" in message for message in caplog.messages)
@@ -224,7 +226,7 @@ def test_the_baseline_is_the_engines_own_stored_history(tmp_path):
     three_days_ago = datetime.now(UTC) - timedelta(days=3)
     # Its normal: 20 % hard blocks, a p95 of 400 ms.
     store.save_window(db, "google", "n1", three_days_ago, three_days_ago + timedelta(minutes=10),
-                      WindowStats(requests=100, ok=80, hard_blocks=20, p95_latency_ms=400.0))
+                      WindowStats(requests=100, ok=80, hard_blocks=20, p95_latency_ms=400.0).counts())
     scores = {}
 
     def body(driven: Driven):

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import write_config
 from topicstreams import ENGINES
-from topicstreams.health.report import (
+from topicstreams.health_report import (
     COLUMNS,
     EngineReport,
     exit_status,
@@ -22,7 +22,7 @@ from topicstreams.health.report import (
     utc_text,
 )
 from topicstreams.storage import dispose_databases, database_for, upgrade
-from topicstreams.storage.health import (
+from topicstreams.storage.engine_status import (
     COOLING,
     PAUSED,
     RUNNING,
@@ -53,7 +53,7 @@ def cells(line: str) -> list[str]:
     return re.split(r" {2,}", line.strip())
 
 
-# --- report.py ---------------------------------------------------------------------------------------------------
+# --- health_report.py --------------------------------------------------------------------------------------------
 
 
 def test_rows_are_the_enabled_engines_and_those_with_a_row_in_engines_order():

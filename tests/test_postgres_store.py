@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import Engine, func, inspect, select, text
 from sqlalchemy.exc import OperationalError
 
-from tests import test_health_storage as sqlite_health
+from tests import test_engine_status as sqlite_health
 from tests import test_storage as sqlite_storage
 from tests.conftest import REPO
 from topicstreams.storage import NewsWriter, dispose_databases, database_for, ensure_topics, list_topics, upgrade
@@ -427,11 +427,12 @@ def test_health_as_on_sqlite(sqlite_test, db: Engine) -> None:
 
 
 def test_engine_status_upsert_by_two_nodes_keeps_one_row_each(db: Engine) -> None:
-    from topicstreams.storage import health
+    from topicstreams.storage import engine_status
 
     for node in ("n1", "n2", "n1"):
-        health.save_status(db, "google", node, state="running", reasons=["latency"], window_counts={"ok": 3})
-    assert [(row.node, row.reasons, row.window_counts) for row in health.read_statuses(db)] == [
+        engine_status.save_status(db, "google", node, state="running", reasons=["latency"],
+                                  window_counts={"ok": 3})
+    assert [(row.node, row.reasons, row.window_counts) for row in engine_status.read_statuses(db)] == [
         ("n1", ["latency"], {"ok": 3}), ("n2", ["latency"], {"ok": 3})]
     with db.connect() as conn:  # JSON, not text
         assert conn.scalar(text("SELECT json_typeof(reasons) FROM engine_status LIMIT 1")) == "array"

@@ -150,7 +150,7 @@ def test_crawlall_warns_once_when_google_and_bing_cool_together_and_scrapy_healt
     warnings = crawl.warnings()
     assert len(warnings) == 1, warnings  # once for the process, not once per engine
     assert " WARNING: " in warnings[0] and SUSPECTED in warnings[0] and "(node node-a)" in warnings[0]
-    assert "[topicstreams.health.saturation]" in warnings[0]
+    assert "[topicstreams.extensions.saturation_watch]" in warnings[0]
     # each engine met its 429 and was benched: one request each
     assert len(fakes.results_requests("google")) == 1 and len(fakes.results_requests("bing")) == 1
     print(f"warned {warned_after:.1f} s after the start")

@@ -124,7 +124,7 @@ def test_a_canary_with_the_wrong_answer_is_flagged_and_its_results_are_not_store
 
 def test_canaries_keep_running_while_the_engine_is_paused(scrapy_cmd, fakes, tmp_path):
     from topicstreams.storage import database_for, upgrade
-    from topicstreams.storage.health import pause
+    from topicstreams.storage.engine_status import pause
 
     cfg = crawl_config(tmp_path, fakes, floor=FLOOR, scraper={"cooldown": FAST_COOLDOWN},
                        canaries={"interval": 1.5, "queries": {"google": [{"query": "canary right"}]}})

@@ -16,16 +16,17 @@ from scrapy.utils.test import get_crawler
 import topicstreams.settings as project_settings
 from topicstreams.classify import ResponseClass
 from topicstreams.engine_state import state_for
-from topicstreams.health.extension import HealthExtension, is_result_page
-from topicstreams.health.report import EngineReport, engine_json, format_table
+from topicstreams.extensions.schema import SchemaExtension
+from topicstreams.extensions.watch import HealthExtension, baseline_history, is_result_page
 from topicstreams.health.window import WindowStats
+from topicstreams.health_report import EngineReport, engine_json, format_table
 from topicstreams.signals import CanaryChecked, Classification, PageParsed
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
-from topicstreams.storage import health as store
+from topicstreams.storage import engine_status as store
 
 PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-LOGGER = "topicstreams.health.extension"
+LOGGER = "topicstreams.extensions.watch"
 OK, HARD, ERROR = ResponseClass.OK, ResponseClass.HARD_BLOCK, ResponseClass.ERROR
 
 
@@ -67,6 +68,7 @@ def canary(extension: HealthExtension, query: str, problem: str | None, results:
 
 def run(crawler, body) -> HealthExtension:
     """Open the extension on ``crawler``, run ``body(extension)`` inside an asyncio loop, close it."""
+    SchemaExtension.from_crawler(crawler)  # as in a crawl: the schema's extension is built first
     extension = HealthExtension.from_crawler(crawler)
 
     async def main():
@@ -330,15 +332,15 @@ def test_the_cost_is_compared_with_the_engines_stored_history(tmp_path):
     # Its normal, three days ago: 100 requests, 5 MB, 50 browser seconds for 500 valid records.
     store.save_window(db, "google", "n1", now - timedelta(days=3), now - timedelta(days=3) + timedelta(minutes=10),
                       WindowStats(requests=100, ok=100, items=500, valid_items=500, bytes=5_000_000,
-                                  browser_seconds=50.0, p95_latency_ms=200.0))
+                                  browser_seconds=50.0, p95_latency_ms=200.0).counts())
     # The most recent day is never part of the baseline, nor is another node's or another engine's history.
     store.save_window(db, "google", "n1", now - timedelta(hours=2), now - timedelta(hours=1),
-                      WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4))
+                      WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4).counts())
     store.save_window(db, "google", "n2", now - timedelta(days=3), now - timedelta(days=2),
-                      WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4))
+                      WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4).counts())
     store.save_window(db, "bing", "n1", now - timedelta(days=3), now - timedelta(days=2),
-                      WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4))
-    history = store.baseline_history(db, "google", "n1", 14, now)
+                      WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4).counts())
+    history = baseline_history(db, "google", "n1", 14, now)
     assert history.cost == {"attempts": 0.2, "bytes": 10000.0, "browser_seconds": 0.1}
     assert history.window.requests == 100
 
@@ -354,8 +356,8 @@ def test_too_little_history_is_no_cost_baseline(tmp_path):
     db = database(crawler)
     three_days_ago = datetime.now(UTC) - timedelta(days=3)
     store.save_window(db, "google", "n1", three_days_ago, three_days_ago + timedelta(minutes=10),
-                      WindowStats(requests=10, ok=10, valid_items=50, bytes=500_000, browser_seconds=5.0))
-    assert store.baseline_history(db, "google", "n1", 14).cost is not None  # there is one, but too thin to trust
+                      WindowStats(requests=10, ok=10, valid_items=50, bytes=500_000, browser_seconds=5.0).counts())
+    assert baseline_history(db, "google", "n1", 14).cost is not None  # there is one, but too thin to trust
     run(crawler, feed_costly_window)
     assert status(crawler).cost == {"window": WINDOW_COST, "baseline": None, "drift": None}
 
@@ -365,10 +367,10 @@ def test_history_without_a_valid_record_has_no_cost(tmp_path):
     db = database(crawler)
     three_days_ago = datetime.now(UTC) - timedelta(days=3)
     store.save_window(db, "google", "n1", three_days_ago, three_days_ago + timedelta(minutes=10),
-                      WindowStats(requests=100, hard_blocks=100, p95_latency_ms=300.0))
-    history = store.baseline_history(db, "google", "n1", 14)
+                      WindowStats(requests=100, hard_blocks=100, p95_latency_ms=300.0).counts())
+    history = baseline_history(db, "google", "n1", 14)
     assert history.cost is None and history.window.requests == 100
-    empty = store.baseline_history(db, "bing", "n1", 14)
+    empty = baseline_history(db, "bing", "n1", 14)
     assert empty.cost is None and empty.window.requests == 0
 
 

@@ -11,6 +11,7 @@ problem raises :class:`ConfigError` naming the key, the value and what was expec
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import pkgutil
 import re
@@ -25,7 +26,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 
 from topicstreams import ENGINES
-from topicstreams.health.score import DEFAULT_WEIGHTS
 
 EX_CONFIG = 78
 """Exit status for a configuration error (sysexits.h ``EX_CONFIG``)."""
@@ -271,6 +271,20 @@ SECONDS_POSITIVE = number("seconds > 0", low=0, low_open=True)
 SECONDS = number("seconds >= 0", low=0)
 RATIO = number("a number from 0 to 1", low=0, high=1)
 
+WEIGHT = number("a number >= 0", low=0)
+
+
+@functools.cache
+def health_signals() -> tuple[str, ...]:
+    """The signals of the health score, in the order that breaks ties: the packaged ``health.weights``."""
+    return tuple(load_defaults()["health"]["weights"])
+
+
+def health_weights(key: str, value: Any) -> dict:
+    """``health.weights``: a number >= 0 for each signal of :func:`health_signals`; another name is refused."""
+    return _validate({name: WEIGHT for name in health_signals()}, value, key)
+
+
 SCHEMA: dict = {
     "database": {"url": database_url},
     "topics": list_of(topic_name, "a list of topic names"),
@@ -305,7 +319,7 @@ SCHEMA: dict = {
                                 low_open=True),
         "smoothing": number("a number above 0, at most 1", low=0, low_open=True, high=1),
         "degrade_factor": number("a number >= 1", low=1),
-        "weights": {name: number("a number >= 0", low=0) for name in DEFAULT_WEIGHTS},
+        "weights": health_weights,
     },
     "alerting": {"webhook_url": webhook_url},
     "canaries": {

@@ -53,16 +53,16 @@ DOWNLOAD_DELAY_JITTER = 0
 RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
 
 # Health: each engine scored against its own normal; degraded slows it down, critical pauses it
-# (topicstreams.health.extension; the health.* keys of the configuration).
+# (topicstreams.extensions.watch; the health.* keys of the configuration).
 EXTENSIONS = {
     # First: the database schema, upgraded once per process before any other component opens the database.
     "topicstreams.extensions.schema.SchemaExtension": 0,
-    "topicstreams.health.extension.HealthExtension": 500,
-    "topicstreams.health.cycles.CyclesExtension": 510,
+    "topicstreams.extensions.watch.HealthExtension": 500,
+    "topicstreams.extensions.cycle_accounting.CyclesExtension": 510,
 }
 TOPICSTREAMS_HEALTH_ENABLED = True
 # Cycle accounting: one scraper_cycles row and one INFO line per engine and scrape_interval window, and the
-# purge of rows older than scraper.retention_days (topicstreams.health.cycles).
+# purge of rows older than scraper.retention_days (topicstreams.extensions.cycle_accounting).
 TOPICSTREAMS_CYCLES_ENABLED = True
 
 ITEM_PIPELINES = {

@@ -1,7 +1,8 @@
 """``scrapy health [--json] [--all-nodes]`` and ``scrapy health resume ENGINE [--node NODE]``.
 
 The report exits 2 when an engine is critical or paused, 1 when one is degraded, else 0 (as monitoring plugins
-read it); see :mod:`topicstreams.health.report`.
+read it). The report is :mod:`topicstreams.health_report`'s to build; this command reads the arguments and the
+configuration, prints it, and exits with its status.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from scrapy.exceptions import UsageError
 
 from topicstreams import ENGINES
 from topicstreams.cli import SubcommandCommand
-from topicstreams.health.report import exit_status, format_table, report_json, report_rows
-from topicstreams.health.saturation import judge_saturation, policy_from_settings
+from topicstreams.health_report import build_report, policy_from_settings
 from topicstreams.storage import database_for, upgrade, utcnow
-from topicstreams.storage.health import read_statuses, resume
+from topicstreams.storage.engine_status import resume
 
 RESUME = "resume"
 
@@ -78,21 +78,12 @@ class Command(SubcommandCommand):
         return database_for(config.get("database.url"))
 
     def do_report(self, config, args, opts) -> int:
-        db = self._engine(config)
-        node = config.get("node.id")
-        now = utcnow()
-        statuses = read_statuses(db, None if opts.all_nodes else node)
-        rows = report_rows(statuses, node, config.enabled_engines(), now, all_nodes=opts.all_nodes)
-        policy = policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES)
-        saturation = {each: judge_saturation([status for status in statuses if status.node == each], now, policy)
-                      for each in {node, *(row.node for row in rows)}}
-        if opts.json:
-            print(json.dumps(report_json(rows, node, all_nodes=opts.all_nodes, saturation=saturation)))
-        elif rows:
-            print(format_table(rows, all_nodes=opts.all_nodes, saturation=saturation))
-        else:
-            print("no engines: none is enabled and the database has no engine status")
-        return exit_status(rows)
+        report = build_report(
+            self._engine(config), node=config.get("node.id"), enabled=config.enabled_engines(),
+            policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES),
+            all_nodes=opts.all_nodes, now=utcnow())
+        print(json.dumps(report.as_json()) if opts.json else report.as_table())
+        return report.exit_status()
 
     def do_resume(self, config, args, opts) -> int:
         engine = args[0]

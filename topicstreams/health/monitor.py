@@ -58,6 +58,16 @@ class HealthSettings:
 
 
 @dataclass(frozen=True)
+class History:
+    """An engine's own normal on a node: its stored windows of earlier days, summed."""
+
+    window: Window
+    """What the health score compares with."""
+    cost: dict[str, float] | None
+    """What one valid record cost (None without a valid record)."""
+
+
+@dataclass(frozen=True)
 class Assessment:
     """The engine's health after one response."""
 
@@ -88,7 +98,7 @@ class ParserAssessment:
 class EngineHealth:
     settings: HealthSettings
     history: Window | None = None
-    """The engine's own windows of earlier days, summed (see :func:`topicstreams.storage.health.baseline_window`)."""
+    """The engine's own windows of earlier days, summed (:attr:`History.window`)."""
     in_force: str = OK
     """The band whose action is in force: ``ok`` (normal pace), ``degraded`` (slowed), ``critical`` (paused)."""
     parser_band: str = UNKNOWN

@@ -14,6 +14,9 @@ writes:
   that ended more than ``scraper.retention_days`` days ago are deleted. Any process may purge at any time (a
   ``DELETE … WHERE window_end < cutoff`` is idempotent), so no process has to be the one that does.
 
+The tables are there when it opens: the schema extension (:mod:`topicstreams.extensions.schema`) upgraded the
+database before any other component was built.
+
 The windows are wall-clock and aligned to the interval: window *k* covers ``[k·I, (k+1)·I)`` in Unix seconds, so
 the rows of every engine, run and node line up and add up per window. A run's first window starts when the
 spider opens and its last ends when it closes; the ones between are whole aligned windows, each row's end the
@@ -49,9 +52,9 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from sqlalchemy.exc import SQLAlchemyError
 
-from topicstreams import ENGINES
-from topicstreams.storage import database_for, upgrade
-from topicstreams.storage.cycles import purge_older_than, save_cycle
+from topicstreams.extensions.conditions import engine_database_url
+from topicstreams.storage import database_for
+from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 
 logger = logging.getLogger(__name__)
 
@@ -175,13 +178,8 @@ class CyclesExtension:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CyclesExtension:
         settings = crawler.settings
-        if not settings.getbool("TOPICSTREAMS_CYCLES_ENABLED"):
-            raise NotConfigured("TOPICSTREAMS_CYCLES_ENABLED is off")
-        if getattr(crawler.spidercls, "name", None) not in ENGINES:
-            raise NotConfigured("cycle accounting follows the engine spiders only")
-        database_url = (settings.get("TOPICSTREAMS_DATABASE_URL") or "").strip()
-        if not database_url:
-            raise NotConfigured("TOPICSTREAMS_DATABASE_URL is empty: nowhere to keep the cycles")
+        database_url = engine_database_url(crawler, switch="TOPICSTREAMS_CYCLES_ENABLED", purpose="cycle accounting",
+                                           keeps="the cycles")
         interval = settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL")
         if not interval > 0:
             raise NotConfigured(f"TOPICSTREAMS_SCRAPE_INTERVAL is {interval!r}: no window to account over")
@@ -194,7 +192,6 @@ class CyclesExtension:
     # ---- life cycle -----------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider | None = None) -> None:
         now = self.clock()
-        upgrade(self.database_url)
         self.db = database_for(self.database_url)
         self.windows = CycleWindows(self.interval, now)
         self.purge(now)

@@ -1,33 +1,44 @@
-"""The report of ``scrapy health``: each engine's score, band and state on a node, as a table or as JSON. Pure.
+"""The health report: each engine's score, band and state on a node, and each node's exit-IP saturation — the
+object ``scrapy health --json`` prints, the table ``scrapy health`` prints, and what the web app serves.
 
-:func:`report_rows` turns the ``engine_status`` rows (:class:`~topicstreams.storage.health.EngineStatusRow`)
-into one :class:`EngineReport` per engine and node: this node's enabled engines and every engine with a row,
-in the order of :data:`topicstreams.ENGINES`. :func:`format_table` and :func:`report_json` print them;
-:func:`exit_status` is what monitoring plugins read: 2 when an engine is critical or paused, 1 when one is
-degraded, else 0.
+:func:`build_report` reads the ``engine_status`` rows of a database (this node's, or every node's) and returns a
+:class:`HealthReport`: one :class:`EngineReport` per engine and node — this node's enabled engines and every
+engine with a row, in the order of :data:`topicstreams.ENGINES` (:func:`report_rows`) — and each node's
+saturation (:func:`topicstreams.health.saturation.judge_saturation`, by the policy of
+:func:`policy_from_settings`). :meth:`HealthReport.as_json` is the JSON object (:func:`report_json`),
+:meth:`HealthReport.as_table` the table (:func:`format_table`), :meth:`HealthReport.exit_status` what monitoring
+plugins read: 2 when an engine is critical or paused, 1 when one is degraded, else 0 (:func:`exit_status`).
 
 What is not known reads ``-`` in the table and ``null`` in JSON. The state is the one at ``now``: a cooldown
 that has ended reads ``running``. The reasons put hostility first (the score's reasons), then ``canary
 mismatch``, then the parser's. A row that no running crawl has written lately is *stale*
-(:data:`~topicstreams.storage.health.STALE_AFTER`): its state is the last one known, for a process that ended or
-a node that is gone; the table says so in a line under it, the JSON in ``stale``. Each node's exit-IP saturation
-(:class:`~topicstreams.health.saturation.Saturation`) follows the table as one line, and is the JSON's
+(:data:`~topicstreams.storage.engine_status.STALE_AFTER`): its state is the last one known, for a process that
+ended or a node that is gone; the table says so in a line under it, the JSON in ``stale``. Each node's exit-IP
+saturation (:class:`~topicstreams.health.saturation.Saturation`) follows the table as one line, and is the JSON's
 ``saturation``.
+
+Nothing here needs Scrapy: a database handle (:func:`topicstreams.storage.database_for`), a node id, the enabled
+engines and the saturation policy are all it takes.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import Engine
+
 from topicstreams import ENGINES
 from topicstreams.canaries import CANARY_MISMATCH
-from topicstreams.health.saturation import Saturation
+from topicstreams.config import floor_for
+from topicstreams.health.saturation import Saturation, SaturationPolicy, judge_saturation
 from topicstreams.health.score import CRITICAL, DEGRADED, UNKNOWN
-from topicstreams.storage.health import COOLING, PAUSED, EngineStatusRow
+from topicstreams.states import COOLING, PAUSED
+from topicstreams.storage import utcnow
+from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
 
 NO_VALUE = "-"
 """What the table prints for a value that is not known."""
@@ -36,6 +47,9 @@ COLUMNS = ("engine", "score", "band", "state", "parser score", "p50 ms", "p95 ms
 """The table's columns; ``--all-nodes`` puts a ``node`` column first."""
 
 NODE_COLUMN = "node"
+
+NO_ENGINES = "no engines: none is enabled and the database has no engine status"
+"""What the table reads when there is no engine to report."""
 
 EXIT_OK, EXIT_DEGRADED, EXIT_CRITICAL = 0, 1, 2
 
@@ -189,3 +203,49 @@ def exit_status(reports: Iterable[EngineReport]) -> int:
         if report.band == DEGRADED:
             worst = EXIT_DEGRADED
     return worst
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    """The health of one node, or with ``all_nodes`` of every node in the database."""
+
+    node: str
+    """This node: its enabled engines are reported even without a status row."""
+    engines: list[EngineReport]
+    saturation: Mapping[str, Saturation]
+    """Each reported node's exit-IP saturation."""
+    all_nodes: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """The object ``scrapy health --json`` prints (:func:`report_json`)."""
+        return report_json(self.engines, self.node, all_nodes=self.all_nodes, saturation=self.saturation)
+
+    def as_table(self) -> str:
+        """The table ``scrapy health`` prints (:func:`format_table`), or :data:`NO_ENGINES`."""
+        if not self.engines:
+            return NO_ENGINES
+        return format_table(self.engines, all_nodes=self.all_nodes, saturation=self.saturation)
+
+    def exit_status(self) -> int:
+        """2 when an engine is critical or paused, else 1 when one is degraded, else 0."""
+        return exit_status(self.engines)
+
+
+def build_report(db: Engine, *, node: str, enabled: Iterable[str], policy: SaturationPolicy,
+                 all_nodes: bool = False, now: datetime | None = None) -> HealthReport:
+    """The health report of ``node`` (every node with ``all_nodes``) from the status rows in ``db`` at ``now``
+    (the present by default): ``enabled`` are this node's enabled engines, ``policy`` judges the saturation."""
+    now = now or utcnow()
+    statuses = read_statuses(db, None if all_nodes else node)
+    rows = report_rows(statuses, node, enabled, now, all_nodes=all_nodes)
+    saturation = {each: judge_saturation([status for status in statuses if status.node == each], now, policy)
+                  for each in {node, *(row.node for row in rows)}}
+    return HealthReport(node, rows, saturation, all_nodes)
+
+
+def policy_from_settings(saturation: Mapping, pacing: Mapping, engines: Collection[str]) -> SaturationPolicy:
+    """The saturation policy from the ``scraper.saturation`` and ``scraper.pacing`` configuration (the
+    ``TOPICSTREAMS_SATURATION`` and ``TOPICSTREAMS_PACING`` settings): the canary engines, the threshold, and the
+    pacing floor of each of ``engines``."""
+    return SaturationPolicy(frozenset(saturation["canary_engines"]), int(saturation["robust_threshold"]),
+                            {engine: floor_for(pacing, engine) for engine in engines})

@@ -1,4 +1,5 @@
-"""The health tables on a real SQLite file: engine_status, alerts, health_windows and the baseline."""
+"""The rows of an engine's health on a real SQLite file (storage/engine_status.py): engine_status, alerts,
+health_windows and the baseline."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from topicstreams.extensions.watch import baseline_history
 from topicstreams.health.score import Window
 from topicstreams.health.window import WindowStats
 from topicstreams.storage import database_for, upgrade
-from topicstreams.storage import health as store
-from topicstreams.storage.health import EngineStatusRow
+from topicstreams.storage import engine_status as store
+from topicstreams.storage.engine_status import EngineStatusRow
 from topicstreams.storage.models import health_windows_table
 
 NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
@@ -232,7 +234,7 @@ def save(db, end: datetime, *, engine="google", node="n1", requests=100, hard=0,
     stats = WindowStats(requests=requests, ok=requests - hard - challenges - soft, hard_blocks=hard,
                         challenges=challenges, soft_blocks=soft, p50_latency_ms=None if p95 is None else p95 / 2,
                         p95_latency_ms=p95)
-    store.save_window(db, engine, node, end - timedelta(minutes=10), end, stats)
+    store.save_window(db, engine, node, end - timedelta(minutes=10), end, stats.counts())
 
 
 def test_save_window_keeps_every_count(db):
@@ -240,7 +242,7 @@ def test_save_window_keeps_every_count(db):
                         valid_items=38, parse_errors=1, bytes=5_000_000_000, browser_seconds=12.5,
                         p50_latency_ms=300.0, p95_latency_ms=900.0, result_pages=6, yielding_pages=5,
                         missing_fields={"source": 2})
-    store.save_window(db, "google", "n1", NOW - timedelta(minutes=10), NOW, stats)
+    store.save_window(db, "google", "n1", NOW - timedelta(minutes=10), NOW, stats.counts())
     with db.connect() as conn:
         row = conn.execute(select(health_windows_table)).mappings().one()
     assert {key: row[key] for key in stats.counts()} == stats.counts()
@@ -258,7 +260,7 @@ def test_baseline_sums_the_windows_of_the_period(db):
     save(db, NOW - timedelta(days=3), engine="bing", requests=1000, hard=1000, p95=99_999)
     save(db, NOW - timedelta(days=3), node="n2", requests=1000, hard=1000, p95=99_999)
     # counts summed, p95 the median of 400, 900, 100 -> 400
-    assert store.baseline_history(db, "google", "n1", 14, now=NOW).window == Window(350, 15, 4, 7, 400.0)
+    assert baseline_history(db, "google", "n1", 14, now=NOW).window == Window(350, 15, 4, 7, 400.0)
 
 
 def test_baseline_period_edges(db):
@@ -266,30 +268,30 @@ def test_baseline_period_edges(db):
     save(db, NOW - timedelta(hours=23, minutes=59), requests=10)  # just under a day ago: out
     save(db, NOW - timedelta(days=13, hours=23), requests=100)  # just inside 14 days: in
     save(db, NOW - timedelta(days=14, minutes=1), requests=1000)  # just outside: out
-    assert store.baseline_history(db, "google", "n1", 14, now=NOW).window.requests == 101
+    assert baseline_history(db, "google", "n1", 14, now=NOW).window.requests == 101
     # a shorter period: only the window of a day and a minute ago
-    assert store.baseline_history(db, "google", "n1", 2, now=NOW).window.requests == 1
-    assert store.baseline_history(db, "google", "n1", 1.5, now=NOW).window.requests == 1
+    assert baseline_history(db, "google", "n1", 2, now=NOW).window.requests == 1
+    assert baseline_history(db, "google", "n1", 1.5, now=NOW).window.requests == 1
 
 
 def test_baseline_p95_is_the_median_of_window_p95s_even_count(db):
     for days, p95 in [(2, 100.0), (3, 300.0), (4, 500.0), (6, 1000.0)]:
         save(db, NOW - timedelta(days=days), p95=p95)
     save(db, NOW - timedelta(days=5), p95=None)  # counted, but no p95 to take the median of
-    baseline = store.baseline_history(db, "google", "n1", 14, now=NOW).window
+    baseline = baseline_history(db, "google", "n1", 14, now=NOW).window
     assert baseline.requests == 500
     assert baseline.p95_latency_ms == pytest.approx(400.0)  # (300 + 500) / 2
 
 
 def test_baseline_without_windows_is_a_zero_window(db):
-    assert store.baseline_history(db, "google", "n1", 14, now=NOW).window == Window()
+    assert baseline_history(db, "google", "n1", 14, now=NOW).window == Window()
     save(db, NOW - timedelta(hours=1))  # only the most recent day
-    assert store.baseline_history(db, "google", "n1", 14, now=NOW).window == Window()
-    assert store.baseline_history(db, "google", "n1", 14, now=NOW).window.p95_latency_ms == 0.0
+    assert baseline_history(db, "google", "n1", 14, now=NOW).window == Window()
+    assert baseline_history(db, "google", "n1", 14, now=NOW).window.p95_latency_ms == 0.0
 
 
 def test_baseline_defaults_to_now(db):
     real_now = datetime.now(UTC)
     save(db, real_now - timedelta(days=3), requests=77, hard=7, p95=250)
     save(db, real_now - timedelta(minutes=30), requests=5)
-    assert store.baseline_history(db, "google", "n1", 14).window == Window(77, 7, 0, 0, 250.0)
+    assert baseline_history(db, "google", "n1", 14).window == Window(77, 7, 0, 0, 250.0)

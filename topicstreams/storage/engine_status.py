@@ -1,30 +1,34 @@
-"""The health tables: ``engine_status`` (each engine's live state per node), ``alerts``, ``health_windows``.
+"""The rows of an engine's health: ``engine_status`` (each engine's live state per node), ``alerts``,
+``health_windows``.
 
-Every function takes an Engine and runs in one short transaction. One process writes an engine's status on a
-node (an engine's profile lock allows no second one); ``scrapy health resume`` writes only the pause's end,
+Every function takes a database handle and runs in one short transaction. One process writes an engine's status
+on a node (an engine's profile lock allows no second one); ``scrapy health resume`` writes only the pause's end,
 and a running process never writes ``state`` over it: while it holds the engine paused, its updates leave the
 ``state`` column alone (:func:`save_status` with ``state=None``).
+
+Plain values in and out: the columns as keyword values or mappings, the rows as :class:`EngineStatusRow` and
+:class:`WindowTotals`. What they mean (scores, baselines, costs) is the health model's to say: the health
+extension turns them into its objects (:mod:`topicstreams.extensions.watch`).
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Engine, func, insert, select, update
 
-from topicstreams.health.cost import per_record
-from topicstreams.health.score import UNKNOWN, Window
-from topicstreams.health.window import WindowStats
+from topicstreams.states import COOLING, PAUSED, RUNNING
 from topicstreams.storage.db import upsert, utcnow
 from topicstreams.storage.models import alerts_table as alerts
 from topicstreams.storage.models import engine_status_table as engine_status
 from topicstreams.storage.models import health_windows_table as health_windows
 
-RUNNING, COOLING, PAUSED = "running", "cooling", "paused"
+VOID_BAND = "unknown"
+"""The band of a row whose score is void (a resumed engine's, until a new score is computed)."""
 
 HEARTBEAT = 15.0
 """Seconds after which a running crawl writes its engine's row again, even without a response (the health
@@ -112,7 +116,7 @@ def resume(db: Engine, engine_name: str, node: str, at: datetime | None = None) 
             update(engine_status)
             .where(engine_status.c.engine == engine_name, engine_status.c.node == node,
                    engine_status.c.state == PAUSED)
-            .values(state=RUNNING, resumed_at=at, updated_at=at, score=None, raw_score=None, band=UNKNOWN,
+            .values(state=RUNNING, resumed_at=at, updated_at=at, score=None, raw_score=None, band=VOID_BAND,
                     reasons=[])).rowcount
         if lifted:
             conn.execute(update(alerts)
@@ -146,40 +150,49 @@ def read_alerts(db: Engine, engine_name: str | None = None, node: str | None = N
 
 
 def save_window(db: Engine, engine_name: str, node: str, start: datetime, end: datetime,
-                stats: WindowStats) -> None:
-    """Keep one window of the engine's responses for later baselines."""
+                counts: Mapping[str, Any]) -> None:
+    """Keep one window of the engine's responses for later baselines (``counts``: the ``health_windows``
+    columns of the window — requests, the counts per class, items, bytes, latency percentiles …)."""
     with db.begin() as conn:
         conn.execute(insert(health_windows).values(
-            engine=engine_name, node=node, window_start=start, window_end=end, **stats.counts()))
+            engine=engine_name, node=node, window_start=start, window_end=end, **counts))
 
 
 @dataclass(frozen=True)
-class History:
-    """An engine's own normal on a node: its stored windows of earlier days, summed."""
+class WindowTotals:
+    """Stored windows of an engine on a node, summed; the p95 is the median of the windows' p95s (0.0 when none
+    has one)."""
 
-    window: Window
-    """What the health score compares with."""
-    cost: dict[str, float] | None
-    """What one valid record cost (None without a valid record)."""
+    requests: int = 0
+    hard_blocks: int = 0
+    challenges: int = 0
+    soft_blocks: int = 0
+    p95_latency_ms: float = 0.0
+    bytes: int = 0
+    browser_seconds: float = 0.0
+    valid_items: int = 0
 
 
-def baseline_history(db: Engine, engine_name: str, node: str, days: float, now: datetime | None = None
-                     ) -> History:
-    """The engine's own normal on the node: its windows that ended over the last ``days`` days, the most recent
-    day left out, summed; the p95 is the median of those windows' p95s."""
+SUMMED = ("requests", "hard_blocks", "challenges", "soft_blocks", "bytes", "browser_seconds", "valid_items")
+"""The ``health_windows`` columns :func:`baseline_totals` adds up."""
+
+
+def baseline_totals(db: Engine, engine_name: str, node: str, days: float, now: datetime | None = None
+                    ) -> WindowTotals:
+    """The engine's windows on the node that ended over the last ``days`` days, the most recent day left out,
+    summed (the engine's own normal)."""
     now = now or utcnow()
     period = (health_windows.c.engine == engine_name, health_windows.c.node == node,
               health_windows.c.window_end >= now - timedelta(days=days),
               health_windows.c.window_end < now - timedelta(days=1))
-    summed = ("requests", "hard_blocks", "challenges", "soft_blocks", "bytes", "browser_seconds", "valid_items")
     with db.connect() as conn:
-        totals = conn.execute(select(*(func.coalesce(func.sum(health_windows.c[name]), 0) for name in summed))
+        totals = conn.execute(select(*(func.coalesce(func.sum(health_windows.c[name]), 0) for name in SUMMED))
                               .where(*period)).one()
         p95s = list(conn.execute(select(health_windows.c.p95_latency_ms).where(
             *period, health_windows.c.p95_latency_ms.is_not(None))).scalars())
-    total = dict(zip(summed, totals, strict=True))
-    p95 = statistics.median(p95s) if p95s else 0.0
-    window = Window(int(total["requests"]), int(total["hard_blocks"]), int(total["challenges"]),
-                    int(total["soft_blocks"]), float(p95))
-    return History(window, per_record(int(total["requests"]), int(total["bytes"]), float(total["browser_seconds"]),
-                                      int(total["valid_items"])))
+    total = dict(zip(SUMMED, totals, strict=True))
+    return WindowTotals(
+        requests=int(total["requests"]), hard_blocks=int(total["hard_blocks"]), challenges=int(total["challenges"]),
+        soft_blocks=int(total["soft_blocks"]), p95_latency_ms=float(statistics.median(p95s) if p95s else 0.0),
+        bytes=int(total["bytes"]), browser_seconds=float(total["browser_seconds"]),
+        valid_items=int(total["valid_items"]))

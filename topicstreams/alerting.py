@@ -1,4 +1,5 @@
-"""Calling a person: the webhook POST of an alert (a JSON body whose ``text`` chat webhooks show as is)."""
+"""Calling a person: the webhook POST of an alert (a JSON body whose ``text`` chat webhooks show as is), when the
+health extension pauses an engine (:mod:`topicstreams.extensions.watch`)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,11 @@ and writes:
   window's counts under ``topicstreams/<engine>/window/…``.
 
 Every :data:`TICK` it also judges the node's exit-IP saturation from the fresh status rows of every process on
-the node (:mod:`topicstreams.health.saturation`; one watch per node and process, so ``crawlall`` warns once).
+the node (:mod:`topicstreams.extensions.saturation_watch`; one watch per node and process, so ``crawlall`` warns
+once).
+
+The tables are there when it opens: the schema extension (:mod:`topicstreams.extensions.schema`) upgraded the
+database before any other component was built.
 
 Nothing ever makes the engine go faster than its configured pace: without a score, what is in force stays.
 """
@@ -45,15 +49,17 @@ from typing import Any
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
+from sqlalchemy import Engine
 
 from topicstreams import ENGINES
-from topicstreams.classify import PARSE_ERROR, ResponseClass
+from topicstreams.alerting import alert_payload, post_webhook
 from topicstreams.canaries import CANARY_MISMATCH, canaries_for
+from topicstreams.classify import PARSE_ERROR, ResponseClass
 from topicstreams.engine_state import EngineState, state_for
-from topicstreams.health.alerting import alert_payload, post_webhook
-from topicstreams.health.cost import cost_drift
+from topicstreams.extensions.conditions import engine_database_url
+from topicstreams.extensions.saturation_watch import SaturationWatch, watch_for
+from topicstreams.health.cost import cost_drift, per_record
 from topicstreams.health.monitor import (
     PAUSE,
     RECOVER,
@@ -61,11 +67,12 @@ from topicstreams.health.monitor import (
     Assessment,
     EngineHealth,
     HealthSettings,
+    History,
     ParserAssessment,
 )
-from topicstreams.health.saturation import SaturationWatch, policy_from_settings, watch_for
-from topicstreams.health.score import CRITICAL, DEGRADED, OK
+from topicstreams.health.score import CRITICAL, DEGRADED, OK, Window
 from topicstreams.health.window import Sample, WindowStats
+from topicstreams.health_report import policy_from_settings
 from topicstreams.signals import (
     CanaryChecked,
     Classification,
@@ -74,8 +81,9 @@ from topicstreams.signals import (
     page_parsed,
     response_classified,
 )
-from topicstreams.storage import database_for, upgrade, utcnow
-from topicstreams.storage import health as store
+from topicstreams.states import COOLING, PAUSED, RUNNING
+from topicstreams.storage import database_for, utcnow
+from topicstreams.storage import engine_status as store
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +106,16 @@ def is_result_page(classification: Classification) -> bool:
 
 def wall(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
+
+
+def baseline_history(db: Engine, engine_name: str, node: str, days: float, now: datetime | None = None) -> History:
+    """The engine's own normal on the node: its stored windows that ended over the last ``days`` days, the most
+    recent day left out, summed (:func:`~topicstreams.storage.engine_status.baseline_totals`); the p95 is the
+    median of those windows' p95s."""
+    totals = store.baseline_totals(db, engine_name, node, days, now)
+    return History(Window(totals.requests, totals.hard_blocks, totals.challenges, totals.soft_blocks,
+                          totals.p95_latency_ms),
+                   per_record(totals.requests, totals.bytes, totals.browser_seconds, totals.valid_items))
 
 
 class HealthExtension:
@@ -130,13 +148,8 @@ class HealthExtension:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HealthExtension:
         settings = crawler.settings
-        if not settings.getbool("TOPICSTREAMS_HEALTH_ENABLED"):
-            raise NotConfigured("TOPICSTREAMS_HEALTH_ENABLED is off")
-        if getattr(crawler.spidercls, "name", None) not in ENGINES:
-            raise NotConfigured("health follows the engine spiders only")
-        database_url = (settings.get("TOPICSTREAMS_DATABASE_URL") or "").strip()
-        if not database_url:
-            raise NotConfigured("TOPICSTREAMS_DATABASE_URL is empty: nowhere to keep the engine status")
+        database_url = engine_database_url(crawler, switch="TOPICSTREAMS_HEALTH_ENABLED", purpose="health",
+                                           keeps="the engine status")
         node = settings.get("TOPICSTREAMS_NODE_ID")
         saturation = watch_for(database_url, node, policy_from_settings(
             settings.getdict("TOPICSTREAMS_SATURATION"), settings.getdict("TOPICSTREAMS_PACING"), ENGINES), TICK)
@@ -157,7 +170,6 @@ class HealthExtension:
 
     # ---- life cycle -----------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
-        upgrade(self.database_url)
         self.db = database_for(self.database_url)
         self.restore()
         self.refresh_baseline(time.time())
@@ -179,7 +191,7 @@ class HealthExtension:
             return
         # A canary that answered wrong last time is still suspect until it answers right (if still configured).
         self.mismatches = {query for query in row.canary_mismatches if query in self.canary_queries}
-        if row.state == store.PAUSED:
+        if row.state == PAUSED:
             self.health.in_force = CRITICAL
             self.state.paused = True
             self.state.pace_multiplier = max(1.0, row.pace_multiplier or self.settings.degrade_factor)
@@ -207,14 +219,14 @@ class HealthExtension:
 
     def refresh_baseline(self, now: float) -> None:
         self.baseline_read_at = now
-        history = store.baseline_history(self.db, self.engine, self.node, self.settings.baseline_days, wall(now))
+        history = baseline_history(self.db, self.engine, self.node, self.settings.baseline_days, wall(now))
         self.health.history = history.window
         enough = history.window.requests >= self.settings.min_requests
         self.cost_baseline = history.cost if enough else None
 
     def check_resumed(self) -> None:
         row = store.read_status(self.db, self.engine, self.node)
-        if row is None or row.state == store.PAUSED:
+        if row is None or row.state == PAUSED:
             return
         at = (row.resumed_at or utcnow()).timestamp()
         self.health.resume(at)
@@ -337,10 +349,10 @@ class HealthExtension:
         if self.state.paused:
             state = None  # the pause is the row's to keep until a person lifts it
         elif self.state.benched:
-            state = store.COOLING
+            state = COOLING
             values["cooling_until"] = utcnow() + timedelta(seconds=self.state.bench_remaining())
         else:
-            state = store.RUNNING
+            state = RUNNING
             values["cooling_until"] = None
         if assessment is not None:
             values.update(score=assessment.score, raw_score=assessment.raw, band=assessment.band,
@@ -370,4 +382,5 @@ class HealthExtension:
         self.bucket, self.bucket_start = [], None
         if samples and self.db is not None:
             end = min(now, start + self.settings.window)
-            store.save_window(self.db, self.engine, self.node, wall(start), wall(end), WindowStats.of(samples))
+            store.save_window(self.db, self.engine, self.node, wall(start), wall(end),
+                             WindowStats.of(samples).counts())
