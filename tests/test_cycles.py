@@ -27,7 +27,6 @@ from topicstreams.extensions.cycle_accounting import (
     Span,
     tick_every,
 )
-from topicstreams.extensions.schema import SchemaExtension
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
@@ -190,7 +189,6 @@ class Driven:
 
     def __init__(self, crawler, clock=None) -> None:
         self.crawler = crawler
-        SchemaExtension.from_crawler(crawler)  # as in a crawl: the schema's extension is built first
         self.extension = CyclesExtension.from_crawler(crawler)
         self.clock = self.extension.clock = clock or Clock(T0)
 

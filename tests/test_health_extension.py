@@ -18,7 +18,6 @@ from scrapy.utils.test import get_crawler
 import topicstreams.settings as project_settings
 from topicstreams.classify import ResponseClass
 from topicstreams.engine_state import state_for
-from topicstreams.extensions.schema import SchemaExtension
 from topicstreams.extensions.watch import HealthExtension
 from topicstreams.health.score import Window
 from topicstreams.health.window import WindowStats
@@ -49,7 +48,6 @@ class Driven:
 
     def __init__(self, crawler) -> None:
         self.crawler = crawler
-        SchemaExtension.from_crawler(crawler)  # as in a crawl: the schema's extension is built first
         self.extension = HealthExtension.from_crawler(crawler)
         self.state = state_for(crawler)
 

@@ -16,7 +16,6 @@ from scrapy.utils.test import get_crawler
 import topicstreams.settings as project_settings
 from topicstreams.classify import ResponseClass
 from topicstreams.engine_state import state_for
-from topicstreams.extensions.schema import SchemaExtension
 from topicstreams.extensions.watch import HealthExtension, baseline_history, is_result_page
 from topicstreams.health.window import WindowStats
 from topicstreams.health_report import EngineReport, engine_json, format_table
@@ -68,7 +67,6 @@ def canary(extension: HealthExtension, query: str, problem: str | None, results:
 
 def run(crawler, body) -> HealthExtension:
     """Open the extension on ``crawler``, run ``body(extension)`` inside an asyncio loop, close it."""
-    SchemaExtension.from_crawler(crawler)  # as in a crawl: the schema's extension is built first
     extension = HealthExtension.from_crawler(crawler)
 
     async def main():
