@@ -90,11 +90,11 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from topicstreams import ENGINES
-from topicstreams.pipelines.normalize import news_id
-from topicstreams.storage import dispose_databases, database_for, upgrade
+from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage.db import make_reader
 from topicstreams.storage.migrate import head_revisions
 from topicstreams.storage.search import SEARCH_TABLE, TEXT_CONFIG, SearchQuery, document
+from topicstreams.urls import news_id
 from topicstreams.web.queries import Cursor, FeedFilter, FeedReader
 
 DATA_VERSION = 1

@@ -93,18 +93,11 @@ def available_engines() -> list[str]:
 
 
 def engine_spider(engine: str, base_url: str) -> Any | None:
-    """An instance of the engine's spider (no crawler) set up to build URLs and find results, or None."""
-    if importlib.util.find_spec(f"topicstreams.spiders.{engine}") is None:
-        return None
-    from topicstreams.spiders.base import EngineSpider
+    """The project's engine (``topicstreams.engines``) set up to build URLs and find results, or None."""
+    from topicstreams.engines import REGISTRY
 
-    module = importlib.import_module(f"topicstreams.spiders.{engine}")
-    for value in vars(module).values():
-        if isinstance(value, type) and issubclass(value, EngineSpider) and getattr(value, "name", None) == engine:
-            spider = value()
-            spider.base_url, spider.freshness = base_url, "hour"
-            return spider
-    return None
+    cls = REGISTRY.get(engine)
+    return cls(base_url, "hour") if cls is not None else None
 
 
 def make_plan(fakes: FakeEngines, engines: list[str], pages: int) -> tuple[list[dict], list[dict]]:
@@ -112,7 +105,7 @@ def make_plan(fakes: FakeEngines, engines: list[str], pages: int) -> tuple[list[
     spiders = {engine: engine_spider(engine, fakes.base_url(engine)) for engine in engines}
     for engine, spider in spiders.items():
         if spider is None:
-            sys.exit(f"no spider for engine {engine!r}: cannot build its results URL (leave it out of --engines)")
+            sys.exit(f"no engine {engine!r}: cannot build its results URL (leave it out of --engines)")
 
     def item(engine: str, topic: str) -> dict:
         return {"engine": engine, "topic": topic, "url": spiders[engine].results_url(topic, 0)}
@@ -206,30 +199,27 @@ def project_spider(engine: str, base_url: str, profiles: Path, executable: str) 
     """A spider of the project for ``engine`` whose ``page_request`` gives the project's playwright meta."""
     from topicstreams.browser import context_options
     from topicstreams.config import load_config
+    from topicstreams.engines import REGISTRY
     from topicstreams.spiders.base import EngineSpider
 
     class Probe(EngineSpider):
+        engine_class = REGISTRY[engine]
         name = engine
-
-        def results_url(self, topic: str, page: int) -> str:
-            return base_url
 
     config = load_config({}, environ={}).data  # the packaged defaults, whatever the environment says
     config["browser"]["executable_path"] = executable
     probe = Probe()
-    probe.stat = lambda *args, **kwargs: None
-    probe.context_name = f"{engine}-profile"
+    probe.engine = Probe.engine_class(base_url)
     probe.context_kwargs = {**context_options(config), "user_data_dir": str(profiles / engine)}
-    probe.page = None
     return probe
 
 
 def project_meta(probe: Any, page: Any) -> dict:
     """The playwright meta the project's spider sends with its tab ``page`` (from ``EngineSpider.page_request``)."""
-    from types import SimpleNamespace
+    from topicstreams.spiders.base import TopicRun
 
-    probe.page = page
-    request = probe.page_request(SimpleNamespace(topic="topic", canary=None), 0)
+    probe.page, probe.run = page, TopicRun("topic", done=None)
+    request = probe.page_request(0)
     return {k: v for k, v in request.meta.items() if k.startswith("playwright") or k == "handle_httpstatus_all"}
 
 
@@ -310,7 +300,7 @@ def run_side(spec: dict) -> None:
                 return "topic not in the page"
             spider = self.spiders.get(item["engine"])
             if spider is not None and not len(spider.result_nodes(response)):
-                return "no results found by the engine's spider"
+                return "no results found by the project's engine"
             return None
 
         def finish(self, item: dict, problem: str | None, sent: float) -> None:

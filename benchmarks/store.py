@@ -56,11 +56,11 @@ from sqlalchemy.orm import Session
 
 from topicstreams import settings as project_settings
 from topicstreams.items import NewsItem
-from topicstreams.pipelines.normalize import news_id
 from topicstreams.pipelines.store import StorePipeline
-from topicstreams.storage import dispose_databases, database_for, upgrade
+from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage.db import SQLITE_CACHE_KIB, SQLITE_WAL_AUTOCHECKPOINT_PAGES
 from topicstreams.storage.models import News, Topic, TopicNews, TopicNewsEngine
+from topicstreams.urls import news_id
 
 ENGINES = ("google", "bing", "brave")
 TABLES = ("topics", "news", "topic_news", "topic_news_engines")

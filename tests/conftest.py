@@ -43,7 +43,7 @@ class ScrapyRunner:
 def _fresh_schema_memo() -> Iterator[None]:
     """Each test upgrades its databases anew: the schema extension's once-per-process memo is per test here
     (tests reuse file paths and database names that a process in production never would)."""
-    from topicstreams.extensions.schema import forget_upgrades
+    from topicstreams.storage.migrate import forget_upgrades
 
     forget_upgrades()
     yield
@@ -60,15 +60,31 @@ def write_config(folder: Path, data: dict, name: str = "config.yml") -> Path:
     return path
 
 
+def parsing_reader(engine: str, base_url: str, freshness: str = "hour"):
+    """An engine's page reader, as a crawl builds it (the fake engines' 127.0.0.1 as a redirector host)."""
+    from topicstreams.engines import engine_class
+    from topicstreams.engines.reader import PageReader
+
+    return PageReader(engine_class(engine)(base_url, freshness), {"127.0.0.1"})
+
+
+def reading_of(reader, response, number: int = 0, fetched_at=None):
+    """The reader's reading of a Scrapy response (as the blocks middleware makes it)."""
+    from topicstreams.engines.reader import Page
+
+    return reader.read(Page(response.url, response.status, response.text, response.headers.to_unicode_dict(),
+                            number), fetched_at)
+
+
 def parsing_spider(spider_class, base_url: str, freshness: str = "hour"):
-    """An engine spider ready to build URLs and parse pages without a crawl (no profile, no browser)."""
+    """An engine spider ready to turn readings into items without a crawl (no profile, no browser)."""
     from scrapy.utils.test import get_crawler
 
     spider = spider_class()
     spider._set_crawler(get_crawler(spider_class))
-    spider.base_url, spider.freshness = base_url, freshness
-    spider.redirector_hosts = {"127.0.0.1"}
-    spider.fallback_warned = False
+    spider.reader = parsing_reader(spider.name, base_url, freshness)
+    spider.engine = spider.reader.engine
+    spider.max_pages = 1
     spider.page = None
     return spider
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.conftest import write_config
 from topicstreams import ENGINES
 from topicstreams.fakes import FakeEngines
-from topicstreams.pipelines.normalize import normalize_url
+from topicstreams.urls import normalize_url
 
 SLACK = 0.005
 """Seconds of clock resolution between the fake server's log and the floor."""

@@ -54,7 +54,8 @@ def article(n: int | str, topic: str = "climate", engine: str = "google", *, tit
 def store(url: str, items: Iterable[NewsItem]) -> None:
     """Normalize and store *items* in one batch through the project's pipelines."""
     crawler = get_crawler(_FeedSpider, {"TOPICSTREAMS_DATABASE_URL": url, "TOPICSTREAMS_STORE_BATCH_SIZE": 100_000,
-                                        "TOPICSTREAMS_STORE_FLUSH_SECONDS": 0, "TOPICSTREAMS_ENGINES": {}})
+                                        "TOPICSTREAMS_STORE_FLUSH_SECONDS": 0, "TOPICSTREAMS_ENGINES": {},
+                                        "EXTENSIONS": {"topicstreams.extensions.schema.SchemaExtension": 0}})
     normalize = NormalizePipeline.from_crawler(crawler)
     pipeline = StorePipeline.from_crawler(crawler)
     pipeline.open_spider()
@@ -94,7 +95,7 @@ def expected_stories(topics=(), engines=()) -> list[str]:
 
 def nid(n: int | str) -> str:
     """The news id of ``article(n)``."""
-    from topicstreams.pipelines.normalize import news_id, normalize_url
+    from topicstreams.urls import news_id, normalize_url
 
     return news_id(normalize_url(f"https://news.example/{n}"))
 

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from topicstreams.arguments import split_names
 from topicstreams.browser import (
     BrowserNotFound,
     ProfileInUse,
@@ -15,7 +16,7 @@ from topicstreams.browser import (
     profile_path,
     should_abort_request,
 )
-from topicstreams.spiders.base import in_shard, split_names
+from topicstreams.topic_supply import in_shard
 
 
 def test_a_configured_executable_wins_and_a_wrong_one_is_named(tmp_path):
@@ -86,7 +87,7 @@ def test_shards_cover_every_topic_exactly_once_and_are_stable():
             assert len({o[0] for o in owners}) == count
     # the same on every machine, Python run and release: pinned, since nodes of mixed versions share topics
     assert [n for n in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta") if in_shard(n, "0/2")] == PINNED_0_OF_2
-    probe = subprocess.run([sys.executable, "-c", "from topicstreams.spiders.base import in_shard;"
+    probe = subprocess.run([sys.executable, "-c", "from topicstreams.topic_supply import in_shard;"
                             "print([in_shard(f't{i}', '1/3') for i in range(20)])"],
                            capture_output=True, text=True, env={"PYTHONHASHSEED": "123", "PATH": ""}, check=True)
     assert probe.stdout.strip() == str([in_shard(f"t{i}", "1/3") for i in range(20)])

@@ -5,22 +5,21 @@ from twisted.internet import error as net_error
 
 from topicstreams import ENGINES
 from topicstreams.classify import (
-    ENGINE_MARKERS,
     WALL_MARKERS,
     ResponseClass,
     RunningMedian,
     Verdict,
     classify_failure,
     classify_response,
-    markers_for,
     size_verdict,
 )
+from topicstreams.engines import REGISTRY, Google, markers_for
 from topicstreams.spiders.bing import BingSpider
 from topicstreams.spiders.brave import BraveSpider
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.spiders.yahoo import YahooSpider
 
-MARKERS = GoogleSpider.markers
+MARKERS = Google.markers
 RESULTS = "<div id='rso'><div data-news-doc-id='1'>a result</div></div>"
 
 
@@ -76,14 +75,16 @@ def test_failures_without_a_response(exception, expected):
     assert classify_failure(exception).cls is expected
 
 
-# -- one table for every engine -------------------------------------------------------------------------
+# -- every engine has its markers ------------------------------------------------------------------------
 
 
-def test_every_engine_has_its_row_and_every_spider_reads_it():
-    assert set(ENGINE_MARKERS) == set(ENGINES)
+def test_every_engine_has_its_markers_and_every_spider_drives_its_engine():
+    assert tuple(REGISTRY) == ENGINES
     for spider in (GoogleSpider, BingSpider, YahooSpider, BraveSpider):
-        assert spider.markers is ENGINE_MARKERS[spider.name]
-        assert spider.markers.no_results, f"{spider.name} has no 'no results' phrasing"
+        engine = spider.engine_class
+        assert spider.name == engine.name and markers_for(spider.name) is engine.markers
+        assert engine.markers.no_results, f"{engine.name} has no 'no results' phrasing"
+        assert engine.markers != type(WALL_MARKERS)(), f"{engine.name} has no markers of its own"
     assert markers_for("altavista") == type(WALL_MARKERS)()  # an unknown engine: only the walls apply
 
 

@@ -19,7 +19,7 @@ from tests.crawl_checks import crawl_config, rows, stat_count, topics
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams.extensions.cycle_accounting import COUNTERS
 from topicstreams.fakes import FakeEngines
-from topicstreams.storage import dispose_databases, database_for, upgrade
+from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
 
 pytestmark = pytest.mark.timeout(120)

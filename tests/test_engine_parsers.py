@@ -9,14 +9,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from scrapy.http import HtmlResponse, Request
 
-from tests.conftest import parsing_spider
+from tests.conftest import parsing_reader, parsing_spider, reading_of
+from topicstreams import meta as keys
 from topicstreams.fakes import FakeEngines
 from topicstreams.fakes.catalogue import all_articles
-from topicstreams.pipelines.normalize import normalize_url
 from topicstreams.spiders.base import TopicRun
 from topicstreams.spiders.bing import BingSpider
 from topicstreams.spiders.brave import BraveSpider
 from topicstreams.spiders.yahoo import YahooSpider
+from topicstreams.urls import normalize_url
 
 SPIDERS = {"bing": BingSpider, "yahoo": YahooSpider, "brave": BraveSpider}
 
@@ -28,23 +29,29 @@ def fakes():
 
 
 def page(fakes, engine: str, topic: str, number: int = 0, headers: dict | None = None):
-    spider = parsing_spider(SPIDERS[engine], fakes.base_url(engine))
-    url = spider.results_url(topic, number)
+    reader = parsing_reader(engine, fakes.base_url(engine))
+    url = reader.engine.results_url(topic, number)
     request = urllib.request.Request(url, headers=headers or {})
     with urllib.request.urlopen(request, timeout=10) as reply:
-        return spider, HtmlResponse(url, body=reply.read(), encoding="utf-8", status=reply.status)
+        return reader, HtmlResponse(url, body=reply.read(), encoding="utf-8", status=reply.status)
+
+
+def extract(reader, response, fetched=None, number=0):
+    reading = reading_of(reader, response, number, fetched)
+    return reading.verdict, reading.results
 
 
 @pytest.mark.parametrize("engine", list(SPIDERS))
 @pytest.mark.parametrize("topic", ["alpha", "beta"])
 def test_every_field_of_every_result(fakes, engine, topic):
-    spider, response = page(fakes, engine, topic)
+    reader, response = page(fakes, engine, topic)
     catalogue = {normalize_url(a.url): a for a in all_articles(topic)}
     fetched = datetime.now(UTC)
-    verdict, parsed = spider.extract(response, fetched)
-    assert verdict.cls == "ok" and "fallback" not in verdict.reason
-    assert len(parsed) == min(spider.results_per_page, len(catalogue))
-    languages = spider.languages(response)
+    reading = reading_of(reader, response, 0, fetched)
+    verdict, parsed = reading.verdict, reading.results
+    assert verdict.cls == "ok" and "fallback" not in verdict.reason and not reading.fallback
+    assert len(parsed) == min(reader.engine.results_per_page, len(catalogue))
+    languages = reading.languages
     for result in parsed:
         article = catalogue[normalize_url(response.urljoin(result.url), {"127.0.0.1"})]
         assert (result.title, result.source, result.snippet) == (article.title, article.source, article.snippet)
@@ -63,22 +70,22 @@ def spider_time(result, fetched, languages):
 
 
 def test_yahoo_cuts_via_from_the_source_and_its_links_unwrap_to_the_publisher(fakes):
-    spider, response = page(fakes, "yahoo", "alpha")
-    raw = [node.css("span.s-source::text").get() for node in spider.result_nodes(response)]
+    reader, response = page(fakes, "yahoo", "alpha")
+    raw = [node.css("span.s-source::text").get() for node in reader.engine.result_nodes(response.selector)]
     assert any(" · via Yahoo News" in text for text in raw)
-    _, parsed = spider.extract(response, datetime.now(UTC))
+    _, parsed = extract(reader, response, datetime.now(UTC))
     assert not any("via" in result.source for result in parsed)
     assert all("r.search.yahoo.com" in result.url or ";_ylt=" in result.url for result in parsed)
     assert {normalize_url(result.url) for result in parsed} == {normalize_url(a.url) for a in all_articles("alpha")[:10]}
 
 
 def test_bing_reads_dutch_times(fakes):
-    spider, english = page(fakes, "bing", "alpha")
+    reader, english = page(fakes, "bing", "alpha")
     _, dutch = page(fakes, "bing", "alpha", headers={"Accept-Language": "nl-NL,nl;q=0.9"})
-    assert spider.languages(dutch) == ("nl", "en") and spider.languages(english) == ("en",)
+    assert reader.languages(dutch.selector) == ("nl", "en") and reader.languages(english.selector) == ("en",)
     fetched = datetime.now(UTC)
-    _, in_english = spider.extract(english, fetched)
-    _, in_dutch = spider.extract(dutch, fetched)
+    _, in_english = extract(reader, english, fetched)
+    _, in_dutch = extract(reader, dutch, fetched)
     assert any("geleden" in result.time_text for result in in_dutch)
     assert [spider_time(r, fetched, ("nl", "en")) for r in in_dutch] == \
         [spider_time(r, fetched, ("en",)) for r in in_english]
@@ -94,23 +101,25 @@ def test_bing_reads_dutch_times(fakes):
     ("bing", "alpha", 1, False),   # 8 cards: the end
 ])
 def test_whether_an_engine_offers_a_next_page(fakes, engine, topic, number, more):
-    spider, response = page(fakes, engine, topic, number)
-    assert spider.has_next_page(response, number) is more
+    reader, response = page(fakes, engine, topic, number)
+    assert reader.engine.has_next_page(response.selector, number) is more
+    assert reading_of(reader, response, number).has_next is more
 
 
 def run_page(spider, response, topic="alpha", number=0):
     loop = asyncio.new_event_loop()
     try:
-        run = TopicRun(topic, loop.create_future())
-        spider.max_pages = 1
-        request = Request(response.url, meta={"topicstreams_run": run, "topicstreams_page": number})
+        spider.run = run = TopicRun(topic, loop.create_future())
+        reading = reading_of(spider.reader, response, number)
+        request = Request(response.url, meta={keys.TOPIC: topic, keys.PAGE: number, keys.READING: reading})
         return list(spider.parse_results(response.replace(request=request))), run.done.result()
     finally:
         loop.close()
 
 
 def test_an_unknown_time_stays_empty_and_is_counted_never_guessed(fakes):
-    spider, response = page(fakes, "bing", "alpha")
+    spider = parsing_spider(BingSpider, fakes.base_url("bing"))
+    _, response = page(fakes, "bing", "alpha")
     odd = response.text.replace('tabindex="0" aria-label="', 'tabindex="0" aria-label="around teatime, ', 1)
     items, verdict = run_page(spider, response.replace(body=odd.encode("utf-8")))
     assert verdict.cls == "ok" and len(items) == 10

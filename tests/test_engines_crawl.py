@@ -19,7 +19,7 @@ from tests.crawl_checks import expected_urls
 from topicstreams import ENGINES
 from topicstreams.fakes import FakeEngines
 from topicstreams.fakes.catalogue import all_articles
-from topicstreams.pipelines.normalize import normalize_url
+from topicstreams.urls import normalize_url
 
 pytestmark = pytest.mark.timeout(300)
 

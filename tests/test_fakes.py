@@ -20,12 +20,12 @@ import yaml
 from parsel import Selector
 from scrapy.http import HtmlResponse
 
-from tests.conftest import parsing_spider
+from tests.conftest import parsing_reader, reading_of
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
-from topicstreams.classify import ENGINE_MARKERS, ResponseClass
+from topicstreams.classify import ResponseClass
+from topicstreams.engines import Google
 from topicstreams.fakes import FakeEngines, catalogue, google
 from topicstreams.fakes.server import Extension, Reply
-from topicstreams.spiders.google import GoogleSpider
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 TOPIC = "climate summit"
@@ -259,14 +259,11 @@ def test_captcha200_blank_small_consent_pages(fakes):
 
 
 def spider_items(fakes: FakeEngines, body: str, url: str):
-    """The page's verdict and items as the Google spider reads them (known layout, no browser)."""
-    spider = parsing_spider(GoogleSpider, fakes.base_url("google"))
+    """The page's verdict and items as a Google crawl reads them (known layout, no browser)."""
+    reader = parsing_reader("google", fakes.base_url("google"))
     response = HtmlResponse(url, body=body.encode("utf-8"), encoding="utf-8")
-    fetched_at = datetime.now(UTC)
-    verdict, parsed = spider.extract(response, fetched_at)
-    languages = spider.languages(response)
-    return verdict, [spider._item(p, response, TOPIC, rank, fetched_at, languages)
-                     for rank, p in enumerate(parsed, start=1)]
+    reading = reading_of(reader, response, 0, datetime.now(UTC))
+    return reading.verdict, reader.items(reading, topic=TOPIC).items
 
 
 def test_restyled_page_has_the_results_but_not_their_source_and_time(fakes):
@@ -293,7 +290,7 @@ def test_restyled_page_has_the_results_but_not_their_source_and_time(fakes):
     for gone in ("MgUUmf", "OSrXXb", "data-ts"):
         assert gone in normal and gone not in restyled
     lowered = restyled.lower()
-    markers = ENGINE_MARKERS["google"]
+    markers = Google.markers
     assert not any(m in lowered for m in (*markers.challenge_html, *markers.block_html, *markers.no_results))
 
     # the JS-added result follows the redesign too: its script builds the new markup, its payload has no ts

@@ -10,7 +10,7 @@ from parsel import Selector
 
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
 from topicstreams.fakes import FakeEngines, bing, catalogue
-from topicstreams.pipelines.normalize import is_tracking_param, normalize_url
+from topicstreams.urls import is_tracking_param, normalize_url
 
 TOPIC = "climate summit"
 CARDS = "div.news-card.newsitem"

@@ -12,9 +12,10 @@ import pytest
 from parsel import Selector
 
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
-from topicstreams.classify import ResponseClass, classify_response, markers_for
+from topicstreams.classify import ResponseClass, classify_response
+from topicstreams.engines import markers_for
 from topicstreams.fakes import FakeEngines, brave, catalogue
-from topicstreams.pipelines.normalize import is_tracking_param, normalize_url
+from topicstreams.urls import is_tracking_param, normalize_url
 
 TWO_PAGES = "climate summit"  # 27 articles: 20 + 7
 ONE_PAGE = "election results"  # 19 articles

@@ -12,7 +12,7 @@ from parsel import Selector
 
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
 from topicstreams.fakes import FakeEngines, catalogue, yahoo
-from topicstreams.pipelines.normalize import is_tracking_param, normalize_url
+from topicstreams.urls import is_tracking_param, normalize_url
 
 TOPIC = "climate summit"
 RESULT_SELECTOR = "#web ol.searchCenterMiddle div.NewsArticle"

@@ -1,7 +1,7 @@
 """Parsers that survive redesigns: every class name of a fake page scrambled, the same results still found.
 
-The pages are the fake engines' own (fetched without a browser); the spiders parse them through the same
-path as in a crawl (``extract``): the known layout first, then the structural fallback.
+The pages are the fake engines' own (fetched without a browser); the engines' readers read them as in a crawl
+(``PageReader.read``): the known layout first, then the structural fallback.
 """
 
 from __future__ import annotations
@@ -14,19 +14,14 @@ from datetime import UTC, datetime
 import pytest
 from scrapy.http import HtmlResponse
 
-from tests.conftest import parsing_spider
+from tests.conftest import parsing_reader, reading_of
 from topicstreams import ENGINES
 from topicstreams.classify import ResponseClass
+from topicstreams.engines.fallback import structural_results
 from topicstreams.fakes import FakeEngines
 from topicstreams.fakes.catalogue import all_articles
-from topicstreams.pipelines.normalize import normalize_url
-from topicstreams.spiders.bing import BingSpider
-from topicstreams.spiders.brave import BraveSpider
-from topicstreams.spiders.fallback import structural_results
-from topicstreams.spiders.google import GoogleSpider
-from topicstreams.spiders.yahoo import YahooSpider
+from topicstreams.urls import normalize_url
 
-SPIDERS = {"google": GoogleSpider, "bing": BingSpider, "yahoo": YahooSpider, "brave": BraveSpider}
 TOPIC = "alpha"
 CATALOGUE = {normalize_url(article.url): article for article in all_articles(TOPIC)}
 
@@ -37,12 +32,12 @@ def fakes():
         yield engines
 
 
-def make_spider(engine: str, fakes: FakeEngines):
-    return parsing_spider(SPIDERS[engine], fakes.base_url(engine))
+def make_reader(engine: str, fakes: FakeEngines):
+    return parsing_reader(engine, fakes.base_url(engine))
 
 
-def fetch(spider, page: int = 0) -> HtmlResponse:
-    url = spider.results_url(TOPIC, page)
+def fetch(reader, page: int = 0) -> HtmlResponse:
+    url = reader.engine.results_url(TOPIC, page)
     with urllib.request.urlopen(url, timeout=10) as reply:
         return HtmlResponse(url, body=reply.read(), encoding="utf-8", status=reply.status)
 
@@ -63,27 +58,28 @@ def scramble_everything(html: str) -> str:
     return re.sub(r"\sdata-([a-z-]+)=", lambda m: f" data-{_scrambled(m[1], 'data')}=", html)
 
 
-def results_of(spider, response: HtmlResponse):
-    verdict, parsed = spider.extract(response, datetime.now(UTC))
-    return verdict, [(normalize_url(response.urljoin(p.url), {"127.0.0.1"}), p.title) for p in parsed], parsed
+def results_of(reader, response: HtmlResponse):
+    reading = reading_of(reader, response, 0, datetime.now(UTC))
+    parsed = reading.results
+    assert reading.fallback == ("fallback" in reading.verdict.reason)
+    return reading.verdict, [(normalize_url(response.urljoin(p.url), {"127.0.0.1"}), p.title) for p in parsed], parsed
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("scramble", [scramble_classes, scramble_everything])
 def test_a_scrambled_page_still_gives_the_same_results(fakes, engine, scramble):
-    spider = make_spider(engine, fakes)
-    original = fetch(spider)
-    verdict, known, _ = results_of(spider, original)
+    reader = make_reader(engine, fakes)
+    original = fetch(reader)
+    verdict, known, _ = results_of(reader, original)
     assert verdict.cls is ResponseClass.OK and "fallback" not in verdict.reason
     assert len(known) >= 8 and {url for url, _ in known} <= set(CATALOGUE)
 
     changed = original.replace(body=scramble(original.text).encode("utf-8"))
     assert changed.text != original.text
-    verdict, found, parsed = results_of(spider, changed)
+    verdict, found, parsed = results_of(reader, changed)
     assert verdict.cls is ResponseClass.OK, verdict
     assert found == known  # same URLs, same titles, same order
     if "fallback" in verdict.reason:
-        assert spider.crawler.stats.get_value(f"topicstreams/{engine}/layout_fallbacks") == 1
         # the fallback reads the other fields by shape too: every result has its time, most their snippet
         assert all(p.time_text or p.timestamp for p in parsed)
         assert sum(p.snippet == CATALOGUE[url].snippet for p, (url, _) in zip(parsed, found)) >= len(found) - 1
@@ -94,9 +90,9 @@ def test_a_scrambled_page_still_gives_the_same_results(fakes, engine, scramble):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_the_fallback_does_not_take_the_sidebar_or_the_engines_own_links(fakes, engine):
-    spider = make_spider(engine, fakes)
-    response = fetch(spider)
-    found = structural_results(response.selector.root, response.url, own_domains=spider.own_domains,
+    reader = make_reader(engine, fakes)
+    response = fetch(reader)
+    found = structural_results(response.selector.root, response.url, own_domains=reader.engine.own_domains,
                                redirector_hosts={"127.0.0.1"})
     urls = [result.url for result in found]
     assert set(urls) <= set(CATALOGUE)

@@ -15,7 +15,7 @@ from tests.crawl_checks import expected_urls
 from topicstreams.fakes import FakeEngines
 from topicstreams.fakes.catalogue import articles_for
 from topicstreams.fakes.google import expected_articles
-from topicstreams.pipelines.normalize import is_tracking_param
+from topicstreams.urls import is_tracking_param
 
 pytestmark = pytest.mark.timeout(240)
 

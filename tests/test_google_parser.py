@@ -1,4 +1,4 @@
-"""The Google engine contract on plain values: its URLs and its parser on the fake's HTML (no browser).
+"""The Google engine on plain values: its URLs and its parser on the fake's HTML (no browser).
 
 The browser-rendered path (with the JavaScript-added result) is covered end to end in test_google_crawl.
 """
@@ -9,14 +9,12 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from scrapy.http import HtmlResponse
 
+from topicstreams.engines.google import Google
 from topicstreams.fakes.google import layout, render_search_page
-from topicstreams.spiders.google import GoogleSpider
 
 
-def spider(freshness="hour"):
-    google = GoogleSpider()
-    google.base_url, google.freshness = "https://www.google.com", freshness
-    return google
+def engine(freshness="hour"):
+    return Google("https://www.google.com", freshness)
 
 
 @pytest.mark.parametrize(("freshness", "tbs"), [
@@ -24,20 +22,20 @@ def spider(freshness="hour"):
     ("any", "sbd:1"),
 ])
 def test_results_url_is_newest_first_in_the_freshness_window(freshness, tbs):
-    url = spider(freshness).results_url("climate change", 0)
+    url = engine(freshness).results_url("climate change", 0)
     parts = urlsplit(url)
     assert (parts.scheme, parts.netloc, parts.path) == ("https", "www.google.com", "/search")
     assert parse_qs(parts.query) == {"q": ["climate change"], "tbm": ["nws"], "tbs": [tbs]}
 
 
 def test_page_n_is_an_offset_of_ten():
-    assert parse_qs(urlsplit(spider().results_url("x", 2)).query)["start"] == ["20"]
+    assert parse_qs(urlsplit(engine().results_url("x", 2)).query)["start"] == ["20"]
 
 
 def test_parser_reads_every_server_side_result_of_the_fake_page():
     html, _ = render_search_page("alpha", 0, time.time())
     response = HtmlResponse("http://127.0.0.1:8000/search?q=alpha&tbm=nws", body=html.encode(), encoding="utf-8")
-    google = spider()
+    google = engine()
     nodes = google.result_nodes(response)
     # without a browser the JavaScript-added result is missing: exactly the server-side slots are found
     server_side = [slot for slot in layout("alpha", 0).slots if slot.role != "js"]

@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from topicstreams.config import ConfigError, load_config, load_defaults, mask_webhook, validate
+from topicstreams.config import (
+    ConfigError,
+    load_config,
+    load_defaults,
+    mask_webhook,
+    validate,
+)
 from topicstreams.health.monitor import HealthSettings
 from topicstreams.health.score import DEFAULT_WEIGHTS
 

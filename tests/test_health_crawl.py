@@ -16,7 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.crawl_checks import FAST_COOLDOWN, SLACK, crawl_config, gaps, rows, stat_text, topics
+from tests.crawl_checks import (
+    FAST_COOLDOWN,
+    SLACK,
+    crawl_config,
+    gaps,
+    rows,
+    stat_text,
+    topics,
+)
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams.fakes import FakeEngines
 

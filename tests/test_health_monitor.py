@@ -6,9 +6,21 @@ import pytest
 
 from topicstreams.classify import ResponseClass
 from topicstreams.config import load_config
-from topicstreams.health.monitor import PAUSE, RECOVER, SLOW_DOWN, EngineHealth, HealthSettings
+from topicstreams.health.monitor import (
+    PAUSE,
+    RECOVER,
+    SLOW_DOWN,
+    EngineHealth,
+    HealthSettings,
+)
 from topicstreams.health.score import DEFAULT_WEIGHTS, Window
-from topicstreams.health.window import LatencyHistory, RollingWindow, Sample, WindowStats, percentile
+from topicstreams.health.window import (
+    LatencyHistory,
+    RollingWindow,
+    Sample,
+    WindowStats,
+    percentile,
+)
 
 OK, HARD, CHALLENGE, SOFT, ERROR = (ResponseClass.OK, ResponseClass.HARD_BLOCK, ResponseClass.CHALLENGE,
                                     ResponseClass.SOFT_BLOCK, ResponseClass.ERROR)

@@ -21,7 +21,7 @@ from topicstreams.health_report import (
     report_rows,
     utc_text,
 )
-from topicstreams.storage import dispose_databases, database_for, upgrade
+from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage.engine_status import (
     COOLING,
     PAUSED,

@@ -10,11 +10,26 @@ from pathlib import Path
 
 import pytest
 
-from topicstreams.extensions.saturation_watch import CLEAR_AFTER, SaturationWatch, watch_for
-from topicstreams.health.saturation import FRESH_SLACK, Saturation, SaturationPolicy, judge_saturation
+from topicstreams.extensions.saturation_watch import (
+    CLEAR_AFTER,
+    SaturationWatch,
+    watch_for,
+)
+from topicstreams.health.saturation import (
+    FRESH_SLACK,
+    Saturation,
+    SaturationPolicy,
+    judge_saturation,
+)
 from topicstreams.health_report import policy_from_settings
 from topicstreams.storage import database_for, upgrade
-from topicstreams.storage.engine_status import COOLING, PAUSED, RUNNING, EngineStatusRow, save_status
+from topicstreams.storage.engine_status import (
+    COOLING,
+    PAUSED,
+    RUNNING,
+    EngineStatusRow,
+    save_status,
+)
 
 NOW = datetime(2026, 11, 29, 21, 0, 0, tzinfo=UTC)
 SUSPECTED = "EXIT IP SATURATION SUSPECTED: robust engines cooling: bing, google"

@@ -12,9 +12,9 @@ from scrapy.exceptions import DropItem
 from scrapy.utils.test import get_crawler
 
 from topicstreams.items import NewsItem
-from topicstreams.pipelines.normalize import (
+from topicstreams.pipelines.normalize import NormalizePipeline
+from topicstreams.urls import (
     TRACKING_PARAMS,
-    NormalizePipeline,
     engine_hosts,
     is_tracking_param,
     news_id,

@@ -26,10 +26,23 @@ from sqlalchemy.exc import OperationalError
 from tests import test_engine_status as sqlite_health
 from tests import test_storage as sqlite_storage
 from tests.conftest import REPO
-from topicstreams.storage import NewsWriter, dispose_databases, database_for, ensure_topics, list_topics, upgrade
+from topicstreams.storage import (
+    NewsWriter,
+    database_for,
+    dispose_databases,
+    ensure_topics,
+    list_topics,
+    upgrade,
+)
 from topicstreams.storage.db import make_database
 from topicstreams.storage.migrate import current_revisions, head_revisions
-from topicstreams.storage.models import TABLE_NAMES, News, TopicNews, TopicNewsEngine, topics_table
+from topicstreams.storage.models import (
+    TABLE_NAMES,
+    News,
+    TopicNews,
+    TopicNewsEngine,
+    topics_table,
+)
 from topicstreams.storage.search import SEARCH_TABLE, is_index_table
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install 'topicstreams[postgresql]')")

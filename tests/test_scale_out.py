@@ -16,7 +16,7 @@ from tests.crawl_checks import expected_urls
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from tests.scrapyd_node import ScrapydNode, log_problems, project_copy
 from topicstreams import ENGINES
-from topicstreams.spiders.base import in_shard
+from topicstreams.topic_supply import in_shard
 
 pytestmark = pytest.mark.timeout(400)
 

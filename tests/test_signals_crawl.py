@@ -13,7 +13,16 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.crawl_checks import FAST_COOLDOWN, SLACK, crawl_config, gaps, rows, stat_count, stat_text, topics
+from tests.crawl_checks import (
+    FAST_COOLDOWN,
+    SLACK,
+    crawl_config,
+    gaps,
+    rows,
+    stat_count,
+    stat_text,
+    topics,
+)
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams.fakes import google as fake_google
 

@@ -16,7 +16,11 @@ from scrapy.utils.test import get_crawler
 import topicstreams.settings as project_settings
 from topicstreams.classify import ResponseClass
 from topicstreams.engine_state import state_for
-from topicstreams.extensions.watch import HealthExtension, baseline_history, is_result_page
+from topicstreams.extensions.watch import (
+    HealthExtension,
+    baseline_history,
+    is_result_page,
+)
 from topicstreams.health.window import WindowStats
 from topicstreams.health_report import EngineReport, engine_json, format_table
 from topicstreams.signals import CanaryChecked, Classification, PageParsed

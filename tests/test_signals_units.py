@@ -8,15 +8,21 @@ from pathlib import Path
 import pytest
 import yaml
 
-from topicstreams.classify import ResponseClass
 from topicstreams.canaries import CanaryQuery, answer_problem, canaries_for, on_domain
-from topicstreams.config import ConfigError, floor_for, load_config, load_defaults, validate
+from topicstreams.classify import ResponseClass
+from topicstreams.config import (
+    ConfigError,
+    floor_for,
+    load_config,
+    load_defaults,
+    validate,
+)
 from topicstreams.health.cost import COST_KEYS, cost_drift, per_record
 from topicstreams.health.monitor import EngineHealth, HealthSettings, ParserAssessment
 from topicstreams.health.parser import parser_score
 from topicstreams.health.score import DEFAULT_WEIGHTS
 from topicstreams.health.window import Sample, WindowStats
-from topicstreams.items import REQUIRED_RESULT_FIELDS
+from topicstreams.results import REQUIRED_RESULT_FIELDS
 
 OK, ERROR, HARD = ResponseClass.OK, ResponseClass.ERROR, ResponseClass.HARD_BLOCK
 

@@ -59,7 +59,7 @@ def rows(path: Path, sql: str) -> list[tuple]:
 
 
 def item(url: str, topic: str = "climate", engine: str = "google", **extra) -> dict:
-    from topicstreams.pipelines.normalize import news_id
+    from topicstreams.urls import news_id
 
     return {
         "news_id": news_id(url),

@@ -15,10 +15,9 @@ from scrapy.utils.reactor import is_reactor_installed
 from scrapy.utils.test import get_crawler
 
 from topicstreams import settings as project_settings
-
 from topicstreams.items import NewsItem
-from topicstreams.pipelines.normalize import news_id
 from topicstreams.pipelines.store import StorePipeline
+from topicstreams.urls import news_id
 
 
 class NewsSpider(Spider):
@@ -41,6 +40,10 @@ def news_item(n: int, engine: str = "google", topic: str = "climate") -> NewsIte
     )
 
 
+SCHEMA = {"topicstreams.extensions.schema.SchemaExtension": 0}
+"""The one component that upgrades the database in a crawl (the project's settings have it; get_crawler's do not)."""
+
+
 def count(db: Path, table: str) -> int:
     with sqlite3.connect(db) as conn:
         return conn.execute(f"select count(*) from {table}").fetchone()[0]
@@ -49,7 +52,8 @@ def count(db: Path, table: str) -> int:
 def make_pipeline(db: Path, **settings) -> tuple[StorePipeline, dict]:
     defaults = {"TOPICSTREAMS_STORE_BATCH_SIZE": project_settings.TOPICSTREAMS_STORE_BATCH_SIZE,
                 "TOPICSTREAMS_STORE_FLUSH_SECONDS": project_settings.TOPICSTREAMS_STORE_FLUSH_SECONDS}
-    crawler = get_crawler(NewsSpider, {**defaults, "TOPICSTREAMS_DATABASE_URL": f"sqlite:///{db}", **settings})
+    crawler = get_crawler(NewsSpider, {**defaults, "TOPICSTREAMS_DATABASE_URL": f"sqlite:///{db}",
+                                       "EXTENSIONS": SCHEMA, **settings})
     return StorePipeline.from_crawler(crawler), crawler.stats
 
 
@@ -84,7 +88,7 @@ def test_settings_are_read(db: Path) -> None:
 
 def test_items_are_flushed_on_close_and_counted(db: Path) -> None:
     pipeline, stats = make_pipeline(db, TOPICSTREAMS_STORE_FLUSH_SECONDS=0)
-    pipeline.open_spider()  # creates the database
+    pipeline.open_spider()  # the schema extension made the database with the crawler
     items = [news_item(1), news_item(2), news_item(1, engine="bing"), news_item(3, engine="bing")]
     for item in items:
         pipeline.process_item(item)
@@ -185,6 +189,7 @@ def test_a_crawl_stores_its_items(db: Path) -> None:
             "TOPICSTREAMS_DATABASE_URL": f"sqlite:///{db}",
             "TOPICSTREAMS_STORE_BATCH_SIZE": 8,
             "ITEM_PIPELINES": {StorePipeline: 300},
+            "EXTENSIONS": SCHEMA,
         },
     )
     asyncio.run(crawler.crawl_async())

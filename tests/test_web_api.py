@@ -11,8 +11,6 @@ import pytest
 from tests.feed_data import article, client, fresh_database, nid, store, write_rows
 
 
-
-
 def batches(url: str, *groups: list) -> None:
     """Each group one batch (one first_seen_at), a little apart in time."""
     for group in groups:

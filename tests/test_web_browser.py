@@ -17,10 +17,18 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from topicstreams import ENGINES
 from tests.feed_data import (
-    STORIES, article, expected_stories, fresh_database, RunningApp, serving, store, store_stories, write_rows,
+    STORIES,
+    RunningApp,
+    article,
+    expected_stories,
+    fresh_database,
+    serving,
+    store,
+    store_stories,
+    write_rows,
 )
+from topicstreams import ENGINES
 
 POLL_MS = 150
 """The poll interval in these tests (the page's default is 10 s)."""

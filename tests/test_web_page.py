@@ -12,11 +12,17 @@ import pytest
 from parsel import Selector
 
 from tests.feed_data import (
-    STORIES, article, client, expected_stories, fresh_database, store, store_stories, write_rows,
+    STORIES,
+    article,
+    client,
+    expected_stories,
+    fresh_database,
+    store,
+    store_stories,
+    write_rows,
 )
 from topicstreams.storage import database_for
 from topicstreams.storage.topics import add_topics
-
 
 
 @pytest.fixture

@@ -5,8 +5,12 @@ from __future__ import annotations
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 
-from topicstreams.browser import context_options
+from topicstreams.browser import context_options, profile_path
 from topicstreams.config import Config, load_config
+
+LOADED_CONFIG = "TOPICSTREAMS_LOADED_CONFIG"
+"""A setting holding the :class:`~topicstreams.config.Config` a command already loaded and validated: the add-on
+uses it rather than loading the configuration again for every crawler of the process."""
 
 
 def config_settings(config: Config) -> dict:
@@ -49,10 +53,12 @@ class TopicstreamsAddon:
         return cls(crawler)
 
     def update_settings(self, settings: BaseSettings) -> None:
-        config = load_config(settings)
+        config = settings.get(LOADED_CONFIG) or load_config(settings)
         settings.setdict(config_settings(config), priority="addon")
         engine = getattr(self.crawler.spidercls, "name", None)
         if engine in config.data["engines"]:
+            settings.set("TOPICSTREAMS_PROFILE_PATH", str(profile_path(
+                config.get("browser.profile_dir"), config.get("node.id"), engine)), priority="addon")
             # The engine's floor: the pacing middleware keeps it; with it off, Scrapy's own delay does.
             floor = config.min_interval(engine)
             settings.set("TOPICSTREAMS_MIN_INTERVAL", floor, priority="addon")

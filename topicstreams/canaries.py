@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
+
+from topicstreams.signals import CanaryChecked
 
 CANARY_MISMATCH = "canary mismatch"
 """The health reason a wrong canary answer adds (until that canary answers right again)."""
@@ -59,3 +62,11 @@ def answer_problem(canary: CanaryQuery, urls: Iterable[str | None]) -> str | Non
         shown = ", ".join(hosts[:5]) + (", …" if len(hosts) > 5 else "")
         problems.append(f"no result from {canary.expect_domain}" + (f" (hosts: {shown})" if hosts else ""))
     return "; ".join(problems) or None
+
+
+def check_answer(canary: CanaryQuery, engine: str, urls: Iterable[str | None]) -> CanaryChecked:
+    """The check of a canary's answer (the result URLs of its page, normalized) by ``engine``, as it is signalled."""
+    urls = list(urls)
+    problem = answer_problem(canary, urls)
+    return CanaryChecked(engine=engine, query=canary.query, matched=problem is None, results=len(urls),
+                         problem=problem, at=datetime.now(UTC))

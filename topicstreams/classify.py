@@ -9,9 +9,9 @@ One classifier for every engine, in the order of the contract:
 4. ``error``      — any other failure.
 5. ``ok``.
 
-The markers live in one table a maintainer extends: :data:`ENGINE_MARKERS`, each engine's own challenge,
-block and "no results" markers, and :data:`WALL_MARKERS`, the walls in front of any site (checked for every
-engine). Markers are lowercase substrings of the final URL (its query values blanked) or of the page's HTML;
+The markers a maintainer extends live in two places: each engine's own challenge, block and "no results"
+markers on the engine (``markers`` of its class in :mod:`topicstreams.engines`), and :data:`WALL_MARKERS` here,
+the walls in front of any site (checked for every engine). Markers are lowercase substrings of the final URL (its query values blanked) or of the page's HTML;
 HTML markers only count on a page without result items. So a topic or a headline that quotes a marker does not
 bench the engine.
 """
@@ -63,40 +63,6 @@ class EngineMarkers:
     no_results: tuple[str, ...] = ()
 
 
-ENGINE_MARKERS: dict[str, EngineMarkers] = {
-    "google": EngineMarkers(
-        # a redirect to /sorry/index?continue=… (the CAPTCHA page); the consent interstitial
-        challenge_urls=("/sorry/index", "/sorry/", "consent.google.com"),
-        challenge_html=(
-            'id="captcha-form"',
-            "g-recaptcha",
-            "our systems have detected unusual traffic",
-            "before you continue to google",
-        ),
-        # the shell served to clients without JavaScript
-        block_html=("/httpservice/retry/enablejs",),
-        no_results=("did not match any news results", "did not match any documents"),
-    ),
-    "bing": EngineMarkers(
-        # a redirect to /turing/captcha/challenge
-        challenge_urls=("/turing/captcha/",),
-        challenge_html=("/turing/captcha/challenge",),
-        no_results=("there are no results for",),
-    ),
-    "yahoo": EngineMarkers(
-        # a redirect to consent.yahoo.com/v2/collectConsent?sessionId=… (older: guce.yahoo.com/consent?…)
-        challenge_urls=("consent.yahoo.com", "guce.yahoo.com", "/v2/collectconsent", "/consent?brandtype="),
-        challenge_html=('action="/v2/collectconsent', "consent.yahoo.com/v2/collectconsent"),
-        no_results=("we did not find results for",),
-    ),
-    "brave": EngineMarkers(
-        # the proof-of-work CAPTCHA: its title mentions "PoW Captcha" and its data has a challengeSet
-        challenge_html=("pow captcha", "challengeset"),
-        no_results=("no results found",),
-    ),
-}
-"""Each engine's own markers, by spider name (see ENGINES.md). An engine missing here has none of its own."""
-
 WALL_MARKERS = EngineMarkers(
     challenge_urls=("/cdn-cgi/challenge-platform/", "captcha-delivery.com"),
     challenge_html=(
@@ -124,11 +90,6 @@ WALL_MARKERS = EngineMarkers(
 
 WALL_HEADERS = {"cf-mitigated": "challenge"}
 """Response headers that mark a challenge whatever the body says."""
-
-
-def markers_for(engine: str) -> EngineMarkers:
-    """The markers of ``engine`` (empty markers for an engine without its own: the walls still apply)."""
-    return ENGINE_MARKERS.get(engine, EngineMarkers())
 
 
 def _contains(haystack: str, needles: tuple[str, ...]) -> str | None:

@@ -9,6 +9,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from topicstreams import ENGINES
+from topicstreams.addon import LOADED_CONFIG
 from topicstreams.browser import ProfileInUse, ProfileLock, profile_path
 from topicstreams.config import EX_CONFIG, Config, ConfigError, load_config
 
@@ -62,6 +63,8 @@ class ConfiguredCommand(ScrapyCommand):
         super().process_options(args, opts)
         self.refuse(args)
         self.config = load_config_or_exit(self.settings)
+        # Loaded once: every crawler of this process takes this one (the add-on), not a fresh load.
+        self.settings.set(LOADED_CONFIG, self.config, priority="cmdline")
 
     def refuse(self, args: list[str]) -> None:
         """Exit early for arguments that can never run (before the configuration is read)."""
@@ -81,6 +84,15 @@ class SubcommandCommand(ConfiguredCommand):
         lines = [self.short_desc(), ""]
         lines += [f"  {name:<12} {desc}" for name, desc in self.subcommands.items()]
         return "\n".join(lines)
+
+    @staticmethod
+    def database(config: Config):
+        """The configured database's handle, its schema brought to the latest revision first (once per process)."""
+        from topicstreams.storage import database_for, upgrade_once
+
+        url = config.get("database.url")
+        upgrade_once(url)
+        return database_for(url)
 
     def run(self, args: list[str], opts) -> None:
         if not args or args[0] not in self.subcommands:

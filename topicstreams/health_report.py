@@ -34,9 +34,13 @@ from sqlalchemy import Engine
 from topicstreams import ENGINES
 from topicstreams.canaries import CANARY_MISMATCH
 from topicstreams.config import floor_for
-from topicstreams.health.saturation import Saturation, SaturationPolicy, judge_saturation
+from topicstreams.engine_state import COOLING, PAUSED
+from topicstreams.health.saturation import (
+    Saturation,
+    SaturationPolicy,
+    judge_saturation,
+)
 from topicstreams.health.score import CRITICAL, DEGRADED, UNKNOWN
-from topicstreams.states import COOLING, PAUSED
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
 

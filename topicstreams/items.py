@@ -1,8 +1,8 @@
-"""The item every engine spider yields, and what an engine's parser reads from one result."""
-
-from dataclasses import dataclass
+"""The item every engine spider yields."""
 
 import scrapy
+
+from topicstreams.results import REQUIRED_RESULT_FIELDS
 
 
 class NewsItem(scrapy.Item):
@@ -25,23 +25,6 @@ class NewsItem(scrapy.Item):
     news_id = scrapy.Field()
 
 
-REQUIRED_RESULT_FIELDS = ("url", "title", "source", "published_at")
-"""The fields every result of an engine carries: an item missing one is not valid (the parser has slipped)."""
-
-
 def missing_fields(item: NewsItem) -> list[str]:
     """The required fields ``item`` lacks, in the order of :data:`REQUIRED_RESULT_FIELDS`."""
     return [name for name in REQUIRED_RESULT_FIELDS if not item.get(name)]
-
-
-@dataclass
-class ParsedResult:
-    """What a parser (an engine's own, or the structural fallback) reads from one result, before times are
-    resolved."""
-
-    url: str | None
-    title: str | None
-    source: str | None = None
-    snippet: str | None = None
-    time_text: str | None = None
-    timestamp: str | None = None

@@ -98,6 +98,11 @@ class TopicSchedule:
         top = self._peek()
         return None if top is None else top[0]
 
+    def wait(self) -> float | None:
+        """Seconds until the earliest live topic is due (0 when one is due now), or None when none is scheduled."""
+        due = self.next_due()
+        return None if due is None else max(0.0, due - self.clock())
+
     def pop_due(self) -> tuple[str, float] | None:
         """Take the earliest live topic due by now, with its due time; None when none is due.
 

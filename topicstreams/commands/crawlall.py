@@ -7,9 +7,9 @@ import sys
 from scrapy.commands import BaseRunSpiderCommand
 from scrapy.exceptions import UsageError
 
+from topicstreams.arguments import split_names
 from topicstreams.cli import CrawlingCommand
 from topicstreams.commands.crawl import refuse_engines
-from topicstreams.spiders.base import split_names
 
 
 class Command(CrawlingCommand, BaseRunSpiderCommand):

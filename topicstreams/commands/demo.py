@@ -31,7 +31,14 @@ from topicstreams import ENGINES
 from topicstreams.cli import ConfiguredCommand, finish_reason
 from topicstreams.config import DB_URL_ENV, PROXY_ENV
 from topicstreams.fakes import FakeEngines
-from topicstreams.storage import News, Topic, TopicNews, TopicNewsEngine, database_for, upgrade
+from topicstreams.storage import (
+    News,
+    Topic,
+    TopicNews,
+    TopicNewsEngine,
+    database_for,
+    upgrade_once,
+)
 
 
 def available_engines() -> list[str]:
@@ -191,7 +198,7 @@ class Command(ConfiguredCommand):
 
     def start_server(self, config_path: Path, database_url: str) -> None:
         """The web app on the demo's database, its URL printed once it answers; without it if it does not."""
-        upgrade(database_url)  # the schema first: the app never answers 503 during the demo
+        upgrade_once(database_url)  # the schema first: the app never answers 503 during the demo
         self.server = DemoServer(config_path)
         problem = self.server.wait_ready()
         if problem is None:
@@ -218,7 +225,7 @@ class Command(ConfiguredCommand):
 
     @staticmethod
     def print_stored(database_url: str) -> None:
-        engine = database_for(database_url)
+        db = database_for(database_url)
         engines_of = (select(TopicNewsEngine.topic_id, TopicNewsEngine.news_id,
                              func.group_concat(TopicNewsEngine.engine, ",").label("engines"))
                       .group_by(TopicNewsEngine.topic_id, TopicNewsEngine.news_id).subquery())
@@ -228,7 +235,7 @@ class Command(ConfiguredCommand):
                  .join(engines_of, (engines_of.c.topic_id == TopicNews.topic_id)
                        & (engines_of.c.news_id == TopicNews.news_id))
                  .order_by(Topic.name, News.published_at.desc()))
-        with engine.connect() as conn:
+        with db.connect() as conn:
             rows = conn.execute(query).all()
         current = None
         for topic, title, source, url, published, engines in rows:

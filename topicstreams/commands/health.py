@@ -15,7 +15,7 @@ from scrapy.exceptions import UsageError
 from topicstreams import ENGINES
 from topicstreams.cli import SubcommandCommand
 from topicstreams.health_report import build_report, policy_from_settings
-from topicstreams.storage import database_for, upgrade, utcnow
+from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import resume
 
 RESUME = "resume"
@@ -72,14 +72,9 @@ class Command(SubcommandCommand):
         else:
             self.exitcode = self.do_report(self.config, args, opts)
 
-    @staticmethod
-    def _engine(config):
-        upgrade(config.get("database.url"))
-        return database_for(config.get("database.url"))
-
     def do_report(self, config, args, opts) -> int:
         report = build_report(
-            self._engine(config), node=config.get("node.id"), enabled=config.enabled_engines(),
+            self.database(config), node=config.get("node.id"), enabled=config.enabled_engines(),
             policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES),
             all_nodes=opts.all_nodes, now=utcnow())
         print(json.dumps(report.as_json()) if opts.json else report.as_table())
@@ -88,7 +83,7 @@ class Command(SubcommandCommand):
     def do_resume(self, config, args, opts) -> int:
         engine = args[0]
         node = opts.node.strip() if opts.node is not None else config.get("node.id")
-        if not resume(self._engine(config), engine, node, at=utcnow()):
+        if not resume(self.database(config), engine, node, at=utcnow()):
             print(f"{engine} is not paused on node {node}", file=sys.stderr)
             return 1
         print(f"resumed: {engine} on node {node}")

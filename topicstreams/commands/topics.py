@@ -7,7 +7,7 @@ import sys
 from scrapy.exceptions import UsageError
 
 from topicstreams.cli import SubcommandCommand
-from topicstreams.storage import add_topics, database_for, list_topics, set_active, upgrade
+from topicstreams.storage import add_topics, list_topics, set_active
 
 
 class Command(SubcommandCommand):
@@ -21,10 +21,6 @@ class Command(SubcommandCommand):
     def short_desc(self) -> str:
         return "Manage the topics table"
 
-    def _engine(self, config):
-        upgrade(config.get("database.url"))
-        return database_for(config.get("database.url"))
-
     @staticmethod
     def _names(args: list[str]) -> list[str]:
         names = [name.strip() for name in args if name.strip()]
@@ -34,13 +30,13 @@ class Command(SubcommandCommand):
 
     def do_add(self, config, args, opts) -> int:
         names = self._names(args)
-        added = add_topics(self._engine(config), names)
+        added = add_topics(self.database(config), names)
         for name in names:
             print(f"{'added' if name in added else 'already active'}: {name}")
         return 0
 
     def do_list(self, config, args, opts) -> int:
-        rows = list_topics(self._engine(config))
+        rows = list_topics(self.database(config))
         if not rows:
             print("no topics")
             return 0
@@ -52,7 +48,7 @@ class Command(SubcommandCommand):
 
     def _set(self, config, args, active: bool) -> int:
         names = self._names(args)
-        missing = set_active(self._engine(config), names, active)
+        missing = set_active(self.database(config), names, active)
         for name in names:
             if name not in missing:
                 print(f"{'activated' if active else 'deactivated'}: {name}")

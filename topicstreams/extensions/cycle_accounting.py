@@ -43,7 +43,7 @@ import logging
 import math
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any, NamedTuple
 
 from scrapy import Spider, signals
@@ -52,7 +52,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from sqlalchemy.exc import SQLAlchemyError
 
-from topicstreams.extensions.conditions import engine_database_url
+from topicstreams.extensions.shared import engine_database_url, wall
 from topicstreams.storage import database_for
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 
@@ -77,10 +77,6 @@ COUNTERS: dict[str, str] = {
     "cooldowns": "cooldowns",
 }
 """``scraper_cycles`` column -> the stat it is the window's difference of (under ``topicstreams/<engine>/``)."""
-
-
-def wall(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, UTC)
 
 
 def tick_every(interval: float) -> float:

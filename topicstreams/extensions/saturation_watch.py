@@ -17,7 +17,11 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
-from topicstreams.health.saturation import Saturation, SaturationPolicy, judge_saturation
+from topicstreams.health.saturation import (
+    Saturation,
+    SaturationPolicy,
+    judge_saturation,
+)
 from topicstreams.storage.engine_status import read_statuses
 
 logger = logging.getLogger(__name__)

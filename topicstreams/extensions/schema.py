@@ -2,41 +2,18 @@
 
 A Scrapy extension, built with the crawler before its spider, middlewares and pipelines, so every other
 component finds the schema in place. In one process (``scrapy crawlall`` runs four crawlers) the upgrade of a
-database runs once: the other crawlers find it done. :func:`~topicstreams.storage.migrate.upgrade` itself is
-safe against other processes upgrading the same database at the same moment.
+database runs once (:func:`~topicstreams.storage.migrate.upgrade_once`): the other crawlers find it done. The
+upgrade itself is safe against other processes upgrading the same database at the same moment.
 
 Disabled (``NotConfigured``) when ``TOPICSTREAMS_DATABASE_URL`` is empty: nothing is stored then.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
-from topicstreams.storage import upgrade
-
-logger = logging.getLogger(__name__)
-
-_upgraded: set[str] = set()
-_lock = threading.Lock()
-
-
-def upgrade_once(url: str) -> None:
-    """Upgrade the database at ``url``, unless this process already did."""
-    with _lock:
-        if url in _upgraded:
-            return
-        upgrade(url)
-        _upgraded.add(url)
-
-
-def forget_upgrades() -> None:
-    """Upgrade again on the next start (a test that replaces a database file under the same URL)."""
-    with _lock:
-        _upgraded.clear()
+from topicstreams.storage.migrate import upgrade_once
 
 
 class SchemaExtension:

@@ -44,7 +44,7 @@ import asyncio
 import logging
 import math
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from scrapy import Spider, signals
@@ -56,9 +56,9 @@ from topicstreams import ENGINES
 from topicstreams.alerting import alert_payload, post_webhook
 from topicstreams.canaries import CANARY_MISMATCH, canaries_for
 from topicstreams.classify import PARSE_ERROR, ResponseClass
-from topicstreams.engine_state import EngineState, state_for
-from topicstreams.extensions.conditions import engine_database_url
+from topicstreams.engine_state import COOLING, PAUSED, RUNNING, EngineState, state_for
 from topicstreams.extensions.saturation_watch import SaturationWatch, watch_for
+from topicstreams.extensions.shared import engine_database_url, wall
 from topicstreams.health.cost import cost_drift, per_record
 from topicstreams.health.monitor import (
     PAUSE,
@@ -81,7 +81,6 @@ from topicstreams.signals import (
     page_parsed,
     response_classified,
 )
-from topicstreams.states import COOLING, PAUSED, RUNNING
 from topicstreams.storage import database_for, utcnow
 from topicstreams.storage import engine_status as store
 
@@ -102,10 +101,6 @@ def is_result_page(classification: Classification) -> bool:
     if classification.cls is ResponseClass.OK:
         return classification.items > 0
     return classification.cls is ResponseClass.ERROR and classification.reason.startswith(PARSE_ERROR)
-
-
-def wall(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, UTC)
 
 
 def baseline_history(db: Engine, engine_name: str, node: str, days: float, now: datetime | None = None) -> History:

@@ -34,7 +34,12 @@ from topicstreams.health.score import (
     band_of,
     health_score,
 )
-from topicstreams.health.window import LatencyHistory, RollingWindow, Sample, WindowStats
+from topicstreams.health.window import (
+    LatencyHistory,
+    RollingWindow,
+    Sample,
+    WindowStats,
+)
 
 SLOW_DOWN, RECOVER, PAUSE = "slow down", "recover", "pause"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from topicstreams.items import REQUIRED_RESULT_FIELDS
+from topicstreams.results import REQUIRED_RESULT_FIELDS
 
 PARSE_ERROR_REASON = "parse error"
 NO_ITEMS_REASON = "pages without items"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from topicstreams.states import COOLING
+from topicstreams.engine_state import COOLING
 
 FRESH_SLACK = 60.0
 """Seconds a status row stays fresh beyond two pace floors."""

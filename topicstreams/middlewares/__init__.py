@@ -1,16 +1,21 @@
-"""The downloader middlewares of the engine spiders: pacing (floor, jitter, bench, probe) and blocks (classify)."""
+"""The downloader middlewares of the engine spiders: pacing (floor, jitter, bench, probe) and blocks (classify).
+
+They act on an engine's results-page requests only (``topicstreams_engine`` in their meta, see
+:mod:`topicstreams.meta`); a page's own assets are the browser's business.
+"""
 
 from __future__ import annotations
 
 from scrapy import Request
 from scrapy.crawler import Crawler
 
+from topicstreams import meta as keys
 from topicstreams.engine_state import EngineState, state_for
 
 
 def is_engine_request(request: Request) -> bool:
-    """Whether a request is an engine's results page (the spiders mark theirs with ``topicstreams_engine``)."""
-    return bool(request.meta.get("topicstreams_engine"))
+    """Whether a request is an engine's results page."""
+    return keys.is_engine_request(request.meta)
 
 
 class EngineMiddleware:

@@ -3,8 +3,9 @@
 A downloader middleware, next to pacing (it sees responses right after it). For each results-page request of
 an engine spider (``topicstreams_engine`` in its meta):
 
-* a response is classified by the spider's engine contract (:meth:`EngineSpider.extract`: the markers, the
-  result items, the structural fallback), then by size: an otherwise ok 200 page below
+* a response is read once, by the engine's :class:`~topicstreams.engines.reader.PageReader` (the markers,
+  the result items, the structural fallback: a WARNING the first time it reads a page and
+  ``topicstreams/<engine>/layout_fallbacks``), then judged by size: an otherwise ok 200 page below
   ``scraper.soft_block.min_size_ratio`` × the engine's running median size of pages with results, for its
   page type (a topic's first page or a later one), is a soft block; a failure (reset, refusal, timeout, …) by
   :func:`~topicstreams.classify.classify_failure`;
@@ -12,15 +13,16 @@ an engine spider (``topicstreams_engine`` in its meta):
   challenge, hard block or soft block (a longer ``Retry-After`` wins) and resets it on success;
 * the counts go to the stats (``topicstreams/<engine>/<class>``, ``cooldowns``), and a
   :class:`~topicstreams.signals.Classification` goes out as the ``response_classified`` signal;
-* the verdict, the parsed results and the classification ride on in ``request.meta``
-  (``topicstreams_verdict``, ``topicstreams_results``, ``topicstreams_classification``) for the spider's
-  callback, so each page is read once and its parse outcome joins its classification.
+* the reading and the classification ride on in ``request.meta`` (``topicstreams_reading``,
+  ``topicstreams_classification``: plain data, see :mod:`topicstreams.meta`) for the spider's callback, so each
+  page is read once and its parse outcome joins its classification.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -28,7 +30,16 @@ from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
-from topicstreams.classify import STAT_KEYS, ResponseClass, RunningMedian, Verdict, classify_failure, size_verdict
+from topicstreams import meta as keys
+from topicstreams.classify import (
+    STAT_KEYS,
+    ResponseClass,
+    RunningMedian,
+    Verdict,
+    classify_failure,
+    size_verdict,
+)
+from topicstreams.engines.reader import Page, Reading, reader_from_settings
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
 from topicstreams.signals import Classification, response_classified
 
@@ -61,6 +72,8 @@ class BlocksMiddleware(EngineMiddleware):
         self.min_size_ratio = crawler.settings.getfloat("TOPICSTREAMS_SOFT_BLOCK_MIN_SIZE_RATIO")
         self.sizes: dict[str, RunningMedian] = {}
         """The running median size of the engine's ok pages, per page type."""
+        self.reader = reader_from_settings(crawler.spidercls.name, crawler.settings)
+        self.fallback_warned = False
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if is_engine_request(request):
@@ -69,38 +82,48 @@ class BlocksMiddleware(EngineMiddleware):
     def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
         if not is_engine_request(request):
             return response
-        page = request.meta.get("topicstreams_page")
-        verdict, parsed, fetched_at = self.crawler.spider.read_page(response)
+        page = request.meta.get(keys.PAGE) or 0
+        reading = self.reader.read(Page(response.url, response.status, response.text,
+                                        response.headers.to_unicode_dict(), page))
+        if reading.fallback:
+            self.fell_back(response.url, len(reading.results))
         size = len(response.body)
         if response.status == 200:
             norm = self.sizes.setdefault(page_type(page), RunningMedian())
-            verdict = size_verdict(verdict, size, norm.value, self.min_size_ratio)
-            if verdict.cls is ResponseClass.OK and parsed:
+            verdict = size_verdict(reading.verdict, size, norm.value, self.min_size_ratio)
+            if verdict.cls is ResponseClass.OK and reading.results:
                 norm.add(size)
-        request.meta["topicstreams_verdict"] = verdict
-        request.meta["topicstreams_results"] = parsed
-        request.meta["topicstreams_fetched_at"] = fetched_at
+            if verdict is not reading.verdict:
+                reading = replace(reading, verdict=verdict)
+        request.meta[keys.READING] = reading
         retry_after = retry_after_seconds(response.headers.get("Retry-After", b"").decode("latin-1"))
-        self._take(request, verdict, url=response.url, status=response.status, size=size, items=len(parsed),
-                   retry_after=retry_after)
+        self._take(request, reading.verdict, url=response.url, status=response.status, size=size,
+                   items=len(reading.results), retry_after=retry_after)
         return response
+
+    def fell_back(self, url: str, found: int) -> None:
+        self.stat("layout_fallbacks")
+        log = logger.debug if self.fallback_warned else logger.warning
+        log("no known %s layout matched %s: the structural fallback found %d results; the engine's page has "
+            "probably changed, update its layouts", self.state.engine, url, found)
+        self.fallback_warned = True
 
     def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
         if not is_engine_request(request):
             return
         verdict = classify_failure(exception)
-        request.meta["topicstreams_verdict"] = verdict
+        request.meta[keys.READING] = Reading(verdict)
         self._take(request, verdict, url=request.url, status=None, size=0, items=0, retry_after=None)
 
     def _take(self, request: Request, verdict: Verdict, *, url: str, status: int | None, size: int, items: int,
               retry_after: float | None) -> None:
         state = self.state
         meta = request.meta
-        probe = bool(meta.get("topicstreams_probe"))
+        probe = bool(meta.get(keys.PROBE))
         bench = state.record(verdict.cls, probe=probe, retry_after=retry_after)
-        sent_at = meta.get("topicstreams_sent_at")
+        sent_at = meta.get(keys.SENT_AT)
         latency = time.monotonic() - sent_at if sent_at is not None else None
-        topic = meta.get("topicstreams_topic")
+        topic = meta.get(keys.TOPIC)
         self.stat(STAT_KEYS[verdict.cls])
         if verdict.cls is not ResponseClass.OK:
             logger.warning("[%s] %s for topic %r (%s): %s", state.engine, verdict.cls, topic, url, verdict.reason)
@@ -111,10 +134,10 @@ class BlocksMiddleware(EngineMiddleware):
                            f", Retry-After {retry_after:g} s" if retry_after is not None else "")
         elif probe and verdict.cls is ResponseClass.OK:
             logger.info("[%s] the probe came back ok: cooldown reset, back to the normal pace", state.engine)
-        page = meta.get("topicstreams_page")
+        page = meta.get(keys.PAGE)
         classification = Classification(
             engine=state.engine, topic=topic, page=page, page_type=page_type(page), url=url, status=status,
             cls=verdict.cls, reason=verdict.reason, latency=latency, bytes=size, items=items, probe=probe,
-            bench=bench, at=datetime.now(UTC), canary=bool(meta.get("topicstreams_canary")))
-        meta["topicstreams_classification"] = classification
+            bench=bench, at=datetime.now(UTC), canary=bool(meta.get(keys.CANARY)))
+        meta[keys.CLASSIFICATION] = classification
         self.crawler.signals.send_catch_log(signal=response_classified, classification=classification)

@@ -30,6 +30,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
+from topicstreams import meta as keys
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
 
 logger = logging.getLogger(__name__)
@@ -46,7 +47,9 @@ class PacingMiddleware(EngineMiddleware):
         self._lock: asyncio.Lock | None = None
         self._sending: asyncio.Future | None = None
         """The request let go last, until it has left the browser (or ended)."""
-        self._sending_meta: dict[str, Any] | None = None
+        self._sending_request: Request | None = None
+        self._sending_left = False
+        """Whether the browser has reported the request let go last as sent."""
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if not is_engine_request(request):
@@ -67,9 +70,9 @@ class PacingMiddleware(EngineMiddleware):
                     break
             probe = state.start_request()
             self._sending = asyncio.get_running_loop().create_future()
-            self._sending_meta = request.meta
-        request.meta["topicstreams_sent_at"] = state.last_sent
-        request.meta["topicstreams_probe"] = probe
+            self._sending_request, self._sending_left = request, False
+        request.meta[keys.SENT_AT] = state.last_sent
+        request.meta[keys.PROBE] = probe
         request.meta["dont_retry"] = True
         if probe:
             self.stat("probes")
@@ -88,13 +91,13 @@ class PacingMiddleware(EngineMiddleware):
             return
         state = self.state
         state.mark_sent()
-        if self._sending_meta is not None and "topicstreams_left" not in self._sending_meta:
-            self._sending_meta["topicstreams_left"] = True
-            self._sending_meta["topicstreams_sent_at"] = state.last_sent
+        if self._sending_request is not None and not self._sending_left:
+            self._sending_left = True
+            self._sending_request.meta[keys.SENT_AT] = state.last_sent
         self._release()
 
     def _release(self, request: Request | None = None) -> None:
-        if request is not None and request.meta is not self._sending_meta:
+        if request is not None and request is not self._sending_request:
             return
         if self._sending is not None and not self._sending.done():
             self._sending.set_result(None)

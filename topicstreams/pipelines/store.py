@@ -27,7 +27,6 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.asyncio import create_looping_call
 
 from topicstreams.storage.db import database_for
-from topicstreams.storage.migrate import upgrade
 from topicstreams.storage.writer import NewsWriter, WriteResult, item_problem
 
 logger = logging.getLogger(__name__)
@@ -62,7 +61,7 @@ class StorePipeline:
         )
 
     def open_spider(self) -> None:
-        upgrade(self.url)
+        # The schema is in place: the schema extension upgraded the database when the crawler was made.
         self.writer = NewsWriter(database_for(self.url))
         if self.flush_seconds > 0:
             self._start_periodic_flush()

@@ -1,47 +1,9 @@
-"""Google News (the News tab of Google Search)."""
+"""``scrapy crawl google``: the engine loop bound to Google (:mod:`topicstreams.engines.google`)."""
 
-from __future__ import annotations
-
-from typing import ClassVar
-from urllib.parse import urlencode
-
-from scrapy.http import Response
-from scrapy.selector import Selector
-
-from topicstreams.spiders.base import EngineSpider, ParsedResult, text_of
-
-FRESHNESS = {"hour": "qdr:h", "day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "any": None}
-"""``engines.google.freshness`` as Google's ``tbs`` time filter."""
+from topicstreams.engines.google import Google
+from topicstreams.spiders.base import EngineSpider
 
 
 class GoogleSpider(EngineSpider):
-    name = "google"
-    results_per_page = 10
-
-    own_domains = ("google.com",)
-    layouts: ClassVar[dict[str, str]] = {
-        # 2026: each result a div[data-news-doc-id] under #rso
-        "2026": "#rso div[data-news-doc-id]",
-    }
-
-    def results_url(self, topic: str, page: int) -> str:
-        tbs = ",".join(part for part in (FRESHNESS[self.freshness], "sbd:1") if part)
-        query = {"q": topic, "tbm": "nws", "tbs": tbs}
-        if page:
-            query["start"] = page * self.results_per_page
-        return f"{self.base_url}/search?{urlencode(query)}"
-
-    def parse_result(self, node: Selector, response: Response) -> ParsedResult:
-        link = node.css("a.WlydOe, a[jsname=YKoRaf]") or node.css("a[href]")
-        stamp = node.css("div.OSrXXb span[data-ts]")
-        return ParsedResult(
-            url=link.attrib.get("href"),
-            title=text_of(node.css("div[role=heading]")),
-            source=text_of(node.css("div.MgUUmf span")),
-            snippet=text_of(node.css("div.UqSP2b")),
-            time_text=text_of(stamp or node.css("div.OSrXXb span")),
-            timestamp=stamp.attrib.get("data-ts"),
-        )
-
-    def has_next_page(self, response: Response, page: int) -> bool:
-        return bool(response.css("a#pnnext"))
+    engine_class = Google
+    name = Google.name

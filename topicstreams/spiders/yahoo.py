@@ -1,52 +1,9 @@
-"""Yahoo News search."""
+"""``scrapy crawl yahoo``: the engine loop bound to Yahoo (:mod:`topicstreams.engines.yahoo`)."""
 
-from __future__ import annotations
-
-import re
-from typing import ClassVar
-from urllib.parse import urlencode
-
-from scrapy.http import Response
-from scrapy.selector import Selector
-
-from topicstreams.spiders.base import EngineSpider, ParsedResult, text_of
-
-FRESHNESS = {"hour": "d", "day": "d", "week": "w", "month": "m", "any": None}
-"""``engines.yahoo.freshness`` as Yahoo's ``btf`` filter; it has no past hour, so "hour" takes the past day."""
-
-VIA_RE = re.compile(r"\s*[·•]\s*via\s+.*$", re.IGNORECASE)
-"""The " · via Yahoo News" Yahoo appends to a source."""
+from topicstreams.engines.yahoo import Yahoo
+from topicstreams.spiders.base import EngineSpider
 
 
 class YahooSpider(EngineSpider):
-    name = "yahoo"
-    results_per_page = 10
-    own_domains = ("search.yahoo.com",)
-    layouts: ClassVar[dict[str, str]] = {
-        # each result a div.NewsArticle in the main list (li.ov-a alone also matches the trending sidebar)
-        "NewsArticle": "#web ol.searchCenterMiddle div.NewsArticle",
-    }
-
-    def results_url(self, topic: str, page: int) -> str:
-        query = {"p": topic, "b": str(page * self.results_per_page + 1), "pz": str(self.results_per_page)}
-        if FRESHNESS[self.freshness]:
-            query["btf"] = FRESHNESS[self.freshness]
-        return f"{self.base_url}/search?{urlencode(query)}"
-
-    def parse_result(self, node: Selector, response: Response) -> ParsedResult:
-        link = node.css("h4.s-title > a, h4.s-title a")
-        return ParsedResult(
-            url=link.attrib.get("href"),
-            title=text_of(link),
-            source=text_of(node.css("span.s-source")),
-            snippet=text_of(node.css("p.s-desc")),
-            time_text=text_of(node.css("span.s-time")),
-        )
-
-    def clean(self, parsed: ParsedResult) -> ParsedResult:
-        if parsed.source:
-            parsed.source = VIA_RE.sub("", parsed.source).strip(" ·•") or None
-        return parsed
-
-    def has_next_page(self, response: Response, page: int) -> bool:
-        return bool(response.css("a.next"))
+    engine_class = Yahoo
+    name = Yahoo.name

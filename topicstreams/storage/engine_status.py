@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import Engine, func, insert, select, update
 
-from topicstreams.states import COOLING, PAUSED, RUNNING
+from topicstreams.engine_state import COOLING, PAUSED, RUNNING
 from topicstreams.storage.db import upsert, utcnow
 from topicstreams.storage.models import alerts_table as alerts
 from topicstreams.storage.models import engine_status_table as engine_status

@@ -43,7 +43,11 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from topicstreams.storage import search
 from topicstreams.storage.db import immediate, insert_ignore, utcnow
-from topicstreams.storage.models import news_table, topic_news_engines_table, topic_news_table
+from topicstreams.storage.models import (
+    news_table,
+    topic_news_engines_table,
+    topic_news_table,
+)
 from topicstreams.storage.topics import topic_ids
 
 logger = logging.getLogger(__name__)

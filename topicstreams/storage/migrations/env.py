@@ -66,14 +66,14 @@ def run_migrations_online() -> None:
 
     from topicstreams.storage.db import make_database
 
-    engine = make_database(_url(), foreign_keys=False, poolclass=NullPool)
+    db = make_database(_url(), foreign_keys=False, poolclass=NullPool)
     try:
-        with engine.begin() as connection:
+        with db.begin() as connection:
             context.configure(connection=connection, **_options(connection.dialect.name))
             with context.begin_transaction():
                 context.run_migrations()
     finally:
-        engine.dispose()
+        db.dispose()
 
 
 if context.is_offline_mode():

@@ -21,8 +21,8 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from topicstreams.items import ParsedResult
-from topicstreams.pipelines.normalize import normalize_url
+from topicstreams.results import ParsedResult
+from topicstreams.urls import normalize_url
 
 HEADING = "self::h2 or self::h3 or self::h4 or @role='heading'"
 TEXTS = ".//text()[normalize-space()][not(ancestor::script or ancestor::style or ancestor::noscript)]"

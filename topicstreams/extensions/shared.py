@@ -1,10 +1,12 @@
-"""When an engine extension follows a crawl: the checks the health and cycle extensions share in ``from_crawler``.
+"""What the health and cycle extensions share: the checks of their ``from_crawler``, and wall-clock times.
 
 An engine extension runs when its switch setting is on, on an engine spider's crawler (:data:`topicstreams.ENGINES`),
 with a database to write to; otherwise it is not built (Scrapy's ``NotConfigured``, whose reason Scrapy logs).
 """
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
@@ -27,3 +29,8 @@ def engine_database_url(crawler: Crawler, *, switch: str, purpose: str, keeps: s
     if not database_url:
         raise NotConfigured(f"TOPICSTREAMS_DATABASE_URL is empty: nowhere to keep {keeps}")
     return database_url
+
+
+def wall(seconds: float) -> datetime:
+    """A ``time.time()`` reading as an aware UTC datetime."""
+    return datetime.fromtimestamp(seconds, UTC)

@@ -1,0 +1,124 @@
+"""The topic supply behind the spider's loop, on a real SQLite file and an injected clock (no crawl, no browser)."""
+
+from __future__ import annotations
+
+import pytest
+
+from topicstreams.classify import ResponseClass, Verdict
+from topicstreams.engine_state import CooldownPolicy, EngineState
+from topicstreams.storage import (
+    add_topics,
+    database_for,
+    list_topics,
+    set_active,
+    upgrade,
+)
+from topicstreams.topic_supply import Fate, PassTopics, in_shard
+
+OK = Verdict(ResponseClass.OK, "10 results")
+BLOCK = Verdict(ResponseClass.HARD_BLOCK, "HTTP 429")
+ERROR = Verdict(ResponseClass.ERROR, "HTTP 500")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def db_url(tmp_path) -> str:
+    url = f"sqlite:///{tmp_path / 'supply.db'}"
+    upgrade(url)
+    return url
+
+
+def state(clock: Clock) -> EngineState:
+    return EngineState("google", floor=1.0, jitter_ratio=0.0, cooldown=CooldownPolicy(60, 2, 3600), clock=clock)
+
+
+def supply(db_url: str, clock: Clock, **kwargs) -> PassTopics:
+    options = {"interval": 100.0, "topics": None, "once": False, "once_attempts": 2, **kwargs}
+    made = PassTopics(state(clock), database_url=db_url, clock=clock, **options)
+    made.open()
+    return made
+
+
+def take_all(topics: PassTopics) -> list[str]:
+    taken = []
+    while (topic := topics.take()) is not None:
+        taken.append(topic)
+    return taken
+
+
+def test_once_every_topic_at_once_then_exhausted(db_url, clock):
+    topics = supply(db_url, clock, topics=["a", "b"], once=True)
+    assert take_all(topics) == ["a", "b"]
+    assert topics.done("a", OK).fate is Fate.SWEPT and topics.done("b", OK).fate is Fate.SWEPT
+    assert topics.exhausted and topics.take() is None
+    # a one-off run's topics are stored inactive: they never join the standing list
+    assert [(t.name, t.active) for t in list_topics(database_for(db_url))] == [("a", False), ("b", False)]
+
+
+def test_once_a_failing_topic_is_retried_then_given_up(db_url, clock):
+    topics = supply(db_url, clock, topics=["a"], once=True, once_attempts=2)
+    assert topics.take() == "a"
+    first = topics.done("a", ERROR)
+    assert (first.fate, first.attempts, first.retry_in) == (Fate.RETRY, 1, 60)
+    assert topics.take() is None and topics.wait() == pytest.approx(60)  # due again the cooldown's initial later
+    clock.now += 60
+    assert topics.take() == "a"
+    assert topics.done("a", ERROR) == type(first)(Fate.GIVEN_UP, 2)
+    assert topics.exhausted
+
+
+def test_a_blocked_topic_keeps_its_due_time_so_it_is_the_probe(db_url, clock):
+    topics = supply(db_url, clock, topics=["a", "b"], once=True)
+    assert topics.take() == "a"
+    outcome = topics.done("a", BLOCK)
+    assert (outcome.fate, outcome.retry_in) == (Fate.RETRY, None)  # after the cooldown, whenever it ends
+    assert take_all(topics) == ["a", "b"]  # first again: it goes back before those behind it
+
+
+def test_continuous_topics_of_the_argument_are_staggered_and_rearmed_an_interval_on(db_url, clock):
+    topics = supply(db_url, clock, topics=["a", "b"])
+    assert take_all(topics) == ["a"]  # b is due half an interval later
+    assert topics.wait() == pytest.approx(50)
+    topics.state.pace_multiplier = 2.0  # a slowed engine comes round later too
+    assert topics.done("a", OK).fate is Fate.SWEPT
+    clock.now += 50
+    assert take_all(topics) == ["b"]
+    assert topics.schedule.due_time("a") == pytest.approx(1200)
+    assert not topics.exhausted
+
+
+def test_the_table_seeds_and_is_followed(db_url, clock):
+    topics = supply(db_url, clock, seed=["alpha", "beta"])
+    db = database_for(db_url)
+    assert take_all(topics) == ["alpha"]
+    set_active(db, ["beta"], False)
+    add_topics(db, ["gamma"])
+    clock.now += 100  # the next reconcile: beta dropped, gamma staggered in
+    topics.done("alpha", OK)
+    assert take_all(topics) == ["gamma"]  # alpha is due again an interval after its sweep
+    assert "beta" not in topics.schedule.topics and topics.schedule.due_time("alpha") == pytest.approx(1200)
+
+
+def test_a_shard_takes_only_its_topics(db_url, clock):
+    names = [f"t{i}" for i in range(20)]
+    topics = supply(db_url, clock, topics=names, once=True, shard="1/3")
+    assert take_all(topics) == [name for name in names if in_shard(name, "1/3")]
+
+
+def test_once_on_a_paused_engine_abandons_what_is_left(db_url, clock):
+    topics = supply(db_url, clock, topics=["a", "b", "c"], once=True)
+    assert topics.take() == "a"
+    topics.done("a", OK)
+    assert topics.abandon() == ["b", "c"] and topics.exhausted

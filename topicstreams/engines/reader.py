@@ -1,0 +1,167 @@
+"""Reading one results page of an engine: its class, its results, whether a page follows. Pure.
+
+:meth:`PageReader.read` takes a rendered :class:`Page` (URL, status, HTML, headers) and gives a
+:class:`Reading`:
+
+1. the page's result items by the engine's known layouts (:meth:`Engine.result_nodes`);
+2. the class by :func:`~topicstreams.classify.classify_response` (the engine's markers and the walls);
+3. an ``ok`` page: each item's fields (:meth:`Engine.parse_result`, then :meth:`Engine.clean`);
+4. a page that is only an unexplained empty list: the structural fallback
+   (:mod:`topicstreams.engines.fallback`); when it finds results the page is ``ok`` and the reading says it
+   came from the fallback (the engine's page has probably changed);
+5. a parser that raises makes the page an ``error`` (``parse error: …``), never an exception.
+
+:meth:`PageReader.items` turns a reading's results into :class:`~topicstreams.items.NewsItem` s of a topic.
+Nothing here knows Scrapy's crawl: it is tested on HTML alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from urllib.parse import urljoin
+
+from parsel import Selector, SelectorList
+from w3lib.html import get_base_url
+
+from topicstreams.classify import (
+    EMPTY_LIST,
+    ResponseClass,
+    Verdict,
+    classify_response,
+    parse_error,
+)
+from topicstreams.dates import parse_result_time
+from topicstreams.engines.base import Engine
+from topicstreams.engines.fallback import structural_results
+from topicstreams.items import NewsItem
+from topicstreams.results import ParsedResult
+from topicstreams.urls import normalize_url
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Page:
+    """A rendered results page, as the browser gave it."""
+
+    url: str
+    status: int
+    html: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    number: int = 0
+    """The page of the topic's results (0: the first)."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one page said: plain data, so it can ride with the request to the spider's callback."""
+
+    verdict: Verdict
+    results: tuple[ParsedResult, ...] = ()
+    fetched_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    languages: tuple[str, ...] | None = None
+    """The languages its result times are read in."""
+    fallback: bool = False
+    """Whether the structural fallback found the results (no known layout matched)."""
+    has_next: bool = False
+    """Whether the engine offers a page after this one."""
+    base_url: str = ""
+    """What the page's relative links resolve against (its ``<base href>``, else its URL)."""
+
+
+@dataclass
+class ItemsOfPage:
+    items: list[NewsItem]
+    unparsed_times: list[tuple[str | None, str | None]]
+    """The ``(time_text, timestamp)`` of results whose time could not be read."""
+
+
+class PageReader:
+    """Reads the pages of one engine. ``redirector_hosts``: hosts whose redirect links are unwrapped (the engines'
+    own hosts, see :func:`~topicstreams.urls.normalize_url`)."""
+
+    def __init__(self, engine: Engine, redirector_hosts: Iterable[str] = ()) -> None:
+        self.engine = engine
+        self.redirector_hosts = frozenset(redirector_hosts)
+
+    def read(self, page: Page, fetched_at: datetime | None = None) -> Reading:
+        """The page's reading; a parser failure is an ``error`` reading, logged with its traceback."""
+        fetched_at = fetched_at or datetime.now(UTC)
+        try:
+            return replace(self._read(page, fetched_at), base_url=get_base_url(page.html[:4096], page.url))
+        except Exception as exc:
+            logger.exception("could not parse %s", page.url)
+            return Reading(parse_error(exc), fetched_at=fetched_at, base_url=page.url)
+
+    def _read(self, page: Page, fetched_at: datetime) -> Reading:
+        engine = self.engine
+        selector = Selector(text=page.html or "<html></html>")
+        nodes = engine.result_nodes(selector) if page.status == 200 else SelectorList()
+        verdict = classify_response(engine.markers, status=page.status, url=page.url, html=page.html,
+                                    item_count=len(nodes), headers=dict(page.headers))
+        languages = self.languages(selector)
+        if verdict.cls is ResponseClass.OK:
+            results = tuple(engine.clean(engine.parse_result(node, selector)) for node in nodes)
+            has_next = bool(results) and engine.has_next_page(selector, page.number)
+            return Reading(verdict, results, fetched_at, languages, has_next=has_next)
+        if verdict.reason != EMPTY_LIST:
+            return Reading(verdict, (), fetched_at, languages)
+        found = structural_results(
+            selector.root, page.url, own_domains=engine.own_domains, redirector_hosts=self.redirector_hosts,
+            reads_as_time=lambda text: parse_result_time(text, fetched_at, languages=languages) is not None)
+        if not found:
+            return Reading(verdict, (), fetched_at, languages)
+        return Reading(Verdict(ResponseClass.OK, f"{len(found)} results (structural fallback)"),
+                       tuple(engine.clean(result) for result in found), fetched_at, languages, fallback=True,
+                       has_next=engine.has_next_page(selector, page.number))
+
+    def languages(self, page: Selector) -> tuple[str, ...] | None:
+        """The languages to read result times in: the engine's, else the page's ``<html lang>`` and English."""
+        if self.engine.time_languages is not None:
+            return self.engine.time_languages
+        lang = (page.xpath("/html/@lang").get() or "").strip().lower().replace("_", "-").split("-")[0]
+        if not lang.isalpha():
+            return None
+        return (lang,) if lang == "en" else (lang, "en")
+
+    def items(self, reading: Reading, *, topic: str, number: int = 0) -> ItemsOfPage:
+        """The reading's results as items of ``topic``, ranked from ``number`` × the engine's page size + 1."""
+        items, unparsed = [], []
+        first = number * self.engine.results_per_page
+        for rank, parsed in enumerate(reading.results, start=first + 1):
+            published = parse_result_time(parsed.time_text, reading.fetched_at, timestamp=parsed.timestamp,
+                                          languages=reading.languages)
+            if published is None and (parsed.time_text or parsed.timestamp):
+                unparsed.append((parsed.time_text, parsed.timestamp))
+            items.append(NewsItem(
+                url=urljoin(reading.base_url, parsed.url) if parsed.url else None,
+                title=parsed.title,
+                source=parsed.source,
+                snippet=parsed.snippet,
+                published_at=published,
+                topic=topic,
+                engine=self.engine.name,
+                rank=rank,
+                fetched_at=reading.fetched_at,
+            ))
+        return ItemsOfPage(items, unparsed)
+
+    def identity(self, url: str | None) -> str | None:
+        """The normalized form of a result URL (as the store will know it); the URL itself when it does not parse."""
+        try:
+            return normalize_url(url, self.redirector_hosts) if url else None
+        except ValueError:
+            return url
+
+
+def reader_from_settings(name: str, settings) -> PageReader:
+    """The reader of engine ``name`` as a crawl's settings configure it (``TOPICSTREAMS_ENGINES``): its origin and
+    freshness, and every engine's host as a redirector host."""
+    from topicstreams.engines import make_engine
+    from topicstreams.urls import engine_hosts
+
+    engines = settings.getdict("TOPICSTREAMS_ENGINES")
+    return PageReader(make_engine(name, engines), engine_hosts(engines))
