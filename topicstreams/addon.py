@@ -8,10 +8,6 @@ from scrapy.settings import BaseSettings
 from topicstreams.browser import context_options, profile_path
 from topicstreams.config import Config, load_config
 
-LOADED_CONFIG = "TOPICSTREAMS_LOADED_CONFIG"
-"""A setting holding the :class:`~topicstreams.config.Config` a command already loaded and validated: the add-on
-uses it rather than loading the configuration again for every crawler of the process."""
-
 
 def config_settings(config: Config) -> dict:
     """The ``TOPICSTREAMS_*`` settings (and the Scrapy ones derived) for a validated configuration."""
@@ -39,7 +35,9 @@ def config_settings(config: Config) -> dict:
 
 
 class TopicstreamsAddon:
-    """Loads the configuration (defaults, TOPICSTREAMS_CONFIG, environment) into the crawler's settings.
+    """Loads the configuration (defaults, TOPICSTREAMS_CONFIG, environment) into the crawler's settings, and enables
+    the extensions every crawl needs first (:mod:`topicstreams.extensions.profile_lock`,
+    :mod:`topicstreams.extensions.schema`).
 
     Raises :class:`~topicstreams.config.ConfigError` on a bad configuration; the project's ``crawl`` and
     ``crawlall`` commands validate before any crawler is made, so users see one ``config error:`` line.
@@ -53,7 +51,14 @@ class TopicstreamsAddon:
         return cls(crawler)
 
     def update_settings(self, settings: BaseSettings) -> None:
-        config = settings.get(LOADED_CONFIG) or load_config(settings)
+        from topicstreams.extensions.profile_lock import ProfileLockExtension
+        from topicstreams.extensions.schema import SchemaExtension
+
+        # Every crawl needs these two first (the profile held, the schema in place), even when a user's EXTENSIONS
+        # replaces the project's: an add-on adds them, as Scrapy add-ons enable their components.
+        settings.set_in_component_priority_dict("EXTENSIONS", ProfileLockExtension, 0)
+        settings.set_in_component_priority_dict("EXTENSIONS", SchemaExtension, 1)
+        config = load_config(settings)  # the command's own load, shared (load_config loads once per process)
         settings.setdict(config_settings(config), priority="addon")
         engine = getattr(self.crawler.spidercls, "name", None)
         if engine in config.data["engines"]:

@@ -9,7 +9,6 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from topicstreams import ENGINES
-from topicstreams.addon import LOADED_CONFIG
 from topicstreams.browser import ProfileInUse, ProfileLock, profile_path
 from topicstreams.config import EX_CONFIG, Config, ConfigError, load_config
 
@@ -63,8 +62,6 @@ class ConfiguredCommand(ScrapyCommand):
         super().process_options(args, opts)
         self.refuse(args)
         self.config = load_config_or_exit(self.settings)
-        # Loaded once: every crawler of this process takes this one (the add-on), not a fresh load.
-        self.settings.set(LOADED_CONFIG, self.config, priority="cmdline")
 
     def refuse(self, args: list[str]) -> None:
         """Exit early for arguments that can never run (before the configuration is read)."""

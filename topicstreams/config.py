@@ -373,12 +373,8 @@ def merge(base: Any, override: Any) -> Any:
     return copy.deepcopy(override)
 
 
-def read_user_file(path: Path) -> dict:
-    """Parse the user's YAML file; a missing file or broken YAML is a ConfigError."""
-    try:
-        content = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(CONFIG_SETTING, str(path), f"a readable YAML file ({exc.strerror})") from None
+def parse_user_file(path: Path, content: str) -> dict:
+    """The user's YAML (``content``, read from ``path``) as a mapping; broken YAML is a ConfigError."""
     try:
         data = yaml.safe_load(content)
     except yaml.YAMLError as exc:
@@ -510,12 +506,36 @@ def config_file(settings: Mapping | None = None, environ: Mapping[str, str] | No
 
 
 def load_config(settings: Mapping | None = None, environ: Mapping[str, str] | None = None) -> Config:
-    """Defaults, then the user's file, then the environment; validated. Raises ConfigError."""
+    """Defaults, then the user's file, then the environment; validated. Raises ConfigError.
+
+    Loaded once per process for the same inputs (the file's path and content, the environment variables that
+    override it, the working directory): a command and every crawler it makes share one load. Each caller gets
+    its own copy."""
     environ = os.environ if environ is None else environ
     path = config_file(settings, environ)
+    content = read_config_text(path) if path is not None else None
+    key = (str(path.resolve()) if path is not None else None, content, environ.get(DB_URL_ENV),
+           environ.get(PROXY_ENV), os.getcwd(), socket.gethostname())
+    loaded = _loaded.get(key)
+    if loaded is None:
+        loaded = _loaded[key] = _load(path, content, environ)
+    return copy.deepcopy(loaded)
+
+
+_loaded: dict[tuple, Config] = {}
+
+
+def read_config_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(CONFIG_SETTING, str(path), f"a readable YAML file ({exc.strerror})") from None
+
+
+def _load(path: Path | None, content: str | None, environ: Mapping[str, str]) -> Config:
     data = load_defaults()
     if path is not None:
-        data = merge(data, read_user_file(path))
+        data = merge(data, parse_user_file(path, content))
 
     if environ.get(DB_URL_ENV):
         data["database"]["url"] = environ[DB_URL_ENV]

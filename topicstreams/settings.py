@@ -54,11 +54,9 @@ RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
 
 # Health: each engine scored against its own normal; degraded slows it down, critical pauses it
 # (topicstreams.extensions.watch; the health.* keys of the configuration).
+# (The add-on adds the two extensions every crawl needs first, whatever EXTENSIONS a user sets: the engine's
+# browser profile, held for the crawl, and the database schema, upgraded once per process.)
 EXTENSIONS = {
-    # First: the engine's browser profile, held for the crawl (a second process for it stops here); then the
-    # database schema, upgraded once per process before any other component opens the database.
-    "topicstreams.extensions.profile_lock.ProfileLockExtension": 0,
-    "topicstreams.extensions.schema.SchemaExtension": 1,
     "topicstreams.extensions.watch.HealthExtension": 500,
     "topicstreams.extensions.cycle_accounting.CyclesExtension": 510,
 }
