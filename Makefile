@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 SCRAPY := $(VENV)/bin/scrapy
 STAMP := $(VENV)/.setup-done
 
-.PHONY: setup browser postgresql run test demo bench clean
+.PHONY: setup browser postgresql run test test-fast demo bench clean
 
 setup: $(STAMP) browser
 
@@ -37,6 +37,10 @@ run: setup
 
 test: setup postgresql
 	$(PY) -m pytest
+
+# The fast tests alone (tests/unit: no browser, no server, no crawl), in well under a minute.
+test-fast: setup
+	$(PY) -m pytest tests/unit
 
 demo: setup
 	$(SCRAPY) demo

@@ -153,7 +153,7 @@ def feed_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 # ==== pytest-playwright: the project's Chromium ==============================================================
-# The web app's browser tests (tests/test_web_browser.py) run in the Chromium the crawler uses
+# The web app's browser tests (tests/system/test_web_browser.py) run in the Chromium the crawler uses
 # (topicstreams.browser.find_executable), launched as the crawler launches it; as root there is no sandbox.
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import REPO, write_config
 from tests.postgres_server import free_port
-from tests.test_demo import (
+from tests.system.test_demo import (
     ENGINES,
     accepts_connections,
     descendants,

@@ -29,7 +29,7 @@ from topicstreams.fakes.server import Extension, Reply
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 TOPIC = "climate summit"
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 fakes = running_fakes("google")

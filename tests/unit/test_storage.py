@@ -32,7 +32,7 @@ from topicstreams.storage.migrate import current_revisions, head_revisions
 from topicstreams.storage.models import Base, News, TopicNews, TopicNewsEngine
 from topicstreams.storage.search import include_name
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TABLES = {"topics", "news", "topic_news", "topic_news_engines", "scraper_cycles"}
 
 

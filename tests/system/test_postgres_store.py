@@ -23,8 +23,8 @@ import pytest
 from sqlalchemy import Engine, func, inspect, select, text
 from sqlalchemy.exc import OperationalError
 
-from tests import test_engine_status as sqlite_health
-from tests import test_storage as sqlite_storage
+from tests.unit import test_engine_status as sqlite_health
+from tests.unit import test_storage as sqlite_storage
 from tests.conftest import REPO
 from topicstreams.storage import (
     NewsWriter,
@@ -375,7 +375,7 @@ RACE_SCRIPT = """
     import logging
     from datetime import datetime
     from topicstreams.storage import NewsWriter, database_for
-    from tests.test_postgres_store import race_items
+    from tests.system.test_postgres_store import race_items
 
     url, worker, batch_size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 
@@ -455,7 +455,7 @@ def test_engine_status_upsert_by_two_nodes_keeps_one_row_each(db: Engine) -> Non
                                   "test_purge_deletes_what_ended_before_the_cutoff_from_both_tables_once"])
 def test_cycles_as_on_sqlite(name: str, db: Engine, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     """scraper_cycles save and purge: SQLite's tests, their database made a PostgreSQL one."""
-    from tests import test_cycles as sqlite_cycles
+    from tests.unit import test_cycles as sqlite_cycles
 
     monkeypatch.setattr(sqlite_cycles, "database", lambda folder: db)
     getattr(sqlite_cycles, name)(tmp_path)
