@@ -36,8 +36,8 @@ def config_settings(config: Config) -> dict:
 
 class TopicstreamsAddon:
     """Loads the configuration (defaults, TOPICSTREAMS_CONFIG, environment) into the crawler's settings, and enables
-    the extensions every crawl needs first (:mod:`topicstreams.extensions.profile_lock`,
-    :mod:`topicstreams.extensions.schema`).
+    the components every crawl needs: the extensions that come first (:mod:`topicstreams.extensions.profile_lock`,
+    :mod:`topicstreams.extensions.schema`) and the two middlewares (:mod:`topicstreams.middlewares`).
 
     Raises :class:`~topicstreams.config.ConfigError` on a bad configuration; the project's ``crawl`` and
     ``crawlall`` commands validate before any crawler is made, so users see one ``config error:`` line.
@@ -53,11 +53,16 @@ class TopicstreamsAddon:
     def update_settings(self, settings: BaseSettings) -> None:
         from topicstreams.extensions.profile_lock import ProfileLockExtension
         from topicstreams.extensions.schema import SchemaExtension
+        from topicstreams.middlewares.blocks import BlocksMiddleware
+        from topicstreams.middlewares.pacing import PacingMiddleware
 
-        # Every crawl needs these two first (the profile held, the schema in place), even when a user's EXTENSIONS
-        # replaces the project's: an add-on adds them, as Scrapy add-ons enable their components.
+        # Every crawl needs these, even when a user's EXTENSIONS or DOWNLOADER_MIDDLEWARES replaces the project's:
+        # the add-on enables them, as Scrapy add-ons enable their components. First the profile held and the
+        # schema in place; the pacing runs last before the download, the reading of each page first after it.
         settings.set_in_component_priority_dict("EXTENSIONS", ProfileLockExtension, 0)
         settings.set_in_component_priority_dict("EXTENSIONS", SchemaExtension, 1)
+        settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", BlocksMiddleware, 940)
+        settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", PacingMiddleware, 950)
         config = load_config(settings)  # the command's own load, shared (load_config loads once per process)
         settings.setdict(config_settings(config), priority="addon")
         engine = getattr(self.crawler.spidercls, "name", None)

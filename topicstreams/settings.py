@@ -37,11 +37,9 @@ CONCURRENT_REQUESTS = 4
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
 
 # Pacing and blocks: the floor between two requests to an engine, its cooldown, and the class of every
-# response (topicstreams.middlewares). Pacing runs last before the download, classification first after it.
-DOWNLOADER_MIDDLEWARES = {
-    "topicstreams.middlewares.blocks.BlocksMiddleware": 940,
-    "topicstreams.middlewares.pacing.PacingMiddleware": 950,
-}
+# response (topicstreams.middlewares). Pacing runs last before the download, classification first after it. The
+# add-on enables both, whatever DOWNLOADER_MIDDLEWARES a user sets: an engine spider reads its pages through the
+# blocks middleware. TOPICSTREAMS_PACING_ENABLED = False turns pacing off.
 TOPICSTREAMS_PACING_ENABLED = True
 # The pacing middleware keeps the floor, so Scrapy's own delay is off for the engine spiders (the add-on sets
 # DOWNLOAD_DELAY = 0; a delay or AutoThrottle a user adds can only lengthen the gaps, never shorten them).

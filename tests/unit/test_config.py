@@ -186,3 +186,27 @@ anti_detection:
     assert options["permissions"] == ["geolocation"]
     assert options["executable_path"]  # a Chromium found on this machine
     assert settings["TOPICSTREAMS_ENGINES"]["google"]["base_url"] == "https://www.google.com"
+
+
+def test_the_addon_enables_what_every_crawl_needs_whatever_a_user_sets(tmp_path, monkeypatch):
+    from scrapy.utils.test import get_crawler
+
+    from topicstreams.addon import TopicstreamsAddon
+    from topicstreams.extensions.profile_lock import ProfileLockExtension
+    from topicstreams.extensions.schema import SchemaExtension
+    from topicstreams.middlewares.blocks import BlocksMiddleware
+    from topicstreams.middlewares.pacing import PacingMiddleware
+    from topicstreams.spiders.google import GoogleSpider
+
+    monkeypatch.setenv("TOPICSTREAMS_CONFIG", str(write(tmp_path, f"database: {{url: 'sqlite:///{tmp_path}/a.db'}}\n"
+                                                                 f"browser: {{profile_dir: '{tmp_path}/p'}}\n")))
+    # a user's own lists replace the project's
+    crawler = get_crawler(GoogleSpider, {"ADDONS": {TopicstreamsAddon: 0}, "EXTENSIONS": {},
+                                         "DOWNLOADER_MIDDLEWARES": {}})
+    extensions = crawler.settings.getdict("EXTENSIONS")
+    middlewares = crawler.settings.getdict("DOWNLOADER_MIDDLEWARES")
+    assert (extensions[ProfileLockExtension], extensions[SchemaExtension]) == (0, 1)
+    assert (middlewares[BlocksMiddleware], middlewares[PacingMiddleware]) == (940, 950)
+    assert crawler.settings.get("TOPICSTREAMS_PROFILE_PATH") == str(tmp_path / "p" / load(None).get("node.id")
+                                                                    / "google")
+    assert (tmp_path / "a.db").exists()  # the schema extension ran with the crawler

@@ -39,7 +39,7 @@ from topicstreams.classify import (
     classify_failure,
     size_verdict,
 )
-from topicstreams.engines.reader import Page, Reading, reader_from_settings
+from topicstreams.engines.reader import Page, PageReader, Reading, reader_from_settings
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
 from topicstreams.signals import Classification, response_classified
 
@@ -72,8 +72,15 @@ class BlocksMiddleware(EngineMiddleware):
         self.min_size_ratio = crawler.settings.getfloat("TOPICSTREAMS_SOFT_BLOCK_MIN_SIZE_RATIO")
         self.sizes: dict[str, RunningMedian] = {}
         """The running median size of the engine's ok pages, per page type."""
-        self.reader = reader_from_settings(crawler.spidercls.name, crawler.settings)
+        self._reader: PageReader | None = None
         self.fallback_warned = False
+
+    @property
+    def reader(self) -> PageReader:
+        """The engine's page reader (made at the first results page: a crawler of another spider needs none)."""
+        if self._reader is None:
+            self._reader = reader_from_settings(self.state.engine, self.crawler.settings)
+        return self._reader
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if is_engine_request(request):
