@@ -34,11 +34,12 @@ from topicstreams.classify import (
     parse_error,
 )
 from topicstreams.dates import parse_result_time
+from topicstreams.engines import make_engine
 from topicstreams.engines.base import Engine
 from topicstreams.engines.fallback import structural_results
 from topicstreams.items import NewsItem
 from topicstreams.results import ParsedResult
-from topicstreams.urls import normalize_url
+from topicstreams.urls import engine_hosts, normalize_url
 
 logger = logging.getLogger(__name__)
 
@@ -160,8 +161,5 @@ class PageReader:
 def reader_from_settings(name: str, settings) -> PageReader:
     """The reader of engine ``name`` as a crawl's settings configure it (``TOPICSTREAMS_ENGINES``): its origin and
     freshness, and every engine's host as a redirector host."""
-    from topicstreams.engines import make_engine
-    from topicstreams.urls import engine_hosts
-
     engines = settings.getdict("TOPICSTREAMS_ENGINES")
     return PageReader(make_engine(name, engines), engine_hosts(engines))
