@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+
 KNOWN_EXECUTABLES = (
     "/usr/lib/chromium/chromium-headless-shell",
     "/usr/bin/chromium-headless-shell",

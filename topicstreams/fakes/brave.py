@@ -39,15 +39,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from topicstreams.fakes.catalogue import (
-    SOURCES,
-    Article,
-    all_articles,
-    articles_from,
-    digest,
-    number,
-    with_tracking,
-)
+from topicstreams.fakes.catalogue import SOURCES, Article, all_articles, articles_from, digest, number, with_tracking
 from topicstreams.fakes.markup import esc, filler_css, token
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
 

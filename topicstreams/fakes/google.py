@@ -43,14 +43,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from urllib.parse import parse_qsl, quote, quote_plus
 
-from topicstreams.fakes.catalogue import (
-    PER_PAGE,
-    Article,
-    all_articles,
-    digest,
-    number,
-    with_tracking,
-)
+from topicstreams.fakes.catalogue import PER_PAGE, Article, all_articles, digest, number, with_tracking
 from topicstreams.fakes.markup import esc, filler_css, token
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
 

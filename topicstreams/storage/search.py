@@ -26,16 +26,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import (
-    ColumnElement,
-    Connection,
-    column,
-    func,
-    literal_column,
-    select,
-    table,
-    text,
-)
+from sqlalchemy import ColumnElement, Connection, column, func, literal_column, select, table, text
 
 SEARCH_TABLE = "news_search"
 """The search index (on SQLite, FTS5 also makes shadow tables whose names start with it)."""
