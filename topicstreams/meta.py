@@ -24,8 +24,3 @@ PROBE = "topicstreams_probe"
 SENT_AT = "topicstreams_sent_at"
 READING = "topicstreams_reading"
 CLASSIFICATION = "topicstreams_classification"
-
-
-def is_engine_request(meta: dict) -> bool:
-    """Whether a request (by its meta) is an engine's results page."""
-    return bool(meta.get(ENGINE))

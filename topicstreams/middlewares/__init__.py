@@ -15,7 +15,7 @@ from topicstreams.engine_state import EngineState, state_for
 
 def is_engine_request(request: Request) -> bool:
     """Whether a request is an engine's results page."""
-    return keys.is_engine_request(request.meta)
+    return bool(request.meta.get(keys.ENGINE))
 
 
 class EngineMiddleware:

@@ -33,7 +33,7 @@ from topicstreams.canaries import CanaryQuery, canaries_for, check_answer
 from topicstreams.classify import ResponseClass, Verdict, classify_failure, parse_error
 from topicstreams.engine_state import state_for
 from topicstreams.engines import Engine
-from topicstreams.engines.reader import Reading, reader_from_settings
+from topicstreams.engines.reader import ItemsOfPage, Reading, reader_from_settings
 from topicstreams.items import NewsItem, missing_fields
 from topicstreams.scheduler import TopicSchedule
 from topicstreams.signals import PageParsed, canary_checked, page_parsed
@@ -200,11 +200,11 @@ class EngineSpider(scrapy.Spider):
         verdict = reading.verdict
         try:
             built = self.reader.items(reading, topic=run.topic, number=page)
-            items = built.items
         except Exception as exc:  # a parser bug must not stall the topic loop
             self.logger.exception("could not parse %s", response.url)
-            verdict, items, built = parse_error(exc), [], None
-        for time_text, timestamp in built.unparsed_times if built else ():
+            verdict, built = parse_error(exc), ItemsOfPage([], [])
+        items = built.items
+        for time_text, timestamp in built.unparsed_times:
             self.stat("times_unparsed")
             self.logger.debug("unparsed time %r / %r on %s", time_text, timestamp, response.url)
         lacking = [missing_fields(item) for item in items]
