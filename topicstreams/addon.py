@@ -67,6 +67,8 @@ class TopicstreamsAddon:
         settings.setdict(config_settings(config), priority="addon")
         engine = getattr(self.crawler.spidercls, "name", None)
         if engine in config.data["engines"]:
+            # Derived here only, with no default in settings.py: a project-priority default would win over the
+            # add-on's priority. Absent on a crawler that is not an engine's.
             settings.set("TOPICSTREAMS_PROFILE_PATH", str(profile_path(
                 config.get("browser.profile_dir"), config.get("node.id"), engine)), priority="addon")
             # The engine's floor: the pacing middleware keeps it; with it off, Scrapy's own delay does.
