@@ -117,11 +117,18 @@ def count_rows(path: Path) -> dict[str, int]:
         return {table: conn.execute(f"select count(*) from {table}").fetchone()[0] for table in TABLES}
 
 
+def store_settings(url: str, batch_size: int) -> dict:
+    """The store pipeline's settings for a crawler made without the project's (get_crawler): its defaults, a
+    journal folder of its own (never used while the database is there)."""
+    defaults = {name: getattr(project_settings, name) for name in dir(project_settings)
+                if name.startswith("TOPICSTREAMS_STORE_")}
+    return {**defaults, "TOPICSTREAMS_DATABASE_URL": url, "LOG_LEVEL": "WARNING",
+            "TOPICSTREAMS_STORE_BATCH_SIZE": batch_size,
+            "TOPICSTREAMS_JOURNAL_DIR": tempfile.mkdtemp(prefix="topicstreams-bench-journal-")}
+
+
 def run_project(url: str, items: list[NewsItem], batch_size: int) -> float:
-    settings = {"TOPICSTREAMS_DATABASE_URL": url, "LOG_LEVEL": "WARNING",
-                "TOPICSTREAMS_STORE_BATCH_SIZE": batch_size,
-                "TOPICSTREAMS_STORE_FLUSH_SECONDS": project_settings.TOPICSTREAMS_STORE_FLUSH_SECONDS}
-    crawler = get_crawler(BenchSpider, settings)
+    crawler = get_crawler(BenchSpider, store_settings(url, batch_size))
     upgrade(url)  # the schema exists before the clock starts, as after a node's first start
     pipeline = StorePipeline.from_crawler(crawler)
 
@@ -129,7 +136,7 @@ def run_project(url: str, items: list[NewsItem], batch_size: int) -> float:
         pipeline.open_spider()
         for item in items:
             pipeline.process_item(item)
-        pipeline.close_spider()
+        await pipeline.close_spider()
 
     elapsed = timed(lambda: asyncio.run(crawl()))
     stats = crawler.stats.get_stats()
@@ -274,10 +281,7 @@ def writer_process(url: str, item_args: tuple, writers: int, index: int, batch_s
     """One writer: the StorePipeline over its share, started with the others at the barrier; puts its counts."""
     try:
         items = share_of(make_items(*item_args), writers, index)
-        settings = {"TOPICSTREAMS_DATABASE_URL": url, "LOG_LEVEL": "WARNING",
-                    "TOPICSTREAMS_STORE_BATCH_SIZE": batch_size,
-                    "TOPICSTREAMS_STORE_FLUSH_SECONDS": project_settings.TOPICSTREAMS_STORE_FLUSH_SECONDS}
-        crawler = get_crawler(BenchSpider, settings)
+        crawler = get_crawler(BenchSpider, store_settings(url, batch_size))
         pipeline = StorePipeline.from_crawler(crawler)
 
         async def crawl() -> None:
@@ -285,12 +289,12 @@ def writer_process(url: str, item_args: tuple, writers: int, index: int, batch_s
             start.wait()
             for item in items:
                 pipeline.process_item(item)
-            pipeline.close_spider()
+            await pipeline.close_spider()
 
         asyncio.run(crawl())
         stats = crawler.stats.get_stats()
         totals = {name: sum(v for k, v in stats.items() if k.endswith(f"/{name}"))
-                  for name in ("items_stored", "items_failed", "new_news", "new_events")}
+                  for name in ("items_stored", "new_news", "new_events")}
         results.put((index, len(items), totals, None))
     except BaseException as exc:  # the parent must hear of it, or it would wait for ever
         start.abort()
@@ -336,9 +340,8 @@ def run_writers(url: str, item_args: tuple, expected_items: int, writers: int, b
     if errors:
         sys.exit("; ".join(errors))
     stored = sum(totals["items_stored"] for _, _, totals, _ in reports)
-    failed = sum(totals["items_failed"] for _, _, totals, _ in reports)
-    if stored != expected_items or failed:
-        sys.exit(f"{writers} writers stored {stored} of {expected_items} items ({failed} failed)")
+    if stored != expected_items:
+        sys.exit(f"{writers} writers stored {stored} of {expected_items} items")
     rows = count_rows_at(url)
     new_news = sum(totals["new_news"] for _, _, totals, _ in reports)
     new_events = sum(totals["new_events"] for _, _, totals, _ in reports)

@@ -20,7 +20,7 @@ FAST_COOLDOWN = {"initial": 0.05, "factor": 1, "max": 0.05}
 
 
 def crawl_config(folder: Path, fakes: FakeEngines, *, floor: float, engines=("google",), scraper: dict | None = None,
-                 **sections) -> Path:
+                 filename: str = "config.yml", **sections) -> Path:
     """``folder/config.yml`` for a crawl of the fake ``engines`` (the others disabled) on node ``node-a``, into
     ``news.db``, with pacing floor ``floor`` and no jitter; ``scraper`` adds to the scraper section, ``sections``
     are other top-level sections (``health``, ``canaries``, …)."""
@@ -32,7 +32,7 @@ def crawl_config(folder: Path, fakes: FakeEngines, *, floor: float, engines=("go
         "scraper": {"pacing": {"default_min_interval": floor, "jitter_ratio": 0.0}, **(scraper or {})},
         "browser": {"profile_dir": "profiles"},
         **sections,
-    })
+    }, filename)
 
 
 def expected_urls(engine: str, *topics: str, pages: int = 1) -> set[str]:

@@ -7,7 +7,9 @@ call, so each call is one ``first_seen_at``), as a crawl does.
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -20,6 +22,7 @@ from fastapi.testclient import TestClient
 from scrapy import Spider
 from scrapy.utils.test import get_crawler
 
+from topicstreams import settings as project_settings
 from topicstreams.items import NewsItem
 from topicstreams.pipelines.normalize import NormalizePipeline
 from topicstreams.pipelines.store import StorePipeline
@@ -53,15 +56,22 @@ def article(n: int | str, topic: str = "climate", engine: str = "google", *, tit
 
 def store(url: str, items: Iterable[NewsItem]) -> None:
     """Normalize and store *items* in one batch through the project's pipelines."""
-    crawler = get_crawler(_FeedSpider, {"TOPICSTREAMS_DATABASE_URL": url, "TOPICSTREAMS_STORE_BATCH_SIZE": 100_000,
-                                        "TOPICSTREAMS_STORE_FLUSH_SECONDS": 0, "TOPICSTREAMS_ENGINES": {},
-                                        "EXTENSIONS": {"topicstreams.extensions.schema.SchemaExtension": 0}})
-    normalize = NormalizePipeline.from_crawler(crawler)
-    pipeline = StorePipeline.from_crawler(crawler)
-    pipeline.open_spider()
-    for item in items:
-        pipeline.process_item(normalize.process_item(item))
-    pipeline.close_spider()
+    with tempfile.TemporaryDirectory(prefix="topicstreams-journal-") as journal:
+        crawler = get_crawler(_FeedSpider, {
+            **{name: getattr(project_settings, name) for name in dir(project_settings)
+               if name.startswith("TOPICSTREAMS_STORE_")},
+            "TOPICSTREAMS_DATABASE_URL": url, "TOPICSTREAMS_STORE_BATCH_SIZE": 100_000,
+            "TOPICSTREAMS_STORE_BUFFER_ITEMS": 100_000, "TOPICSTREAMS_STORE_FLUSH_SECONDS": 0,
+            "TOPICSTREAMS_ENGINES": {}, "TOPICSTREAMS_JOURNAL_DIR": journal,
+            "EXTENSIONS": {"topicstreams.extensions.schema.SchemaExtension": 0}})
+        normalize = NormalizePipeline.from_crawler(crawler)
+        pipeline = StorePipeline.from_crawler(crawler)
+        pipeline.open_spider()
+        for item in items:
+            pipeline.process_item(normalize.process_item(item))
+        asyncio.run(pipeline.close_spider())
+        if pipeline.journal_path.stat().st_size:
+            raise RuntimeError(f"the feed's items could not all be stored into {url}: see the log")
 
 
 # A small feed whose every topic × engine view is known: which engines found each story, batch by batch (each

@@ -185,7 +185,7 @@ class PostgresServer:
 
     def start(self) -> Self:
         """initdb a new cluster and start it on a free port; returns self once it accepts connections."""
-        if self._running:
+        if self._running or self.folder is not None:
             return self
         self.check_available()
         self.folder = self._make_folder()
@@ -218,6 +218,22 @@ class PostgresServer:
                 continue
             self._running = True
             return
+
+    def halt(self) -> None:
+        """Shut the server down (fast: open connections are closed), keeping its data and port: an outage, ended by
+        :meth:`resume`."""
+        assert self._running and self.folder is not None, "the server is not running"
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-m", "fast", "-w", "stop")
+        self._running = False
+
+    def resume(self) -> None:
+        """Start the halted server again, on the same port, with its data."""
+        assert not self._running and self.folder is not None, "the server is not halted"
+        options = " ".join([f"-p {self.port}", f"-k {self.folder}",
+                            *(f"-c {name}={value}" for name, value in self.settings.items())])
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-l", str(self.logfile), "-o", options,
+                  "-t", str(START_TIMEOUT), "-w", "start", timeout=START_TIMEOUT + 30)
+        self._running = True
 
     def stop(self) -> None:
         """Stop the server (fast shutdown: open connections are closed) and remove its folder. Idempotent."""

@@ -7,6 +7,7 @@ from scrapy.settings import BaseSettings
 
 from topicstreams.browser import context_options, profile_path
 from topicstreams.config import Config, load_config
+from topicstreams.storage.journal import journal_folder
 
 
 def config_settings(config: Config) -> dict:
@@ -65,6 +66,9 @@ class TopicstreamsAddon:
         settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", PacingMiddleware, 950)
         config = load_config(settings)  # the command's own load, shared (load_config loads once per process)
         settings.setdict(config_settings(config), priority="addon")
+        # The store's journal folder, for every crawler (derived, so no default in settings.py either).
+        settings.set("TOPICSTREAMS_JOURNAL_DIR", str(journal_folder(config.get("browser.profile_dir"),
+                                                                    config.get("node.id"))), priority="addon")
         engine = getattr(self.crawler.spidercls, "name", None)
         if engine in config.data["engines"]:
             # Derived here only, with no default in settings.py: a project-priority default would win over the

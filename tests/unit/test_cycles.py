@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,9 +16,7 @@ import yaml
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 from sqlalchemy import insert, select
-from sqlalchemy.exc import OperationalError
 
-import topicstreams.extensions.cycle_accounting as cycles_module
 import topicstreams.settings as project_settings
 from topicstreams.extensions.cycle_accounting import (
     COUNTERS,
@@ -29,7 +28,9 @@ from topicstreams.extensions.cycle_accounting import (
 )
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
+from topicstreams.storage import db as db_module
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
+from topicstreams.storage.outbox import outbox_for
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 
 PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
@@ -202,10 +203,16 @@ class Driven:
         self.extension.tick()
 
     @property
+    def url(self) -> str:
+        return self.crawler.settings.get("TOPICSTREAMS_DATABASE_URL")
+
+    @property
     def db(self):
-        return database_for(self.crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
+        return database_for(self.url)
 
     def rows(self) -> list[dict]:
+        """The rows, once the extension's writes are taken (they are written off the event loop)."""
+        assert outbox_for(self.url).flush()
         return cycle_rows(self.db)
 
 
@@ -221,7 +228,7 @@ def run(crawler, body, clock=None) -> Driven:
             if asyncio.iscoroutine(result):
                 await result
         finally:
-            driven.extension.spider_closed(None, "finished")
+            await driven.extension.spider_closed(None, "finished")
 
     asyncio.run(main())
     return driven
@@ -385,28 +392,32 @@ def test_without_a_retention_nothing_is_purged(tmp_path):
     assert len(rows) == 2  # the old one and this run's
 
 
-def test_a_row_that_cannot_be_written_is_logged_and_the_next_windows_go_on(tmp_path, caplog, monkeypatch):
-    caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
-    real = cycles_module.save_cycle
-    failing = {"left": 1}
-
-    def save(db, /, **row):
-        if failing["left"]:
-            failing["left"] -= 1
-            raise OperationalError("insert", {}, Exception("database is locked"))
-        real(db, **row)
-
-    monkeypatch.setattr(cycles_module, "save_cycle", save)
+def test_a_row_written_while_the_database_is_locked_is_kept_and_written_once_it_is_free(tmp_path, caplog,
+                                                                                         monkeypatch):
+    monkeypatch.setattr(db_module, "SQLITE_BUSY_TIMEOUT_MS", 100)  # the outbox's connection gives up in 0.1 s
+    caplog.set_level(logging.INFO)
+    crawler = make_crawler(tmp_path)
+    path = Path(crawler.settings.get("TOPICSTREAMS_DATABASE_URL").removeprefix("sqlite:///"))
+    seen = {}
 
     def body(driven: Driven):
         driven.count(topics_swept=1)
+        locker = sqlite3.connect(path, isolation_level=None)
+        locker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
         driven.at(B1 + 0.1)
+        assert not outbox_for(driven.url).flush(timeout=1)  # the row cannot be written yet
+        seen["while locked"] = [row["topics_count"] for row in cycle_rows(driven.db)]
         driven.count(topics_swept=2)
         driven.at(B1 + 60.1)
         assert driven.extension.ticker.running
+        locker.execute("COMMIT")
+        locker.close()
 
-    rows = run(make_crawler(tmp_path), body).rows()
-    assert [row["topics_count"] for row in rows] == [2, 0]
-    assert len(lines(caplog)) == 3  # the lost row's line was said all the same
-    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
-    assert len(errors) == 1 and "could not keep the cycle row" in errors[0] and "database is locked" in errors[0]
+    rows = run(crawler, body).rows()
+    assert seen["while locked"] == []
+    assert [row["topics_count"] for row in rows] == [1, 2, 0]  # nothing lost, in order
+    assert len(lines(caplog)) == 3
+    [away] = [r for r in caplog.records if "cannot be written" in r.getMessage()]
+    assert away.levelno == logging.WARNING and "database is locked" in away.getMessage()
+    [back] = [r for r in caplog.records if "is back after" in r.getMessage()]
+    assert back.levelno == logging.INFO

@@ -168,6 +168,7 @@ def test_the_status_row_says_cooling_until_when_while_the_engine_is_benched(tmp_
     def body(driven: Driven):
         bench = driven.state.record(HARD)  # as the blocks middleware does before it sends the classification
         driven.feed([HARD])
+        assert driven.extension.outbox.flush()  # written off the event loop
         seen["cooling"] = store.read_status(driven.db, "google", "n1")
         seen["bench"] = bench
 

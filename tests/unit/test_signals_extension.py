@@ -27,6 +27,7 @@ from topicstreams.signals import CanaryChecked, Classification, PageParsed
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import engine_status as store
+from topicstreams.storage.outbox import outbox_for
 
 PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
 LOGGER = "topicstreams.extensions.watch"
@@ -85,6 +86,8 @@ def run(crawler, body) -> HealthExtension:
 
 
 def status(crawler) -> store.EngineStatusRow:
+    """The engine's row, once the extension's writes are taken (they are written off the event loop)."""
+    assert outbox_for(crawler.settings.get("TOPICSTREAMS_DATABASE_URL")).flush()
     return store.read_status(database(crawler), "google", "n1")
 
 

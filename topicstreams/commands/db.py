@@ -1,14 +1,37 @@
-"""``scrapy db upgrade``: run the Alembic migrations on the configured database."""
+"""``scrapy db upgrade``: run the Alembic migrations on the configured database.
+``scrapy db replay [PATH]``: write a journal of the store into the database by hand.
+
+A crawl writes its engine's journal itself, at its next start (:mod:`topicstreams.storage.durable`); ``replay`` is
+for a node that will not start again, or to try a reject file again after a fix. PATH is a journal
+(``<engine>.jsonl``), a reject file (``<engine>.rejected.jsonl``: only named by hand), or a folder of journals;
+by default this node's journal folder (``browser.profile_dir/<node>/journal``). A journal held by a running crawl
+is left to it. Exits 0 when every journal named is written (or there was nothing to write), 1 otherwise.
+"""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from scrapy.exceptions import UsageError
 
 from topicstreams.cli import SubcommandCommand
 from topicstreams.config import mask_url
 from topicstreams.storage import upgrade
+from topicstreams.storage.durable import replay_file
+from topicstreams.storage.failures import describe
+from topicstreams.storage.journal import JOURNAL_SUFFIX, JournalInUse, is_rejects, journal_folder, rejects_path
+from topicstreams.storage.writer import NewsWriter
 
 
 class Command(SubcommandCommand):
-    subcommands = {"upgrade": "bring the database schema to the newest migration"}
+    subcommands = {
+        "upgrade": "bring the database schema to the newest migration",
+        "replay": "write a journal of items kept through a database outage (default: this node's journals)",
+    }
+
+    def syntax(self) -> str:
+        return "upgrade | replay [PATH]"
 
     def short_desc(self) -> str:
         return "Manage the topicstreams database"
@@ -17,4 +40,53 @@ class Command(SubcommandCommand):
         url = config.get("database.url")
         upgrade(url)
         print(f"database up to date: {mask_url(url)}")
+        return 0
+
+    def do_replay(self, config, args, opts) -> int:
+        if len(args) > 1:
+            raise UsageError("replay takes at most one PATH: a journal, a reject file or a folder of journals")
+        if args:
+            target = Path(args[0])
+            if not target.exists():
+                raise UsageError(f"no such journal or folder: {target}")
+        else:
+            target = journal_folder(config.get("browser.profile_dir"), config.get("node.id"))
+        if target.is_dir():
+            files = sorted(path for path in target.iterdir() if path.is_file()
+                           and path.name.endswith(JOURNAL_SUFFIX) and not is_rejects(path))
+        else:
+            files = [target]
+        files = [path for path in files if path.stat().st_size]
+        if not files:
+            print(f"nothing to replay: no journal with items in {target}")
+            return 0
+        try:
+            writer = NewsWriter(self.database(config))
+        except Exception as exc:
+            print(f"cannot reach the database {mask_url(config.get('database.url'))}: {describe(exc)}; the "
+                  f"journals are kept as they are", file=sys.stderr)
+            return 1
+        status = 0
+        for path in files:
+            status = max(status, self.replay_one(writer, path, self.settings.getint("TOPICSTREAMS_STORE_BATCH_SIZE")))
+        return status
+
+    @staticmethod
+    def replay_one(writer: NewsWriter, path: Path, batch_size: int) -> int:
+        try:
+            done = replay_file(writer, path, batch_size=batch_size)
+        except JournalInUse as exc:
+            print(f"{exc}: left to it", file=sys.stderr)
+            return 1
+        except Exception as exc:  # the database went away again, or the file cannot be read
+            print(f"{path}: stopped: {describe(exc)}; what is written stays written, the rest stays in the file "
+                  f"(run it again)", file=sys.stderr)
+            return 1
+        totals = done.result.totals()
+        line = (f"{path}: {done.items} item(s) written ({totals['new_news']} new articles, "
+                f"{totals['new_events']} new feed events)")
+        if done.rejected:
+            where = path if is_rejects(path) else rejects_path(path)
+            line += f"; {done.rejected} refused by the database, kept with the reason in {where}"
+        print(line)
         return 0

@@ -1,7 +1,8 @@
 """``scrapy health [--json] [--all-nodes]`` and ``scrapy health resume ENGINE [--node NODE]``.
 
 The report exits 2 when an engine is critical or paused, 1 when one is degraded, else 0 (as monitoring plugins
-read it). The report is :mod:`topicstreams.health_report`'s to build; this command reads the arguments and the
+read it); 3 when the database cannot be read. Under the table (in JSON: ``"journal"``), this node's store journals
+that hold items not yet in the database, and its reject files. The report is :mod:`topicstreams.health_report`'s to build; this command reads the arguments and the
 configuration, prints it, and exits with its status.
 """
 
@@ -9,16 +10,42 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from scrapy.exceptions import UsageError
+from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams import ENGINES
 from topicstreams.cli import SubcommandCommand
+from topicstreams.config import mask_url
 from topicstreams.health_report import build_report, policy_from_settings
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import resume
+from topicstreams.storage.failures import describe
+from topicstreams.storage.journal import is_rejects, journal_folder, pending_files
 
 RESUME = "resume"
+
+EXIT_UNKNOWN = 3
+"""The database cannot be read: the health is not known (monitoring plugins' UNKNOWN)."""
+
+
+def journal_backlog(config) -> list[tuple[Path, str, int]]:
+    """This node's non-empty journal and reject files: (path, "journal" or "rejects", items)."""
+    folder = journal_folder(config.get("browser.profile_dir"), config.get("node.id"))
+    return [(path, "rejects" if is_rejects(path) else "journal", items) for path, items in pending_files(folder)]
+
+
+def backlog_lines(backlog: list[tuple[Path, str, int]]) -> list[str]:
+    lines = []
+    for path, kind, items in backlog:
+        if kind == "journal":
+            lines.append(f"journal: {path} holds {items} item(s) not yet in the database: the next crawl of its "
+                         f"engine writes them first (or run `scrapy db replay`)")
+        else:
+            lines.append(f"rejects: {path} holds {items} item(s) the database refused for good, each with its "
+                         f"reason: `scrapy db replay {path}` tries them again after a fix")
+    return lines
 
 
 class Command(SubcommandCommand):
@@ -73,11 +100,26 @@ class Command(SubcommandCommand):
             self.exitcode = self.do_report(self.config, args, opts)
 
     def do_report(self, config, args, opts) -> int:
-        report = build_report(
-            self.database(config), node=config.get("node.id"), enabled=config.enabled_engines(),
-            policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES),
-            all_nodes=opts.all_nodes, now=utcnow())
-        print(json.dumps(report.as_json()) if opts.json else report.as_table())
+        backlog = journal_backlog(config)
+        try:
+            report = build_report(
+                self.database(config), node=config.get("node.id"), enabled=config.enabled_engines(),
+                policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES),
+                all_nodes=opts.all_nodes, now=utcnow())
+        except SQLAlchemyError as exc:
+            print(f"cannot read the health from the database {mask_url(config.get('database.url'))}: "
+                  f"{describe(exc)}", file=sys.stderr)
+            for line in backlog_lines(backlog):
+                print(line, file=sys.stderr)
+            return EXIT_UNKNOWN
+        if opts.json:
+            payload = report.as_json()
+            if backlog:
+                payload["journal"] = [{"path": str(path), "kind": kind, "items": items}
+                                      for path, kind, items in backlog]
+            print(json.dumps(payload))
+        else:
+            print("\n".join([report.as_table(), *backlog_lines(backlog)]))
         return report.exit_status()
 
     def do_resume(self, config, args, opts) -> int:

@@ -26,7 +26,9 @@ Timing. The clock is looked at every ``min(1 s, interval / 4)`` (:data:`TICK`); 
 read, at the first look after its end, so a row counts what was counted up to at most one tick after its end.
 ``new_events`` lags a little more: the store pipeline counts an item's new events when it writes its batch, at
 most ``TOPICSTREAMS_STORE_FLUSH_SECONDS`` (1 s) after the item, so an item scraped in a window's last second may
-have its events in the next row. Nothing is lost or counted twice: over a run, the rows add up to the stats
+have its events in the next row (while the database is away, the events count in the window they are written in).
+The rows go through the process's outbox (:mod:`topicstreams.storage.outbox`): written off the event loop, and
+kept through a database outage. Nothing is lost or counted twice: over a run, the rows add up to the stats
 (on close the store's final flush has run — Scrapy closes the pipelines before it sends ``spider_closed`` — and
 the last row takes the rest).
 
@@ -39,6 +41,7 @@ A WARNING says how many intervals the row spans.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
@@ -50,10 +53,8 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
-from sqlalchemy.exc import SQLAlchemyError
-
 from topicstreams.extensions.shared import engine_database_url, wall
-from topicstreams.storage import database_for
+from topicstreams.storage.outbox import Outbox, outbox_for
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 
 logger = logging.getLogger(__name__)
@@ -163,7 +164,7 @@ class CyclesExtension:
         self.node = node
         self.interval = interval
         self.retention_days = retention_days
-        self.db: Any = None
+        self.outbox: Outbox | None = None
         self.windows: CycleWindows | None = None
         self.counters = CounterDiffs(list(COUNTERS.values()))
         self.purged_at = -math.inf
@@ -188,13 +189,13 @@ class CyclesExtension:
     # ---- life cycle -----------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider | None = None) -> None:
         now = self.clock()
-        self.db = database_for(self.database_url)
+        self.outbox = outbox_for(self.database_url)
         self.windows = CycleWindows(self.interval, now)
         self.purge(now)
         self.ticker = create_looping_call(self.tick)
         self.ticker.start(tick_every(self.interval), now=False)
 
-    def spider_closed(self, spider: Spider | None = None, reason: str = "") -> None:
+    async def spider_closed(self, spider: Spider | None = None, reason: str = "") -> None:
         """The run's last window. The store's final flush has run by now (pipelines close first)."""
         if self.ticker is not None and self.ticker.running:
             self.ticker.stop()
@@ -206,6 +207,9 @@ class CyclesExtension:
             self.close_window(window)
         self.close_window(self.windows.last(now))
         self.windows = None
+        if not await asyncio.to_thread(self.outbox.flush):
+            logger.warning("[%s] the database did not take the last cycle rows before the end: %d write(s) not "
+                           "kept", self.engine, self.outbox.pending())
 
     def tick(self) -> None:
         now = self.clock()
@@ -234,13 +238,11 @@ class CyclesExtension:
                            self.engine, f"{wall(start):%H:%M:%S}", f"{wall(end):%H:%M:%S}", window.boundaries,
                            self.interval)
         logger.info(CYCLE_LINE, self.engine, counts["topics_count"], counts["entries"], counts["new_events"])
-        try:
-            save_cycle(self.db, engine=self.engine, node=self.node, window_start=wall(start), window_end=wall(end),
-                       **counts)
-        except SQLAlchemyError as error:
-            # The line above still says what the window did; the next window is written as usual.
-            logger.error("[%s] could not keep the cycle row of %s–%s: %s", self.engine, f"{wall(start):%H:%M:%S}",
-                         f"{wall(end):%H:%M:%S}", error)
+        # Off the event loop, and kept through a database outage (the outbox writes it when the database is back).
+        row = {"engine": self.engine, "node": self.node, "window_start": wall(start), "window_end": wall(end),
+               **counts}
+        self.outbox.put(f"the cycle row of {self.engine} {wall(start):%H:%M:%S}–{wall(end):%H:%M:%S}",
+                        lambda db: save_cycle(db, **row))
 
     def purge(self, now: float) -> None:
         """Delete the cycle and health window rows past retention (none when retention is not set)."""
@@ -248,11 +250,10 @@ class CyclesExtension:
         if not self.retention_days > 0:
             return
         cutoff = wall(now) - timedelta(days=self.retention_days)
-        try:
-            deleted = purge_older_than(self.db, cutoff)
-        except SQLAlchemyError as error:
-            logger.error("could not purge the rows older than %g days: %s", self.retention_days, error)
-            return
+        self.outbox.put(f"the purge of the rows older than {self.retention_days:g} days",
+                        lambda db: self.purged(purge_older_than(db, cutoff), cutoff))
+
+    def purged(self, deleted: dict[str, int], cutoff) -> None:
         if any(deleted.values()):
             logger.info("purged the rows older than %g days (ended before %sZ): %s", self.retention_days,
                         f"{cutoff:%Y-%m-%d %H:%M:%S}", ", ".join(f"{count} from {table}"

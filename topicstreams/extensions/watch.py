@@ -51,6 +51,7 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.utils.asyncio import create_looping_call
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams import ENGINES
 from topicstreams.alerting import alert_payload, post_webhook
@@ -83,6 +84,9 @@ from topicstreams.signals import (
 )
 from topicstreams.storage import database_for, utcnow
 from topicstreams.storage import engine_status as store
+from topicstreams.storage.availability import availability_of
+from topicstreams.storage.failures import describe
+from topicstreams.storage.outbox import Outbox, outbox_for
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +98,9 @@ BASELINE_REFRESH = 3600.0
 
 AWAITING_PARSE = 64
 """Samples kept waiting for their page's parse outcome (a failure never gets one)."""
+
+BASELINE_RETRY = 60.0
+"""Seconds before reading the baseline again when the database could not be read."""
 
 
 def is_result_page(classification: Classification) -> bool:
@@ -125,6 +132,8 @@ class HealthExtension:
         self.webhook_url = webhook_url
         self.health = EngineHealth(settings)
         self.db: Any = None
+        self.outbox: Outbox | None = None
+        """Where every write goes: off the event loop, kept through an outage (:mod:`topicstreams.storage.outbox`)."""
         self.bucket: list[Sample] = []
         """The samples of the current stored window, which started at ``bucket_start``."""
         self.bucket_start: float | None = None
@@ -166,6 +175,7 @@ class HealthExtension:
     # ---- life cycle -----------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
         self.db = database_for(self.database_url)
+        self.outbox = outbox_for(self.database_url)
         self.restore()
         self.refresh_baseline(time.time())
         self.save_status()
@@ -178,6 +188,20 @@ class HealthExtension:
         self.store_bucket(time.time())
         if self.deliveries:
             await asyncio.gather(*self.deliveries, return_exceptions=True)
+        if self.outbox is not None and not await asyncio.to_thread(self.outbox.flush):
+            logger.warning("[%s] the database did not take the latest status and health rows before the end: "
+                           "%d write(s) not kept", self.engine, self.outbox.pending())
+
+    def read(self, what: str, read: Any, *args: Any) -> Any:
+        """``read(self.db, *args)``, or None when the database cannot answer (away: not even tried). A read is
+        never worth a failed signal handler: what is in force stays until the next look."""
+        if availability_of(self.database_url).away:
+            return None
+        try:
+            return read(self.db, *args)
+        except SQLAlchemyError as exc:
+            logger.debug("[%s] could not read %s: %s", self.engine, what, describe(exc))
+            return None
 
     def restore(self) -> None:
         """Take up what the engine's status row says is in force: a pause, a slowdown."""
@@ -210,17 +234,23 @@ class HealthExtension:
         if time.monotonic() - self.saved_at >= store.HEARTBEAT:
             self.save_status()
         if self.saturation is not None:
-            self.saturation.check(self.db, wall(now))
+            self.read("the node's status rows", self.saturation.check, wall(now))
 
     def refresh_baseline(self, now: float) -> None:
         self.baseline_read_at = now
-        history = baseline_history(self.db, self.engine, self.node, self.settings.baseline_days, wall(now))
+        history = self.read("the baseline", baseline_history, self.engine, self.node, self.settings.baseline_days,
+                            wall(now))
+        if history is None:  # keep the baseline in force; look again soon
+            self.baseline_read_at = now - BASELINE_REFRESH + BASELINE_RETRY
+            return
         self.health.history = history.window
         enough = history.window.requests >= self.settings.min_requests
         self.cost_baseline = history.cost if enough else None
 
     def check_resumed(self) -> None:
-        row = store.read_status(self.db, self.engine, self.node)
+        if self.outbox is not None and self.outbox.changing(self.engine, self.node):
+            return  # the row does not say the pause yet: a resume is read from it once it does
+        row = self.read("the status row", store.read_status, self.engine, self.node)
         if row is None or row.state == PAUSED:
             return
         at = (row.resumed_at or utcnow()).timestamp()
@@ -303,9 +333,13 @@ class HealthExtension:
                    f"`scrapy health resume {self.engine}`")
         logger.critical(message)
         at = utcnow()
-        store.pause(self.db, self.engine, self.node, at, pace_multiplier=self.state.pace_multiplier)
-        alert = store.add_alert(self.db, self.engine, self.node, score=assessment.score, band=assessment.band,
-                                reasons=assessment.reasons, message=message)
+        engine, node, multiplier = self.engine, self.node, self.state.pace_multiplier
+        self.outbox.put(f"the pause of {engine} on {node}", lambda db: store.pause(
+            db, engine, node, at, pace_multiplier=multiplier), row=(engine, node))
+        alert: dict[str, int] = {}  # its id, once the outbox has written it (before the delivery: in order)
+        self.outbox.put(f"the alert of {engine} on {node}", lambda db: alert.update(id=store.add_alert(
+            db, engine, node, score=assessment.score, band=assessment.band, reasons=assessment.reasons,
+            message=message)))
         if self.webhook_url:
             payload = alert_payload(self.engine, self.node, assessment.score, assessment.band, assessment.reasons,
                                     message, at)
@@ -313,10 +347,12 @@ class HealthExtension:
             delivery.add_done_callback(lambda done: self.delivered(alert, done))
             self.deliveries.append(delivery)
 
-    def delivered(self, alert: int, done: asyncio.Future) -> None:
+    def delivered(self, alert: dict[str, int], done: asyncio.Future) -> None:
         self.deliveries.remove(done)
         if not done.cancelled() and done.exception() is None:
-            store.set_alert_delivery(self.db, alert, done.result())
+            delivery = done.result()
+            self.outbox.put("an alert's delivery", lambda db: store.set_alert_delivery(db, alert["id"], delivery)
+                            if "id" in alert else None)
 
     # ---- what it writes -------------------------------------------------------------------------------
     def publish(self, assessment: Assessment) -> None:
@@ -358,7 +394,7 @@ class HealthExtension:
             values.update(parser_score=self.parser.score, parser_reasons=self.parser.reasons)
         if stats is not None:
             values["cost"] = cost_drift(stats.cost(), self.cost_baseline)
-        store.save_status(self.db, self.engine, self.node, state=state, **values)
+        self.outbox.save_status(self.engine, self.node, state=state, **values)
         self.saved_at = time.monotonic()
 
     def add_to_bucket(self, sample: Sample) -> None:
@@ -375,7 +411,8 @@ class HealthExtension:
             return
         start, samples = self.bucket_start, self.bucket
         self.bucket, self.bucket_start = [], None
-        if samples and self.db is not None:
+        if samples and self.outbox is not None:
             end = min(now, start + self.settings.window)
-            store.save_window(self.db, self.engine, self.node, wall(start), wall(end),
-                             WindowStats.of(samples).counts())
+            engine, node, counts = self.engine, self.node, WindowStats.of(samples).counts()
+            self.outbox.put(f"a health window of {engine}", lambda db: store.save_window(
+                db, engine, node, wall(start), wall(end), counts))

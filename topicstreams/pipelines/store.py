@@ -1,23 +1,29 @@
-"""Store items in the database, in batches, each row once.
+"""Store items in the database, in batches, each row once, and never drop one.
 
-Settings:
+Settings (defaults in :mod:`topicstreams.settings`):
 
 * ``TOPICSTREAMS_DATABASE_URL``: absolute SQLAlchemy URL; the pipeline is disabled when empty.
-* ``TOPICSTREAMS_STORE_BATCH_SIZE``: items per transaction (a full batch is written at once).
-* ``TOPICSTREAMS_STORE_FLUSH_SECONDS``: the longest an item waits in the buffer (0: no timer).
+* ``TOPICSTREAMS_STORE_BATCH_SIZE``: items per transaction (a full batch is handed to the writer at once).
+* ``TOPICSTREAMS_STORE_FLUSH_SECONDS``: the longest an item waits for its batch to fill (0: no timer).
+* ``TOPICSTREAMS_STORE_BUFFER_ITEMS``: the most items waiting in memory for the database; past it, the journal.
+* ``TOPICSTREAMS_STORE_RETRY_INITIAL`` / ``…_RETRY_MAX``: the backoff between tries while the database is away.
+* ``TOPICSTREAMS_STORE_CLOSE_TIMEOUT``: at the end, how long the database has to take what waits in memory.
+* ``TOPICSTREAMS_JOURNAL_DIR``: the node's journal folder (the add-on sets it: ``browser.profile_dir/<node>/journal``).
 
-Batches are written in the crawler's thread: a batch is one short transaction (milliseconds),
-and writing in a thread of its own measured slower in bulk (the GIL) for no gain at crawl rates.
+The batches are written by a :class:`~topicstreams.storage.durable.DurableWriter`, in a thread of its own: through
+a database outage they wait in the crawler's journal (``<engine>.jsonl`` in that folder) and are written, in order,
+when the database is back; items the database refuses for good go to the reject file beside it. The journal is
+held for the crawl: the items an earlier run left in it are written before any new one.
 
-Stats, per engine: ``topicstreams/<engine>/items_stored`` (items committed to the store,
-duplicates included), ``new_events`` (feed events added), ``new_news`` (articles added),
-``items_failed`` (items of batches whose write failed), ``items_invalid`` (items not storable).
+Stats, per engine: ``topicstreams/<engine>/items_stored`` (items committed to the store, duplicates included),
+``new_events`` (feed events added), ``new_news`` (articles added), ``items_invalid`` (items not storable, never
+handed over); and the writer's ``topicstreams/store/buffered``, ``journaled``, ``replayed``, ``rejected``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections import Counter
 from typing import Any, Self
 
 from itemadapter import ItemAdapter
@@ -26,7 +32,10 @@ from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.asyncio import create_looping_call
 
+from topicstreams.storage.availability import availability_of
 from topicstreams.storage.db import database_for
+from topicstreams.storage.durable import Backoff, DurableWriter
+from topicstreams.storage.journal import Journal, journal_path
 from topicstreams.storage.writer import NewsWriter, WriteResult, item_problem
 
 logger = logging.getLogger(__name__)
@@ -35,14 +44,26 @@ STORED_FIELDS = ("news_id", "url", "title", "source", "snippet", "published_at",
 
 
 class StorePipeline:
-    def __init__(self, url: str, stats: StatsCollector, batch_size: int, flush_seconds: float) -> None:
+    def __init__(self, url: str, stats: StatsCollector, batch_size: int, flush_seconds: float, *,
+                 journal_dir: str, name: str, buffer_items: int, backoff: Backoff, close_timeout: float) -> None:
         if batch_size < 1:
             raise ValueError(f"TOPICSTREAMS_STORE_BATCH_SIZE must be at least 1, not {batch_size}")
+        if buffer_items < batch_size:
+            raise ValueError(f"TOPICSTREAMS_STORE_BUFFER_ITEMS ({buffer_items}) must hold at least one batch "
+                             f"(TOPICSTREAMS_STORE_BATCH_SIZE, {batch_size})")
+        if not journal_dir:
+            raise ValueError("TOPICSTREAMS_JOURNAL_DIR is empty: name the folder of the store's journal (the "
+                             "add-on sets it to browser.profile_dir/<node>/journal)")
         self.url = url
         self.stats = stats
         self.batch_size = batch_size
         self.flush_seconds = flush_seconds
-        self.writer: NewsWriter | None = None
+        self.journal_dir = journal_dir
+        self.name = name
+        self.buffer_items = buffer_items
+        self.backoff = backoff
+        self.close_timeout = close_timeout
+        self.store: DurableWriter | None = None
         self._buffer: list[dict[str, Any]] = []
         self._looping_call: Any = None
 
@@ -58,11 +79,25 @@ class StorePipeline:
             crawler.stats,
             batch_size=settings.getint("TOPICSTREAMS_STORE_BATCH_SIZE"),
             flush_seconds=settings.getfloat("TOPICSTREAMS_STORE_FLUSH_SECONDS"),
+            journal_dir=(settings.get("TOPICSTREAMS_JOURNAL_DIR") or "").strip(),
+            name=crawler.spidercls.name,
+            buffer_items=settings.getint("TOPICSTREAMS_STORE_BUFFER_ITEMS"),
+            backoff=Backoff(settings.getfloat("TOPICSTREAMS_STORE_RETRY_INITIAL"),
+                            settings.getfloat("TOPICSTREAMS_STORE_RETRY_MAX")),
+            close_timeout=settings.getfloat("TOPICSTREAMS_STORE_CLOSE_TIMEOUT"),
         )
+
+    @property
+    def journal_path(self):
+        return journal_path(self.journal_dir, self.name)
 
     def open_spider(self) -> None:
         # The schema is in place: the schema extension upgraded the database when the crawler was made.
-        self.writer = NewsWriter(database_for(self.url))
+        self.store = DurableWriter(
+            NewsWriter(database_for(self.url)), Journal(self.journal_path), availability_of(self.url),
+            name=self.name, batch_size=self.batch_size, buffer_items=self.buffer_items, backoff=self.backoff,
+            close_timeout=self.close_timeout, on_written=self._count, inc=self.stats.inc_value)
+        self.store.open()
         if self.flush_seconds > 0:
             self._start_periodic_flush()
 
@@ -80,37 +115,26 @@ class StorePipeline:
             self.flush()
         return item
 
-    def close_spider(self) -> None:
+    async def close_spider(self) -> None:
         if self._looping_call is not None and self._looping_call.running:
             self._looping_call.stop()
         self._looping_call = None
         self.flush()
+        if self.store is not None:
+            store, self.store = self.store, None
+            await asyncio.to_thread(store.close)  # may wait for the database: never on the event loop
 
     def flush(self) -> None:
-        """Write the buffered items in one transaction; on failure, log an ERROR and drop them."""
+        """Hand the buffered items to the writer as one batch."""
         if not self._buffer:
             return
-        if self.writer is None:
+        if self.store is None:
             raise RuntimeError("StorePipeline.flush() before open_spider()")
         batch, self._buffer = self._buffer, []
-        try:
-            result = self.writer.write(batch)
-        except Exception as exc:
-            failed = Counter(row["engine"] for row in batch)
-            for engine, count in failed.items():
-                self.stats.inc_value(f"topicstreams/{engine}/items_failed", count)
-            logger.error(
-                "Could not store %d items (%s); earlier batches are stored: %s: %s",
-                len(batch),
-                ", ".join(f"{engine} {count}" for engine, count in sorted(failed.items())),
-                type(exc).__name__,
-                exc,
-                exc_info=logger.isEnabledFor(logging.DEBUG),
-            )
-            return
-        self._count(result)
+        self.store.submit(batch)
 
     def _count(self, result: WriteResult) -> None:
+        """The writer's thread: what a write added (only these stats keys are set from it)."""
         for name, counts in (
             ("items_stored", result.items),
             ("new_events", result.new_events),

@@ -29,6 +29,9 @@ indexes; checkpointing less often writes each page back (and fsyncs) once for ma
 SQLITE_CACHE_KIB = 32 * 1024
 """Page cache per connection (SQLite's default is 2 MiB): index pages stay cached between batches."""
 
+PG_CONNECT_TIMEOUT = 10
+"""Seconds a new PostgreSQL connection may take (unless the URL says ``connect_timeout``)."""
+
 BEGIN_MODE = "topicstreams_sqlite_begin"
 """Execution option naming the SQLite ``BEGIN`` mode of a connection's next transaction.
 
@@ -76,6 +79,10 @@ def make_database(url: str, *, foreign_keys: bool = True, **kwargs: Any) -> Engi
         # A pooled connection to a server may have died since its last use (server restart, fail-over, idle
         # timeout): test it on checkout, or the next batch would fail with it and be lost.
         kwargs.setdefault("pool_pre_ping", True)
+        if make_url(url).get_backend_name() == "postgresql" and "connect_timeout" not in make_url(url).query:
+            # A server behind a network that drops packets would hold a connect for minutes (the kernel's TCP
+            # timeout); the writers try again later anyway.
+            kwargs.setdefault("connect_args", {}).setdefault("connect_timeout", PG_CONNECT_TIMEOUT)
     db = create_engine(url, **kwargs)
     if db.dialect.name == "sqlite":
         _configure_sqlite(db, foreign_keys=foreign_keys)

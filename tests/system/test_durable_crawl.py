@@ -1,0 +1,280 @@
+"""Nothing scraped is lost when the database goes away: real crawls (real Chromium, the fake engines) into a real
+PostgreSQL server that is shut down mid-crawl and started again, and into an SQLite file that another process
+locks and whose folder turns unwritable; a crawl killed (SIGKILL) while the database is away, whose journal the
+next start writes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from tests.crawl_checks import crawl_config, expected_urls, topics
+from tests.postgres_server import PostgresServer, PostgresUnavailable
+from topicstreams import ENGINES
+from topicstreams.fakes import FakeEngines
+
+pytestmark = pytest.mark.timeout(420)
+
+AWAY = "cannot be written"
+"""The start of the one WARNING when the database goes away."""
+BACK = "is back after"
+"""The one INFO when all that was kept is written."""
+
+
+@pytest.fixture(scope="module")
+def fakes():
+    with FakeEngines(engines=ENGINES) as engines:
+        yield engines
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A server of this module's own: its tests shut it down."""
+    try:
+        with PostgresServer() as started:
+            yield started
+    except PostgresUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture
+def pg_url(server: PostgresServer, request: pytest.FixtureRequest) -> str:
+    name = f"durable_{request.node.name[5:40].lower()}"
+    url = server.create_database(name)
+    yield url
+    server.drop_database(name)
+
+
+def stored(url: str) -> dict[tuple[str, str], list[str]]:
+    """(engine, topic) → the URLs stored for it, each as often as it has a row."""
+    db = create_engine(url)
+    try:
+        with db.connect() as conn:
+            found: dict[tuple[str, str], list[str]] = {}
+            for engine, topic, link in conn.execute(text(
+                    "SELECT e.engine, t.name, n.url FROM topic_news_engines e JOIN topics t ON t.id = e.topic_id "
+                    "JOIN news n ON n.id = e.news_id")):
+                found.setdefault((engine, topic), []).append(link)
+            return found
+    finally:
+        db.dispose()
+
+
+def assert_all_stored_once(url: str, served: dict[str, list[str]]) -> None:
+    """Every topic each engine was asked for has exactly the articles the fake engine serves for it, once."""
+    found = stored(url)
+    for engine, names in served.items():
+        for name in names:
+            links = found.get((engine, name), [])
+            assert sorted(links) == sorted(expected_urls(engine, name)), (engine, name)
+
+
+def background(scrapy_cmd, cfg: Path, log: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """``scrapy ARGS`` in the background, its log into ``log`` (a pipe would fill up and stall it)."""
+    handle = log.open("w")
+    try:
+        return subprocess.Popen([sys.executable, "-m", "scrapy", *args], cwd=scrapy_cmd.folder,
+                                env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg), **(env or {})},
+                                stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    finally:
+        handle.close()
+
+
+def wait_for(check: Callable[[], bool], timeout: float, what: str, process: subprocess.Popen | None = None,
+             log: Path | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"the crawl ended before {what}:\n{log.read_text()[-4000:] if log else ''}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}\n{log.read_text()[-4000:] if log else ''}")
+        time.sleep(0.1)
+
+
+def requests_of(fakes: FakeEngines, engine: str = "google") -> int:
+    return len(fakes.results_requests(engine))
+
+
+def check_log(log: Path, *, outages: int = 1) -> str:
+    """The log says the outage once and its end once, and holds no traceback."""
+    output = log.read_text()
+    assert "Traceback" not in output, output[-6000:]
+    assert "Error caught on signal handler" not in output
+    assert output.count(AWAY) == outages, output[-6000:]
+    assert output.count(BACK) == outages, output[-6000:]
+    return output
+
+
+def config(folder: Path, fakes: FakeEngines, url: str, *, floor: float, engines=("google",), node: str = "node-a",
+           **scraper) -> Path:
+    return crawl_config(folder, fakes, floor=floor, engines=engines, scraper={"max_pages": 1, **scraper},
+                        database={"url": url}, node={"id": node}, filename=f"{node}.yml")
+
+
+@pytest.fixture(autouse=True)
+def fresh_fakes(fakes):
+    fakes.reset()
+    yield
+
+
+def test_a_ten_second_outage_during_a_once_crawl_loses_nothing(scrapy_cmd, fakes, server, pg_url, tmp_path):
+    names = topics(40).split(",")
+    cfg = config(tmp_path, fakes, pg_url, floor=0.8)  # 40 topics in about 35 s
+    log = tmp_path / "crawl.log"
+    crawl = background(scrapy_cmd, cfg, log, "crawl", "google", "-a", f"topics={','.join(names)}", "-a", "once=1")
+    try:
+        wait_for(lambda: requests_of(fakes) >= 8, 90, "the 8th request", crawl, log)
+        server.halt()
+        away_at = requests_of(fakes)
+        time.sleep(10)
+        served_meanwhile = requests_of(fakes) - away_at
+        server.resume()
+        assert crawl.wait(timeout=180) == 0, log.read_text()[-4000:]
+    finally:
+        if crawl.poll() is None:
+            crawl.kill()
+        if not server._running:
+            server.resume()
+    assert served_meanwhile >= 5  # the crawl went on while the database was away
+    output = check_log(log)
+    assert "nothing is lost" in output and "topicstreams/store/journaled" in output
+    assert_all_stored_once(pg_url, {"google": names})
+    journal = tmp_path / "profiles" / "node-a" / "journal" / "google.jsonl"
+    assert journal.exists() and journal.stat().st_size == 0  # all of it written
+
+
+def test_a_minute_away_during_a_once_crawl_and_continuous_crawls_of_the_four_engines_loses_nothing(
+        scrapy_cmd, fakes, server, pg_url, tmp_path):
+    once_topics = topics(40).split(",")
+    once_cfg = config(tmp_path, fakes, pg_url, floor=1.6, node="node-a")
+    standing = ["s0", "s1", "s2"]
+    all_cfg = crawl_config(tmp_path, fakes, floor=0.5, engines=ENGINES,
+                           scraper={"max_pages": 1, "scrape_interval": 8}, database={"url": pg_url},
+                           node={"id": "node-b"}, topics=standing, filename="node-b.yml")
+    once_log, all_log = tmp_path / "once.log", tmp_path / "crawlall.log"
+    once = background(scrapy_cmd, once_cfg, once_log, "crawl", "google", "-a", f"topics={','.join(once_topics)}",
+                      "-a", "once=1")
+    everything = background(scrapy_cmd, all_cfg, all_log, "crawlall")
+    try:
+        wait_for(lambda: requests_of(fakes) >= 8 and all(requests_of(fakes, engine) >= 1 for engine in ENGINES),
+                 120, "the 8th request and the four engines at work", once, once_log)
+        server.halt()
+        halted = {engine: requests_of(fakes, engine) for engine in ENGINES}
+        time.sleep(60)
+        served = {engine: requests_of(fakes, engine) - halted[engine] for engine in ENGINES}
+        server.resume()
+        assert once.wait(timeout=240) == 0, once_log.read_text()[-4000:]
+        wait_for(lambda: all_log.read_text().count(BACK) == 1, 90, "crawlall catching up", everything, all_log)
+        time.sleep(2)  # a sweep under way when it caught up
+        everything.send_signal(signal.SIGTERM)
+        assert everything.wait(timeout=120) == 0, all_log.read_text()[-4000:]
+    finally:
+        for process in (once, everything):
+            if process.poll() is None:
+                process.kill()
+        if not server._running:
+            server.resume()
+    assert all(count >= 3 for count in served.values()), served  # every engine went on while it was away
+    check_log(once_log)
+    output = check_log(all_log)
+    assert output.count("topics table") == 0 or "Traceback" not in output
+    assert_all_stored_once(pg_url, {"google": once_topics + standing,
+                                    **{engine: standing for engine in ENGINES if engine != "google"}})
+
+
+def test_a_crawl_killed_while_the_database_is_away_leaves_a_journal_the_next_start_writes_once(
+        scrapy_cmd, fakes, server, pg_url, tmp_path):
+    names = topics(12).split(",")
+    cfg = config(tmp_path, fakes, pg_url, floor=0.3)
+    log = tmp_path / "crawl.log"
+    crawl = background(scrapy_cmd, cfg, log, "crawl", "google", "-a", f"topics={','.join(names)}", "-a", "once=1")
+    journal = tmp_path / "profiles" / "node-a" / "journal" / "google.jsonl"
+    try:
+        wait_for(lambda: requests_of(fakes) >= 2, 90, "the 2nd request", crawl, log)
+        server.halt()
+        wait_for(lambda: journal.exists() and journal.read_bytes().count(b"\n") >= 20, 60, "items journaled", crawl,
+                 log)
+        os.kill(crawl.pid, signal.SIGKILL)
+        crawl.wait(timeout=30)
+        journaled = journal.read_bytes().count(b"\n")
+        served_before_kill = requests_of(fakes)
+    finally:
+        if crawl.poll() is None:
+            crawl.kill()
+        server.resume()
+    before = stored(pg_url)
+    health = scrapy_cmd("health", env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    assert f"journal: {journal.resolve()}" in health.stdout or f"journal: {journal}" in health.stdout, health.stdout
+
+    # The next start (a one-off topic nobody served before) writes the journal before anything else.
+    fakes.reset()
+    again = scrapy_cmd("crawl", "google", "-a", "topics=later", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)},
+                       timeout=180)
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert "left in the journal" in again.stderr and "Traceback" not in again.stderr
+    assert journal.read_bytes() == b""
+    after = stored(pg_url)
+    served = names[:served_before_kill]
+    journaled_topics = {topic for (_, topic) in after} - {topic for (_, topic) in before} - {"later"}
+    assert journaled_topics  # what was journaled is stored now
+    assert_all_stored_once(pg_url, {"google": [*sorted(journaled_topics), "later"]})
+    assert set(journaled_topics) <= set(served) and journaled >= 20
+
+
+def immutable(paths: list[Path], on: bool) -> None:
+    """``chattr ±i``: the files and folder cannot be written, even by root (permissions do not stop root)."""
+    for path in paths:
+        result = subprocess.run(["chattr", "+i" if on else "-i", str(path)], capture_output=True, text=True)
+        if result.returncode != 0 and on:
+            pytest.skip(f"cannot make {path} unwritable here: {result.stderr.strip()}")
+
+
+def test_on_sqlite_a_file_locked_for_a_minute_then_an_unwritable_folder_lose_nothing(scrapy_cmd, fakes, tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    database = folder / "news.db"
+    names = topics(42).split(",")
+    cfg = config(tmp_path, fakes, f"sqlite:///{database}", floor=1.9)
+    log = tmp_path / "crawl.log"
+    crawl = background(scrapy_cmd, cfg, log, "crawl", "google", "-a", f"topics={','.join(names)}", "-a", "once=1")
+    locker = None
+    # The folder, the database and its write-ahead log made unwritable; not the shared-memory index, which SQLite
+    # maps into memory (a write to a mapping of an immutable file kills the process with SIGBUS: no database
+    # does that to its users).
+    unwritable = [database, folder / "news.db-wal", folder]
+    try:
+        wait_for(lambda: requests_of(fakes) >= 4, 90, "the 4th request", crawl, log)
+        locker = sqlite3.connect(database, isolation_level=None)
+        locker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock for a minute
+        locked_at = requests_of(fakes)
+        time.sleep(60)
+        served_while_locked = requests_of(fakes) - locked_at
+        locker.execute("COMMIT")
+        locker.close()
+        locker = None
+        wait_for(lambda: log.read_text().count(BACK) == 1, 60, "the lock's items written", crawl, log)
+        immutable(unwritable, True)
+        unwritable_at = requests_of(fakes)
+        time.sleep(6)
+        served_while_unwritable = requests_of(fakes) - unwritable_at
+        immutable(unwritable, False)
+        assert crawl.wait(timeout=180) == 0, log.read_text()[-4000:]
+    finally:
+        immutable(unwritable, False)
+        if locker is not None:
+            locker.close()
+        if crawl.poll() is None:
+            crawl.kill()
+    assert served_while_locked >= 20 and served_while_unwritable >= 2
+    output = check_log(log, outages=2)
+    assert "database is locked" in output and "disk I/O error" in output
+    assert_all_stored_once(f"sqlite:///{database}", {"google": names})
