@@ -278,3 +278,50 @@ def test_on_sqlite_a_file_locked_for_a_minute_then_an_unwritable_folder_lose_not
     output = check_log(log, outages=2)
     assert "database is locked" in output and "disk I/O error" in output
     assert_all_stored_once(f"sqlite:///{database}", {"google": names})
+
+
+def test_db_replay_writes_this_nodes_journals_leaves_a_held_one_and_tries_a_reject_file_again(scrapy_cmd, tmp_path):
+    import json
+
+    from tests.conftest import write_config
+    from tests.unit.test_durable_store import item
+    from topicstreams.storage.journal import Journal, encode
+
+    cfg = write_config(tmp_path, {"database": {"url": "sqlite:///news.db"}, "node": {"id": "n1"},
+                                  "browser": {"profile_dir": "profiles"}})
+    env = {"TOPICSTREAMS_CONFIG": str(cfg)}
+    folder = tmp_path / "profiles" / "n1" / "journal"
+    with Journal(folder / "google.jsonl") as journal:
+        journal.append([item(n) for n in range(5)])
+    with Journal(folder / "bing.jsonl") as journal:
+        journal.append([item(n, engine="bing") for n in range(2)])
+    (folder / "brave.rejected.jsonl").write_bytes(encode(item(9, engine="brave"), reason="value too long"))
+
+    health = scrapy_cmd("health", "--json", env=env)
+    assert sorted((entry["path"].rsplit("/", 1)[1], entry["kind"], entry["items"])
+                  for entry in json.loads(health.stdout)["journal"]) == [
+        ("bing.jsonl", "journal", 2), ("brave.rejected.jsonl", "rejects", 1), ("google.jsonl", "journal", 5)]
+    table = scrapy_cmd("health", env=env).stdout
+    assert "journal: " in table and "google.jsonl holds 5 item(s) not yet in the database" in table
+    assert "brave.rejected.jsonl holds 1 item(s) the database refused" in table
+
+    with Journal(folder / "bing.jsonl"):  # a running crawl of bing holds its journal
+        replay = scrapy_cmd("db", "replay", env=env)
+    assert replay.returncode == 1
+    assert "google.jsonl: 5 item(s) written (5 new articles, 5 new feed events)" in replay.stdout
+    assert "bing.jsonl is held by another process" in replay.stderr and "left to it" in replay.stderr
+    assert "brave" not in replay.stdout  # a reject file is tried again only when named
+    replay = scrapy_cmd("db", "replay", env=env)
+    assert replay.returncode == 0 and "bing.jsonl: 2 item(s) written" in replay.stdout, replay.stderr
+    assert "nothing to replay" in scrapy_cmd("db", "replay", env=env).stdout
+
+    again = scrapy_cmd("db", "replay", str(folder / "brave.rejected.jsonl"), env=env)
+    assert again.returncode == 0 and "1 item(s) written" in again.stdout, again.stderr
+    assert (folder / "brave.rejected.jsonl").read_bytes() == b""
+    assert "journal" not in json.loads(scrapy_cmd("health", "--json", env=env).stdout)
+    with sqlite3.connect(tmp_path / "news.db") as conn:
+        assert conn.execute("SELECT engine, count(*) FROM topic_news_engines GROUP BY engine ORDER BY engine"
+                            ).fetchall() == [("bing", 2), ("brave", 1), ("google", 5)]
+
+    missing = scrapy_cmd("db", "replay", str(tmp_path / "nowhere.jsonl"), env=env)
+    assert missing.returncode == 2 and "no such journal or folder" in missing.stderr

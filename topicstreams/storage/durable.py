@@ -206,10 +206,10 @@ class DurableWriter:
                 self._journal(inflight, kept_back=False)
             self._move_queue_to_journal(kept_back=False)
             left = self.journal.unread_items if self._journal_mode else 0
+            self.journal.close()  # with the lock held: a write still under way finds it closed and stops
         if left:
             logger.warning("[%s] %d item(s) wait in the journal %s: the next start writes them first (or run "
                            "`scrapy db replay`)", self.name, left, self.journal.path)
-        self.journal.close()
         self.availability.unregister(self.name)
         return left
 
@@ -259,6 +259,8 @@ class DurableWriter:
 
     def _failed(self, source: str, items: list[Any], exc: Exception) -> None:
         with self._cond:
+            if self._stop:  # closed while this write was under way: what it held is journaled already
+                return
             if source == "memory" and self._inflight is items:
                 self._inflight = None
                 # Order kept: the failed batch, then what queued behind it, then every later batch.
@@ -284,6 +286,8 @@ class DurableWriter:
     def _succeeded(self, source: str, items: list[Any], end: int, written: Written) -> None:
         result = written.result
         with self._cond:
+            if self._stop:  # closed meanwhile: written all the same (the journal may hold it too: idempotent)
+                return
             if source == "memory":
                 if self._inflight is items:
                     self._inflight = None
