@@ -9,8 +9,10 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from topicstreams import ENGINES
+from topicstreams.arguments import split_names
 from topicstreams.browser import ProfileInUse, ProfileLock, profile_path
 from topicstreams.config import EX_CONFIG, Config, ConfigError, load_config
+from topicstreams.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
 
 logger = logging.getLogger(__name__)
 
@@ -101,8 +103,37 @@ class CrawlingCommand(ConfiguredCommand):
     """A command that runs crawlers and exits non-zero when one of them could not start its loop.
 
     Scrapy closes a spider whose ``start()`` raised with the reason ``start_error`` and exits 0; a crawl
-    that never began is a failure to whoever runs it (a shell script, Scrapyd's log reader).
+    that never began is a failure to whoever runs it (a shell script, Scrapyd's log reader). A spider that
+    refused its ``-a topics=`` (reason ``topics_refused``) exits 2, as a bad argument does.
     """
+
+    def refuse_topics_argument(self, engines: list[str], opts) -> None:
+        """A usage error (exit 2, one message, no traceback) when ``-a topics=`` names no topic or a name that
+        breaks the rule (:mod:`topicstreams.topic_names`) for any of ``engines``, as configured.
+
+        Checked here, before any crawler is made: from inside Scrapy, an exception of a spider's ``__init__``
+        comes out as a traceback and exit 1 (the spider checks again when it starts, for other ways of running it).
+        """
+        value = opts.spargs.get("topics")
+        if value is None:
+            return
+        names = split_names(value)
+        message = None
+        if not names:
+            message = ("-a topics= names no topic: give at least one (-a topics=a,b), or leave the argument out to "
+                       "crawl the active topics of the table")
+        else:
+            settings = self.settings
+            max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES", self.config.get("scraper.max_pages"))
+            try:
+                check_topics(names, configured_engines(self.config.get("engines"), engines),
+                             limit=url_length_limit(settings), max_pages=max_pages)
+            except TopicsRefused as exc:
+                message = f"-a topics: {exc}"
+        if message is not None:
+            if self.settings.get("LOG_FILE"):
+                log_error_to_file(self.settings, message)
+            raise UsageError(message)
 
     def _create_crawler(self, spidercls):
         name = spidercls if isinstance(spidercls, str) else spidercls.name
@@ -128,11 +159,15 @@ class CrawlingCommand(ConfiguredCommand):
 
     def run(self, args: list[str], opts) -> None:
         super().run(args, opts)
-        failed = [crawler.spidercls.name for crawler in self.__dict__.get("started_crawlers", [])
-                  if finish_reason(crawler) == "start_error"]
+        crawlers = self.__dict__.get("started_crawlers", [])
+        failed = [crawler.spidercls.name for crawler in crawlers if finish_reason(crawler) == "start_error"]
+        refused = [crawler.spidercls.name for crawler in crawlers if finish_reason(crawler) == "topics_refused"]
         if failed:
             print(f"could not start: {', '.join(failed)} (see the log above)", file=sys.stderr)
             self.exitcode = self.exitcode or 1
+        if refused:
+            print(f"could not start: {', '.join(refused)}: -a topics is refused (see the log above)", file=sys.stderr)
+            self.exitcode = self.exitcode or 2
 
 
 def finish_reason(crawler) -> str | None:

@@ -26,6 +26,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 
 from topicstreams import ENGINES
+from topicstreams.topic_names import (
+    configured_engines,
+    name_problem,
+    shown,
+    topic_problem,
+    url_length_limit,
+    url_problem,
+)
 
 EX_CONFIG = 78
 """Exit status for a configuration error (sysexits.h ``EX_CONFIG``)."""
@@ -49,7 +57,7 @@ class ConfigError(ValueError):
 
 def _show(value: Any) -> str:
     if isinstance(value, str):
-        return repr(value)
+        return shown(value, longest=200)  # a 5,000-character topic is not printed whole
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -209,8 +217,13 @@ def engine_name(key: str, value: Any) -> str:
 
 
 def topic_name(key: str, value: Any) -> str:
+    """A topic name, trimmed; empty or holding control characters it is refused (:mod:`topicstreams.topic_names`;
+    whether its results URLs fit is checked once the engines are known, by :func:`check_urls`)."""
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(key, value, "a non-empty topic name")
+    problem = name_problem(value.strip())
+    if problem is not None:
+        raise ConfigError(key, value, f"a valid topic name: {problem}")
     return value.strip()
 
 
@@ -411,14 +424,37 @@ def _validate(schema: Any, value: Any, key: str) -> Any:
     return out
 
 
-def validate(data: Mapping) -> dict:
-    """Check a merged configuration against :data:`SCHEMA`; return it with values normalized."""
+def validate(data: Mapping, *, url_limit: int | None = None) -> dict:
+    """Check a merged configuration against :data:`SCHEMA`; return it with values normalized.
+
+    ``url_limit`` is the crawler's ``URLLENGTH_LIMIT`` (Scrapy's default when None) that topics and canary queries
+    must fit (see :func:`check_urls`)."""
     checked = _validate(SCHEMA, dict(data), "")
     cooldown = checked["scraper"]["cooldown"]
     if cooldown["max"] < cooldown["initial"]:
         raise ConfigError("scraper.cooldown.max", cooldown["max"],
                           f"seconds >= scraper.cooldown.initial ({cooldown['initial']})")
+    check_urls(checked, url_length_limit() if url_limit is None else url_limit)
     return checked
+
+
+def check_urls(checked: Mapping, url_limit: int) -> None:
+    """Every topic's results URL fits ``url_limit`` on every engine as configured (enabled or not: the topics
+    table is every engine's, and an engine enabled later reads it too), on each page up to ``scraper.max_pages``;
+    each canary query's on its own engine. Otherwise a ConfigError naming the entry."""
+    max_pages = checked["scraper"]["max_pages"]
+    engines = configured_engines(checked["engines"])
+    for index, topic in enumerate(checked["topics"]):
+        problem = topic_problem(topic, engines, limit=url_limit, max_pages=max_pages)
+        if problem is not None:
+            raise ConfigError(f"topics[{index}]", topic, f"a topic name whose results URLs fit: {problem}")
+    for engine in engines:
+        for index, canary_query in enumerate(checked["canaries"]["queries"].get(engine.name) or []):
+            problem = name_problem(canary_query["query"]) or url_problem(
+                canary_query["query"], engine, limit=url_limit, max_pages=1)
+            if problem is not None:
+                raise ConfigError(f"canaries.queries.{engine.name}[{index}].query", canary_query["query"],
+                                  f"a query whose results URL fits: {problem}")
 
 
 def mask_url(url: str) -> str:
@@ -514,11 +550,12 @@ def load_config(settings: Mapping | None = None, environ: Mapping[str, str] | No
     environ = os.environ if environ is None else environ
     path = config_file(settings, environ)
     content = read_config_text(path) if path is not None else None
+    url_limit = url_length_limit(settings)
     key = (str(path.resolve()) if path is not None else None, content, environ.get(DB_URL_ENV),
-           environ.get(PROXY_ENV), os.getcwd(), socket.gethostname())
+           environ.get(PROXY_ENV), os.getcwd(), socket.gethostname(), url_limit)
     loaded = _loaded.get(key)
     if loaded is None:
-        loaded = _loaded[key] = _load(path, content, environ)
+        loaded = _loaded[key] = _load(path, content, environ, url_limit)
     return copy.deepcopy(loaded)
 
 
@@ -532,7 +569,7 @@ def read_config_text(path: Path) -> str:
         raise ConfigError(CONFIG_SETTING, str(path), f"a readable YAML file ({exc.strerror})") from None
 
 
-def _load(path: Path | None, content: str | None, environ: Mapping[str, str]) -> Config:
+def _load(path: Path | None, content: str | None, environ: Mapping[str, str], url_limit: int) -> Config:
     data = load_defaults()
     if path is not None:
         data = merge(data, parse_user_file(path, content))
@@ -544,7 +581,7 @@ def _load(path: Path | None, content: str | None, environ: Mapping[str, str]) ->
             p.strip() for p in environ[PROXY_ENV].split(",") if p.strip()]
         data["anti_detection"]["proxy"]["enabled"] = True
 
-    checked = validate(data)
+    checked = validate(data, url_limit=url_limit)
     if checked["node"]["id"] is None:
         checked["node"]["id"] = socket.gethostname()
     base_dir = path.resolve().parent if path is not None else Path.cwd()

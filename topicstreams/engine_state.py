@@ -115,6 +115,10 @@ class EngineState:
             return True
         return False
 
+    def forget_probe(self) -> None:
+        """The probe's outcome never came (its request was lost): the next request is the probe."""
+        self.probe_in_flight = False
+
     def record(self, cls: ResponseClass, *, probe: bool = False, retry_after: float | None = None,
                now: float | None = None) -> float | None:
         """Take a response's class; returns the bench it starts (seconds), or None when it starts none.

@@ -73,3 +73,19 @@ FEED_EXPORT_ENCODING = "utf-8"
 # Batched writes into the store.
 TOPICSTREAMS_STORE_BATCH_SIZE = 500
 TOPICSTREAMS_STORE_FLUSH_SECONDS = 1.0
+# Through a database outage nothing is dropped (topicstreams.storage.durable): at most BUFFER_ITEMS items wait in
+# memory, the rest in the journal on disk (TOPICSTREAMS_JOURNAL_DIR, set by the add-on: browser.profile_dir/<node>/
+# journal); tries again after RETRY_INITIAL seconds, doubling up to RETRY_MAX; at the end the database has
+# CLOSE_TIMEOUT seconds to take what waits in memory before it is journaled for the next start.
+TOPICSTREAMS_STORE_BUFFER_ITEMS = 100_000
+TOPICSTREAMS_STORE_RETRY_INITIAL = 0.5
+TOPICSTREAMS_STORE_RETRY_MAX = 15.0
+TOPICSTREAMS_STORE_CLOSE_TIMEOUT = 10.0
+
+# No topic can stall an engine (topicstreams.response_deadline): a results-page request that has not come back
+# within the navigation timeout (PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT, ms) plus this margin, counted from when
+# pacing lets it go, is lost (dropped by a middleware without an errback, or lost by the browser): its topic resolves
+# as an error ("no response"), a WARNING, topicstreams/<engine>/requests_lost, and the engine goes on with the next
+# topic. The margin covers what the navigation timeout does not: starting the browser, opening a tab, reading the
+# page. (Topic names whose results URL would pass Scrapy's URLLENGTH_LIMIT are refused where they enter.)
+TOPICSTREAMS_RESPONSE_MARGIN = 30.0

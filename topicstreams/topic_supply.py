@@ -12,6 +12,9 @@ topics of a pass —
 * the ``topics`` argument (missing names inserted inactive: a one-off run never joins the standing list), else
   the table's active topics, seeded from the configuration's ``topics``, followed by a reconcile every interval;
 * only the topics of this node's shard (``scraper.shard``, a hash stable across machines and runs);
+* only names the engine can take (``problem_of``: :mod:`topicstreams.topic_names`' rule). A name of the table that
+  breaks it (stored before names were checked) is skipped, with one WARNING per supply — once per engine and
+  process — never a crash nor a warning every pass;
 * in once mode every topic due at once, each tried up to ``scraper.once_attempts`` times; otherwise staggered over
   one interval and re-armed an interval (× the engine's pace multiplier, jittered) after each sweep;
 * a topic that met a block goes back with its old due time (it is the probe once the cooldown is over); after
@@ -33,6 +36,7 @@ from topicstreams.classify import ResponseClass, Verdict
 from topicstreams.engine_state import EngineState
 from topicstreams.scheduler import TopicSchedule
 from topicstreams.storage import active_topics, database_for, ensure_topics, seed_topics
+from topicstreams.topic_names import shown
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +96,7 @@ class PassTopics:
 
     def __init__(self, state: EngineState, *, database_url: str, interval: float, topics: Sequence[str] | None,
                  seed: Sequence[str] = (), once: bool = False, once_attempts: int = 1, shard: str = "0/1",
+                 problem_of: Callable[[str], str | None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.state = state
         self.database_url = database_url
@@ -101,6 +106,9 @@ class PassTopics:
         self.once = once
         self.once_attempts = once_attempts
         self.shard = shard
+        self.problem_of = problem_of
+        self.problems: dict[str, str | None] = {}
+        """Each name looked at so far -> what keeps the engine from taking it (None: nothing); warned once."""
         self.schedule = TopicSchedule(interval, state.jitter_ratio, clock=clock)
         self.follows_table = self.topics_arg is None and not once
         self.attempts: Counter[str] = Counter()
@@ -114,7 +122,19 @@ class PassTopics:
             names = self.topics_arg
         else:
             names = [name for _, name in active_topics(database_for(self.database_url))]
-        return [name for name in names if in_shard(name, self.shard)]
+        return [name for name in names if in_shard(name, self.shard) and self.takes(name)]
+
+    def takes(self, name: str) -> bool:
+        """Whether the engine can take ``name`` (see ``problem_of``); a WARNING the first time it cannot."""
+        if self.problem_of is None:
+            return True
+        if name not in self.problems:
+            problem = self.problems[name] = self.problem_of(name)
+            if problem is not None:
+                logger.warning("[%s] topic %s of the topics table is skipped: %s (it was stored before names were "
+                               "checked; `scrapy topics deactivate` takes it off the list)", self.state.engine,
+                               shown(name), problem)
+        return self.problems[name] is None
 
     def open(self) -> None:
         if self.topics_arg is not None:
@@ -191,8 +211,10 @@ def warn_no_topics() -> None:
                    "list them in the config's `topics`, or pass -a topics=a,b")
 
 
-def topic_supply_for(settings, state: EngineState, *, topics: Sequence[str] | None, once: bool) -> TopicSupply:
-    """The supply of an engine's topics under the crawl's settings (``TOPICSTREAMS_*``)."""
+def topic_supply_for(settings, state: EngineState, *, topics: Sequence[str] | None, once: bool,
+                     problem_of: Callable[[str], str | None] | None = None) -> TopicSupply:
+    """The supply of an engine's topics under the crawl's settings (``TOPICSTREAMS_*``); ``problem_of`` says what
+    keeps the engine from taking a name (None: nothing)."""
     return PassTopics(
         state,
         database_url=settings.get("TOPICSTREAMS_DATABASE_URL"),
@@ -202,4 +224,5 @@ def topic_supply_for(settings, state: EngineState, *, topics: Sequence[str] | No
         once=once,
         once_attempts=settings.getint("TOPICSTREAMS_ONCE_ATTEMPTS"),
         shard=settings.get("TOPICSTREAMS_SHARD"),
+        problem_of=problem_of,
     )

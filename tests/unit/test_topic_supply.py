@@ -122,3 +122,35 @@ def test_once_on_a_paused_engine_abandons_what_is_left(db_url, clock):
     assert topics.take() == "a"
     topics.done("a", OK)
     assert topics.abandon() == ["b", "c"] and topics.exhausted
+
+
+def test_a_stored_name_the_engine_cannot_take_is_skipped_with_one_warning(db_url, clock, caplog):
+    from topicstreams.engines import Google
+    from topicstreams.topic_names import topic_problem
+
+    google = Google("http://127.0.0.1:9")
+    long_name = "y" * 5000
+    # stored before names were checked: the storage layer takes any name
+    add_topics(database_for(db_url), ["alpha", long_name, "a\tb", "beta"])
+    caplog.set_level("WARNING", logger="topicstreams.topic_supply")
+    topics = supply(db_url, clock, problem_of=lambda name: topic_problem(name, [google]))
+
+    def one_pass() -> list[str]:  # what the loop takes over one interval, each topic done as it is taken
+        taken = []
+        for _ in range(10):
+            for topic in take_all(topics):
+                taken.append(topic)
+                topics.done(topic, OK)
+            clock.now += 10
+        return sorted(taken)
+
+    assert one_pass() == ["alpha", "beta"]
+    warnings = sorted(record.getMessage() for record in caplog.records)
+    assert len(warnings) == 2, warnings
+    assert warnings[1].startswith(f"[google] topic {'y' * 40 + '…' + 'y' * 12!r} (5,000 characters) of the topics "
+                                  "table is skipped: its google results URL would be")
+    assert "y" * 60 not in warnings[1] and "`scrapy topics deactivate`" in warnings[1]
+    assert warnings[0].startswith("[google] topic 'a\\tb' of the topics table is skipped: it holds a control")
+    for _ in range(3):  # pass after pass (each with its reconcile of the table): no new warning, still skipped
+        assert one_pass() == ["alpha", "beta"]
+    assert len(caplog.records) == 2

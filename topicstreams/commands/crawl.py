@@ -33,3 +33,7 @@ class Command(CrawlingCommand, ScrapyCrawlCommand):
 
     def refuse(self, args: list[str]) -> None:
         refuse_engines(args[:1])
+
+    def process_options(self, args: list[str], opts) -> None:
+        super().process_options(args, opts)
+        self.refuse_topics_argument(args[:1], opts)

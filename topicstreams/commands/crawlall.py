@@ -31,6 +31,7 @@ class Command(CrawlingCommand, BaseRunSpiderCommand):
         self.named = named is not None
         self.engines = split_names(named) if self.named else self.config.enabled_engines()
         refuse_engines(self.engines)
+        self.refuse_topics_argument(self.engines, opts)
 
     def run(self, args: list[str], opts) -> None:
         known = set(self.crawler_process.spider_loader.list())

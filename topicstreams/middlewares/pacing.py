@@ -10,6 +10,12 @@ request go at a time:
    gap since the previous request's start (:attr:`EngineState.gap`: floor × multiplier + jitter) has passed;
 3. it lets the request go; the first one after a bench is the probe (``topicstreams/<engine>/probes``).
 
+Neither wait can last forever: a request let go that never leaves the browser nor ends (lost by the browser,
+or held by a middleware after this one), or a probe whose outcome never comes, is waited for at most the
+response budget (:func:`~topicstreams.response_deadline.response_budget`: the navigation timeout plus
+``TOPICSTREAMS_RESPONSE_MARGIN``) after it was let go, the same budget the spider gives it; then the next request
+goes (and, for a probe, is the probe).
+
 Because the gap counts from when the browser actually sent the previous request, page creation and rendering
 inside the download handler can never shorten it, and Scrapy's own slot delay (``DOWNLOAD_DELAY``,
 AutoThrottle) can only add to it. Scrapy's retries are off for these requests (``dont_retry``): retrying a
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from scrapy import Request, Spider
@@ -32,6 +39,7 @@ from scrapy.http import Response
 
 from topicstreams import meta as keys
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
+from topicstreams.response_deadline import response_budget
 
 logger = logging.getLogger(__name__)
 
@@ -44,12 +52,18 @@ class PacingMiddleware(EngineMiddleware):
         if not crawler.settings.getbool("TOPICSTREAMS_PACING_ENABLED"):
             raise NotConfigured("TOPICSTREAMS_PACING_ENABLED is off")
         super().__init__(crawler)
+        self.budget = response_budget(crawler.settings)
+        """Seconds a request let go is waited for (to leave the browser; a probe: for its outcome)."""
         self._lock: asyncio.Lock | None = None
         self._sending: asyncio.Future | None = None
         """The request let go last, until it has left the browser (or ended)."""
         self._sending_request: Request | None = None
         self._sending_left = False
         """Whether the browser has reported the request let go last as sent."""
+        self._sending_since = 0.0
+        """When the request let go last was let go (monotonic)."""
+        self._probe_since: float | None = None
+        """When the probe in flight was let go."""
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if not is_engine_request(request):
@@ -58,11 +72,11 @@ class PacingMiddleware(EngineMiddleware):
             self._lock = asyncio.Lock()
         state = self.state
         async with self._lock:
-            if self._sending is not None and not self._sending.done():
-                await asyncio.shield(self._sending)
+            await self._previous_left()
             while True:
                 wait = state.wait_time()
                 if wait is None:  # a probe is out: nothing else goes until its outcome is known
+                    self._forget_lost_probe()
                     await asyncio.sleep(PROBE_POLL)
                 elif wait > 0:
                     await asyncio.sleep(wait)
@@ -71,6 +85,9 @@ class PacingMiddleware(EngineMiddleware):
             probe = state.start_request()
             self._sending = asyncio.get_running_loop().create_future()
             self._sending_request, self._sending_left = request, False
+            self._sending_since = time.monotonic()
+            if probe:
+                self._probe_since = self._sending_since
         request.meta[keys.SENT_AT] = state.last_sent
         request.meta[keys.PROBE] = probe
         request.meta["dont_retry"] = True
@@ -81,6 +98,27 @@ class PacingMiddleware(EngineMiddleware):
         if page is None or page.is_closed():
             # A new tab is made for this request: listen to it for the moment each navigation leaves.
             request.meta["playwright_page_event_handlers"] = {"request": self._browser_request}
+
+    async def _previous_left(self) -> None:
+        """Wait until the request let go last has left the browser or ended; at most the budget after it was let
+        go (a request that never leaves nor ends is lost: the spider's deadline has resolved its topic)."""
+        if self._sending is None or self._sending.done():
+            return
+        remaining = self._sending_since + self.budget - time.monotonic()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._sending), max(0.0, remaining))
+        except TimeoutError:
+            logger.debug("[%s] the request let go last neither left the browser nor ended within %g s: the next "
+                         "one goes", self.state.engine, self.budget)
+            self._release()
+
+    def _forget_lost_probe(self) -> None:
+        """A probe out for longer than the budget is lost: its outcome will not come, the next request probes."""
+        if self._probe_since is not None and time.monotonic() - self._probe_since >= self.budget:
+            logger.info("[%s] the probe's request never came back within %g s: the next request is the probe",
+                        self.state.engine, self.budget)
+            self._probe_since = None
+            self.state.forget_probe()
 
     def _browser_request(self, browser_request: Any) -> None:
         """The page's ``request`` event: a main-frame navigation is the engine request leaving now."""

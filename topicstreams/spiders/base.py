@@ -13,17 +13,34 @@ the callback turns that reading into items, sends ``page_parsed``, and asks for 
 Canary queries (``canaries.queries.<engine>``) have a schedule of their own (every ``canaries.interval``
 seconds, the first at start; once each in once mode): they go the same way as topics, still while the engine is
 paused, and their answer is checked (``canary_checked``) instead of stored.
+
+No topic can stall the loop:
+
+* the topic names of ``-a topics=`` are checked first (:mod:`topicstreams.topic_names`): one that is empty, holds a
+  control character or whose results URL would pass ``URLLENGTH_LIMIT`` closes the spider at once with the reason
+  ``topics_refused`` and an ERROR naming it (the ``crawl`` and ``crawlall`` commands refuse it before that, exit 2);
+  a name of the table that breaks the rule (stored before the check existed) is skipped by the topic supply with
+  one WARNING;
+* each page is awaited with a deadline (:mod:`topicstreams.response_deadline`: the navigation timeout plus
+  ``TOPICSTREAMS_RESPONSE_MARGIN``, from when pacing lets the request go). A request that has not come back by
+  then (dropped by a middleware without an errback, lost by the browser) resolves its topic as an ``error``
+  (``no response``), with a WARNING and ``topicstreams/<engine>/requests_lost``; the topic supply decides its retry
+  as for any error, and the loop goes on. Should its answer come after all, it no longer belongs to the topic in
+  flight: its items are kept (stored like any others: the writes are idempotent, and nothing scraped is thrown
+  away), but it asks for no further page and finishes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import scrapy
+from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
@@ -35,12 +52,17 @@ from topicstreams.engine_state import state_for
 from topicstreams.engines import Engine
 from topicstreams.engines.reader import ItemsOfPage, Reading, reader_from_settings
 from topicstreams.items import NewsItem, missing_fields
+from topicstreams.response_deadline import LOST, PageDeadline, response_budget
 from topicstreams.scheduler import TopicSchedule
 from topicstreams.signals import PageParsed, canary_checked, page_parsed
+from topicstreams.topic_names import TopicsRefused, check_topics, shown, topic_problem, url_length_limit
 from topicstreams.topic_supply import Fate, topic_supply_for
 
 PAUSE_POLL = 1.0
 """Seconds between looks at a paused engine's state."""
+
+TOPICS_REFUSED = "topics_refused"
+"""The close reason of a spider whose ``-a topics=`` breaks the topic-name rule."""
 
 
 @dataclass
@@ -52,6 +74,12 @@ class TopicRun:
     seen: set[str] = field(default_factory=set, repr=False)
     """The URLs of the pages so far (an engine that repeats its last page past the end is caught by it)."""
     canary: CanaryQuery | None = None
+    request: scrapy.Request | None = field(default=None, repr=False)
+    """The request of its latest page."""
+    asked_at: float = 0.0
+    """When that request was made (monotonic)."""
+    lost: bool = False
+    """Its latest page's request never came back in time: the run is over, its late answers belong to no run."""
 
     def finish(self, verdict: Verdict) -> None:
         if not self.done.done():
@@ -77,7 +105,10 @@ class EngineSpider(scrapy.Spider):
         self.scrape_interval = settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL")
         self.max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES")
         self.state = state_for(self.crawler)
-        self.supply = topic_supply_for(settings, self.state, topics=self.topics_arg, once=self.once)
+        self.response_budget = response_budget(settings)
+        self.url_limit = url_length_limit(settings)
+        self.supply = topic_supply_for(settings, self.state, topics=self.topics_arg, once=self.once,
+                                       problem_of=self.topic_problem)
         canaries = settings.getdict("TOPICSTREAMS_CANARIES")
         self.canaries = {canary.query: canary for canary in canaries_for(canaries, self.name)}
         self.canary_schedule = TopicSchedule(float(canaries.get("interval") or 3600), self.state.jitter_ratio)
@@ -85,12 +116,33 @@ class EngineSpider(scrapy.Spider):
         self.context_kwargs = {**settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"),
                                "user_data_dir": settings.get("TOPICSTREAMS_PROFILE_PATH")}
 
+    def topic_problem(self, name: str) -> str | None:
+        """What keeps ``name`` from being a topic of this engine (:mod:`topicstreams.topic_names`), or None."""
+        return topic_problem(name, [self.engine], limit=self.url_limit, max_pages=self.max_pages)
+
+    def refuse_topics_arg(self) -> None:
+        """Close the spider, with an ERROR, when ``-a topics=`` names no topic or a name that breaks the rule."""
+        if self.topics_arg is None:
+            return
+        if not self.topics_arg:
+            message = ("-a topics= names no topic: give at least one (-a topics=a,b), or leave the argument out to "
+                       "crawl the active topics of the table")
+        else:
+            try:
+                check_topics(self.topics_arg, [self.engine], limit=self.url_limit, max_pages=self.max_pages)
+                return
+            except TopicsRefused as exc:
+                message = f"-a topics: {exc}"
+        self.logger.error("%s", message)
+        raise CloseSpider(TOPICS_REFUSED)
+
     def stat(self, key: str, count: int = 1) -> None:
         self.crawler.stats.inc_value(f"topicstreams/{self.name}/{key}", count)
 
     # ---- the loop -------------------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
         self._configure()
+        self.refuse_topics_arg()
         mode = "once: each topic one pass, then close" if self.once else (
             f"continuous: every {self.scrape_interval:g} s until stopped")
         shard = self.settings.get("TOPICSTREAMS_SHARD")
@@ -105,7 +157,7 @@ class EngineSpider(scrapy.Spider):
             canary = None if benched else canaries.pop_due()
             if canary is not None:
                 yield self.begin(canary[0], self.canaries[canary[0]])
-                await self.run.done
+                await self.outcome(self.run)
                 if not self.once:
                     canaries.rearm(canary[0])
                 continue
@@ -123,11 +175,42 @@ class EngineSpider(scrapy.Spider):
                 await asyncio.sleep(min(wakes) if wakes else self.scrape_interval)
                 continue
             yield self.begin(topic)  # its later pages follow from parse_results
-            self.settle(topic, await self.run.done)
+            self.settle(topic, await self.outcome(self.run))
 
     def begin(self, topic: str, canary: CanaryQuery | None = None) -> scrapy.Request:
         self.run = TopicRun(topic, asyncio.get_running_loop().create_future(), canary=canary)
         return self.page_request(0)
+
+    async def outcome(self, run: TopicRun) -> Verdict:
+        """The run's verdict: its last page's, or :data:`~topicstreams.response_deadline.LOST` when a page's
+        request has not come back by its deadline (the deadline of whichever page is out, looked at again each
+        time one passes: a later page, or pacing letting the request go, moves it)."""
+        deadline = None
+        while not run.done.done():
+            if deadline is None or deadline.request is not run.request:
+                deadline = PageDeadline(run.request, self.response_budget, self.state, asked_at=run.asked_at)
+            remaining = deadline.remaining()
+            if remaining <= 0:
+                self.lose(run, let_go=deadline.let_go)
+                break
+            try:
+                await asyncio.wait_for(asyncio.shield(run.done), remaining)
+            except TimeoutError:
+                pass
+        return run.done.result()
+
+    def lose(self, run: TopicRun, *, let_go: bool) -> None:
+        """The run's latest request never came back: the run ends as an error, its late answers belong to none."""
+        request = run.request
+        self.logger.warning(
+            "%s %s, page %d: its request never came back within %g s: dropped by a middleware, or lost by the "
+            "browser; counted as an error", "canary" if run.canary is not None else "topic", shown(run.topic),
+            request.meta[keys.PAGE] + 1, self.response_budget)
+        self.stat("requests_lost")
+        run.lost = True
+        if let_go:  # it went to the browser: its tab may hang on it; the next request starts from a fresh one
+            self.drop_page(request.meta.get("playwright_page"))
+        run.finish(LOST)
 
     def settle(self, topic: str, verdict: Verdict) -> None:
         outcome = self.supply.done(topic, verdict)
@@ -152,13 +235,14 @@ class EngineSpider(scrapy.Spider):
         self.stat("topics_given_up", len(left))
 
     # ---- requests and their answers -------------------------------------------------------------------
-    def page_request(self, page: int) -> scrapy.Request:
-        run = self.run
+    def page_request(self, page: int, run: TopicRun | None = None) -> scrapy.Request:
+        run = run if run is not None else self.run
         tab = {"playwright_page": self.page} if self.page is not None and not self.page.is_closed() else {}
-        return scrapy.Request(
+        request = scrapy.Request(
             self.engine.results_url(run.topic, page),
             callback=self.parse_results,
             errback=self.results_failed,
+            cb_kwargs={"run": run},  # its answer goes to its own run, even once another topic is in flight
             dont_filter=True,
             meta={
                 keys.ENGINE: self.name,
@@ -177,11 +261,19 @@ class EngineSpider(scrapy.Spider):
                 **tab,
             },
         )
+        run.request, run.asked_at = request, time.monotonic()
+        return request
 
     def keep_page(self, page: Any) -> None:
         """Keep the engine's tab for its next request."""
         if page is not None:
             self.page = page
+
+    def leave_late_tab(self, page: Any) -> None:
+        """Close the tab of a late answer, unless it is the engine's tab (the run in flight may be using it)."""
+        if page is not None and page is not self.page and not page.is_closed():
+            closing = asyncio.ensure_future(page.close())
+            closing.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     def drop_page(self, page: Any) -> None:
         """Close a tab whose navigation failed: the next request starts from a fresh one."""
@@ -193,9 +285,12 @@ class EngineSpider(scrapy.Spider):
             closing = asyncio.ensure_future(page.close())
             closing.add_done_callback(lambda done: done.cancelled() or done.exception())
 
-    def parse_results(self, response: Response) -> Iterable[NewsItem | scrapy.Request]:
-        run, page = self.run, response.meta[keys.PAGE]
-        self.keep_page(response.meta.get("playwright_page"))
+    def parse_results(self, response: Response, run: TopicRun | None = None) -> Iterable[NewsItem | scrapy.Request]:
+        run, page = run if run is not None else self.run, response.meta[keys.PAGE]
+        if run.lost:
+            self.leave_late_tab(response.meta.get("playwright_page"))
+        else:
+            self.keep_page(response.meta.get("playwright_page"))
         reading: Reading = response.meta[keys.READING]  # the blocks middleware's reading of the page
         verdict = reading.verdict
         try:
@@ -213,6 +308,9 @@ class EngineSpider(scrapy.Spider):
             error=verdict.reason if verdict.parse_failed else None,
             missing=dict(Counter(name for names in lacking for name in names))))
         if run.canary is not None:
+            if run.lost:
+                self.logger.debug("canary %r: a late answer, after its run timed out; not checked", run.topic)
+                return
             try:
                 self.check_canary(run.canary, verdict, items)
             finally:
@@ -224,13 +322,21 @@ class EngineSpider(scrapy.Spider):
             self.logger.debug("page %d of topic %r repeats earlier results: no more pages", page, run.topic)
             items = []
         run.seen |= urls
+        if run.lost:
+            self.logger.info("topic %s, page %d: a late answer, after its run timed out: its %d item(s) are kept; "
+                             "no further page is asked for, and the topic's outcome stays the error",
+                             shown(run.topic), page + 1, len(items))
+            for item in items:
+                self.stat("items_scraped")
+                yield item
+            return
         next_page = None
         try:
             for item in items:
                 self.stat("items_scraped")
                 yield item
             if items and page + 1 < self.max_pages and reading.has_next and not self.state.paused:
-                next_page = self.page_request(page + 1)
+                next_page = self.page_request(page + 1, run)
         finally:
             # Whatever happens here (the spider closing mid-page included), the topic loop is never left waiting.
             if next_page is None:
@@ -251,7 +357,13 @@ class EngineSpider(scrapy.Spider):
 
     def results_failed(self, failure: Failure) -> None:
         meta = failure.request.meta
+        run = failure.request.cb_kwargs.get("run") or self.run
+        if run is not None and run.lost:  # a late failure: the run is over already
+            self.leave_late_tab(meta.get("playwright_page"))
+            self.logger.debug("topic %s: the request that timed out failed later: %s", shown(run.topic),
+                              failure.getErrorMessage())
+            return
         self.drop_page(meta.get("playwright_page"))
         reading = meta.get(keys.READING)
-        if self.run is not None:
-            self.run.finish(reading.verdict if reading is not None else classify_failure(failure.value))
+        if run is not None:
+            run.finish(reading.verdict if reading is not None else classify_failure(failure.value))
