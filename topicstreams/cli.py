@@ -139,6 +139,7 @@ class CrawlingCommand(ConfiguredCommand):
         name = spidercls if isinstance(spidercls, str) else spidercls.name
         if name in ENGINES:  # an unknown name is Scrapy's to refuse
             self.check_profile_free(name)
+            self.check_database()
         crawler = super()._create_crawler(spidercls)
         self.__dict__.setdefault("started_crawlers", []).append(crawler)
         return crawler
@@ -156,6 +157,26 @@ class CrawlingCommand(ConfiguredCommand):
             report_error(self.settings, f"could not start {engine}: {exc}")
             raise SystemExit(1) from None
         lock.release()
+
+    def check_database(self) -> None:
+        """Refuse, in one line, to start when the database cannot be reached (or its schema brought up to date).
+
+        The schema extension would find out first thing, from inside Scrapy, with tracebacks. Once a crawl runs,
+        the database may come and go: the store keeps what is scraped (see :mod:`topicstreams.storage.durable`).
+        """
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from topicstreams.config import mask_url
+        from topicstreams.storage import upgrade_once
+        from topicstreams.storage.failures import describe
+
+        url = self.settings.get("TOPICSTREAMS_DATABASE_URL") or self.config.get("database.url")
+        try:
+            upgrade_once(url)  # what the schema extension does, once per process
+        except SQLAlchemyError as exc:
+            report_error(self.settings, f"could not start: the database {mask_url(url)} cannot be reached "
+                                        f"({describe(exc)}); nothing is crawled until it answers")
+            raise SystemExit(1) from None
 
     def run(self, args: list[str], opts) -> None:
         super().run(args, opts)

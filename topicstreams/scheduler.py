@@ -82,6 +82,10 @@ class TopicSchedule:
         self._next_reconcile = now + self.interval
         return added, dropped
 
+    def defer_reconcile(self, seconds: float) -> None:
+        """Look at the active topics again in ``seconds`` (the last look could not read them)."""
+        self._next_reconcile = self.clock() + seconds
+
     def reconcile_due(self) -> bool:
         """True when a reconcile is due (always before the first :meth:`stagger` or :meth:`reconcile`)."""
         return self._next_reconcile is None or self.clock() >= self._next_reconcile

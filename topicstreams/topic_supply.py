@@ -32,13 +32,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from topicstreams.classify import ResponseClass, Verdict
 from topicstreams.engine_state import EngineState
 from topicstreams.scheduler import TopicSchedule
 from topicstreams.storage import active_topics, database_for, ensure_topics, seed_topics
+from topicstreams.storage.failures import describe
 from topicstreams.topic_names import shown
 
 logger = logging.getLogger(__name__)
+
+RECONCILE_RETRY = 10.0
+"""Seconds before looking at the topics table again when it could not be read."""
 
 
 class Fate(enum.StrEnum):
@@ -149,7 +155,14 @@ class PassTopics:
             warn_no_topics()
 
     def reconcile(self) -> None:
-        topics = self.current_topics()
+        try:
+            topics = self.current_topics()
+        except SQLAlchemyError as exc:
+            # The database is away (the store keeps what is scraped meanwhile): the schedule stays as it is.
+            self.schedule.defer_reconcile(RECONCILE_RETRY)
+            logger.debug("could not read the topics table (%s): the schedule stays as it is; looking again in "
+                         "%g s", describe(exc), RECONCILE_RETRY)
+            return
         added, dropped = self.schedule.reconcile(topics)
         if added and len(added) < len(self.schedule):
             logger.info("topics table: %d new topic(s) scheduled within the next %g s: %s",

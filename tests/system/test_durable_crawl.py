@@ -325,3 +325,16 @@ def test_db_replay_writes_this_nodes_journals_leaves_a_held_one_and_tries_a_reje
 
     missing = scrapy_cmd("db", "replay", str(tmp_path / "nowhere.jsonl"), env=env)
     assert missing.returncode == 2 and "no such journal or folder" in missing.stderr
+
+
+def test_a_crawl_refuses_to_start_in_one_line_when_the_database_cannot_be_reached(scrapy_cmd, tmp_path):
+    from tests.conftest import write_config
+
+    cfg = write_config(tmp_path, {"database": {"url": "postgresql+psycopg://crawler:s3cret@127.0.0.1:9/news"},
+                                  "browser": {"profile_dir": "profiles"}})
+    result = scrapy_cmd("crawl", "google", "-a", "once=1", "-a", "topics=x", env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    assert result.returncode == 1
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("could not start")]
+    assert "the database postgresql+psycopg://crawler:***@127.0.0.1:9/news cannot be reached" in line
+    assert "Connection refused" in line and "nothing is crawled until it answers" in line
+    assert "Traceback" not in result.stderr and "s3cret" not in result.stderr

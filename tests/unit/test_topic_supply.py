@@ -154,3 +154,34 @@ def test_a_stored_name_the_engine_cannot_take_is_skipped_with_one_warning(db_url
     for _ in range(3):  # pass after pass (each with its reconcile of the table): no new warning, still skipped
         assert one_pass() == ["alpha", "beta"]
     assert len(caplog.records) == 2
+
+
+def test_a_topics_table_that_cannot_be_read_keeps_the_schedule_and_is_read_again_later(db_url, clock, tmp_path):
+    import sqlite3
+
+    add_topics(database_for(db_url), ["a", "b"])
+    topics = supply(db_url, clock)
+    assert sorted(take_all_due(topics, clock, 100)) == ["a", "b"]  # staggered over the interval
+    for name in ("a", "b"):
+        topics.done(name, OK)
+    path = tmp_path / "supply.db"
+    with sqlite3.connect(path) as conn:  # the table cannot be read (as when the database is away)
+        conn.execute("ALTER TABLE topics RENAME TO topics_away")
+    clock.now += 100  # a reconcile is due, and both topics again
+    assert sorted(take_all(topics)) == ["a", "b"]  # the schedule went on as it was
+    for name in ("a", "b"):
+        topics.done(name, OK)
+    with sqlite3.connect(path) as conn:
+        conn.execute("ALTER TABLE topics_away RENAME TO topics")
+    add_topics(database_for(db_url), ["c"])
+    clock.now += 11  # the table is looked at again soon, not an interval later
+    assert take_all_due(topics, clock, 5) == ["c"]
+
+
+def take_all_due(topics: PassTopics, clock: Clock, within: float) -> list[str]:
+    """Every topic taken over the next ``within`` seconds (the clock moved on one second at a time)."""
+    taken = []
+    for _ in range(int(within)):
+        taken += take_all(topics)
+        clock.now += 1
+    return taken
