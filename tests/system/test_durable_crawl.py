@@ -150,12 +150,22 @@ def test_a_ten_second_outage_during_a_once_crawl_loses_nothing(scrapy_cmd, fakes
     assert_all_stored_once(pg_url, {"google": names})
     journal = tmp_path / "profiles" / "node-a" / "journal" / "google.jsonl"
     assert journal.exists() and journal.stat().st_size == 0  # all of it written
+    # The health and cycle rows written during the outage were kept and written too.
+    db = create_engine(pg_url)
+    try:
+        with db.connect() as conn:
+            swept = conn.execute(text("SELECT sum(topics_count), sum(requests) FROM scraper_cycles "
+                                      "WHERE engine = 'google' AND node = 'node-a'")).one()
+            windows = conn.execute(text("SELECT sum(requests) FROM health_windows WHERE engine = 'google'")).scalar()
+    finally:
+        db.dispose()
+    assert tuple(swept) == (40, 40) and windows == 40
 
 
 def test_a_minute_away_during_a_once_crawl_and_continuous_crawls_of_the_four_engines_loses_nothing(
         scrapy_cmd, fakes, server, pg_url, tmp_path):
     once_topics = topics(40).split(",")
-    once_cfg = config(tmp_path, fakes, pg_url, floor=1.6, node="node-a")
+    once_cfg = config(tmp_path, fakes, pg_url, floor=2.2, node="node-a")  # 40 topics in about 90 s
     standing = ["s0", "s1", "s2"]
     all_cfg = crawl_config(tmp_path, fakes, floor=0.5, engines=ENGINES,
                            scraper={"max_pages": 1, "scrape_interval": 8}, database={"url": pg_url},
