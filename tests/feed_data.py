@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -69,7 +70,9 @@ def store(url: str, items: Iterable[NewsItem]) -> None:
         pipeline.open_spider()
         for item in items:
             pipeline.process_item(normalize.process_item(item))
-        asyncio.run(pipeline.close_spider())
+        # Closing waits for the store's thread: in an event loop of its own (a test's browser may run one here).
+        with ThreadPoolExecutor(1) as closer:
+            closer.submit(asyncio.run, pipeline.close_spider()).result()
         if pipeline.journal_path.stat().st_size:
             raise RuntimeError(f"the feed's items could not all be stored into {url}: see the log")
 

@@ -46,6 +46,8 @@ class Command(CrawlingCommand, BaseRunSpiderCommand):
             print("crawlall: no engine enabled (engines.<name>.enabled in the config)", file=sys.stderr)
             self.exitcode = 1
             return
+        for name in self.engines:  # every profile before anything is made (the database's schema included)
+            self.check_profile_free(name)
         for name in self.engines:
             self.crawler_process.crawl(self._create_crawler(name), **opts.spargs)
         self.crawler_process.start()
