@@ -75,8 +75,9 @@ TOPICSTREAMS_STORE_BATCH_SIZE = 500
 TOPICSTREAMS_STORE_FLUSH_SECONDS = 1.0
 # Through a database outage nothing is dropped (topicstreams.storage.durable): at most BUFFER_ITEMS items wait in
 # memory, the rest in the journal on disk (TOPICSTREAMS_JOURNAL_DIR, set by the add-on: browser.profile_dir/<node>/
-# journal); tries again after RETRY_INITIAL seconds, doubling up to RETRY_MAX; at the end the database has
-# CLOSE_TIMEOUT seconds to take what waits in memory before it is journaled for the next start.
+# journal); tries again after RETRY_INITIAL seconds, doubling up to RETRY_MAX; at the end, what waits in memory is
+# written as long as the database takes it, no write waiting longer than CLOSE_TIMEOUT seconds, else journaled
+# for the next start.
 TOPICSTREAMS_STORE_BUFFER_ITEMS = 100_000
 TOPICSTREAMS_STORE_RETRY_INITIAL = 0.5
 TOPICSTREAMS_STORE_RETRY_MAX = 15.0

@@ -18,9 +18,10 @@ or absent database never holds up the crawl:
 * **a write that never passes** (:func:`~topicstreams.storage.failures.never_passes`: a constraint the data
   breaks, a value a column cannot hold): the batch is split in halves until the items at fault are alone;
   those go to the reject file with the reason (logged once per writer, counted); the rest is written;
-* **the crawl ends** (:meth:`DurableWriter.close`): what waits in memory is written if the database takes it
-  within ``close_timeout`` seconds, else journaled; the journal is written at the next start (before anything
-  else: new batches queue behind it) or by ``scrapy db replay``.
+* **the crawl ends** (:meth:`DurableWriter.close`): what waits in memory is written while the database takes it
+  (however long that is, as long as no write waits longer than ``close_timeout`` seconds), else journaled; the
+  journal is written at the next start (before anything else: new batches queue behind it) or by
+  ``scrapy db replay``.
 
 Writes are idempotent (``ON CONFLICT DO NOTHING``): a batch written twice (a crash between a write and the
 journal's emptying, a write that committed while its answer was lost) stores nothing twice.
@@ -147,6 +148,8 @@ class DurableWriter:
         self._thread: threading.Thread | None = None
         self._rejects_logged = False
         self._caught_up = Counter[str]()
+        self._writes = 0
+        """Writes that passed: progress, for :meth:`close`."""
         self.left_from_before = 0
 
     # ---- life cycle (the crawl's thread) --------------------------------------------------------------
@@ -189,15 +192,22 @@ class DurableWriter:
             self._cond.notify_all()
 
     def close(self) -> int:
-        """Stop: write what waits in memory if the database takes it within ``close_timeout`` s, journal the
-        rest. Blocks (run it off the event loop); returns the items left in the journal."""
+        """Stop: write what waits in memory while the database takes it (no write waiting longer than
+        ``close_timeout`` s), journal the rest. Blocks (run it off the event loop); returns the items left in the
+        journal."""
         with self._cond:
             self._closing = True
             if self._retry_at is not None:
                 self._retry_at = time.monotonic()  # one last try now, not after the backoff
             self._cond.notify_all()
         if self._thread is not None:
-            self._thread.join(self.close_timeout)
+            # As long as writes pass, the rest is written (a database behind, not away); a write that takes
+            # longer than ``close_timeout`` (a lock waited for) ends it, and what is left is journaled.
+            while True:
+                written_before = self._writes
+                self._thread.join(self.close_timeout)
+                if not self._thread.is_alive() or self._writes == written_before:
+                    break
         with self._cond:
             self._stop = True
             self._cond.notify_all()
@@ -286,6 +296,7 @@ class DurableWriter:
     def _succeeded(self, source: str, items: list[Any], end: int, written: Written) -> None:
         result = written.result
         with self._cond:
+            self._writes += 1
             if self._stop:  # closed meanwhile: written all the same (the journal may hold it too: idempotent)
                 return
             if source == "memory":
