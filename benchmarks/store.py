@@ -36,9 +36,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import multiprocessing
 import queue
 import random
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -124,7 +126,14 @@ def store_settings(url: str, batch_size: int) -> dict:
                 if name.startswith("TOPICSTREAMS_STORE_")}
     return {**defaults, "TOPICSTREAMS_DATABASE_URL": url, "LOG_LEVEL": "WARNING",
             "TOPICSTREAMS_STORE_BATCH_SIZE": batch_size,
-            "TOPICSTREAMS_JOURNAL_DIR": tempfile.mkdtemp(prefix="topicstreams-bench-journal-")}
+            "TOPICSTREAMS_JOURNAL_DIR": journal_dir()}
+
+
+def journal_dir() -> str:
+    """A journal folder for one run, removed at exit."""
+    path = tempfile.mkdtemp(prefix="topicstreams-bench-journal-")
+    atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 def run_project(url: str, items: list[NewsItem], batch_size: int) -> float:
