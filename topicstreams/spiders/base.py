@@ -271,9 +271,8 @@ class EngineSpider(scrapy.Spider):
 
     def leave_late_tab(self, page: Any) -> None:
         """Close the tab of a late answer, unless it is the engine's tab (the run in flight may be using it)."""
-        if page is not None and page is not self.page and not page.is_closed():
-            closing = asyncio.ensure_future(page.close())
-            closing.add_done_callback(lambda done: done.cancelled() or done.exception())
+        if page is not None and page is not self.page:
+            close_tab(page)
 
     def drop_page(self, page: Any) -> None:
         """Close a tab whose navigation failed: the next request starts from a fresh one."""
@@ -281,9 +280,7 @@ class EngineSpider(scrapy.Spider):
             return
         if page is self.page:
             self.page = None
-        if not page.is_closed():
-            closing = asyncio.ensure_future(page.close())
-            closing.add_done_callback(lambda done: done.cancelled() or done.exception())
+        close_tab(page)
 
     def parse_results(self, response: Response, run: TopicRun | None = None) -> Iterable[NewsItem | scrapy.Request]:
         run, page = run if run is not None else self.run, response.meta[keys.PAGE]
@@ -367,3 +364,10 @@ class EngineSpider(scrapy.Spider):
         reading = meta.get(keys.READING)
         if run is not None:
             run.finish(reading.verdict if reading is not None else classify_failure(failure.value))
+
+
+def close_tab(page: Any) -> None:
+    """Close a Playwright page in the background (a tab already closed, or failing to close, is no matter)."""
+    if not page.is_closed():
+        closing = asyncio.ensure_future(page.close())
+        closing.add_done_callback(lambda done: done.cancelled() or done.exception())
