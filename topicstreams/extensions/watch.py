@@ -33,7 +33,9 @@ the node (:mod:`topicstreams.extensions.saturation_watch`; one watch per node an
 once).
 
 The tables are there when it opens: the schema extension (:mod:`topicstreams.extensions.schema`) upgraded the
-database before any other component was built.
+database before any other component was built. Every write goes through the process's outbox
+(:mod:`topicstreams.storage.outbox`): off the event loop, in order, kept in memory while the database is away;
+a read the database cannot answer keeps what is in force until the next look; no handler raises for either.
 
 Nothing ever makes the engine go faster than its configured pace: without a score, what is in force stays.
 """
