@@ -351,3 +351,21 @@ def test_a_crawl_refuses_to_start_in_one_line_when_the_database_cannot_be_reache
     assert "the database postgresql+psycopg://crawler:***@127.0.0.1:9/news cannot be reached" in line
     assert "Connection refused" in line and "nothing is crawled until it answers" in line
     assert "Traceback" not in result.stderr and "s3cret" not in result.stderr
+
+
+def test_scrapy_health_without_its_database_says_why_exits_3_and_still_lists_the_journal(scrapy_cmd, tmp_path):
+    from tests.conftest import write_config
+    from tests.unit.test_durable_store import item
+    from topicstreams.storage.journal import Journal
+
+    cfg = write_config(tmp_path, {"database": {"url": "postgresql+psycopg://crawler:s3cret@127.0.0.1:9/news"},
+                                  "node": {"id": "n1"}, "browser": {"profile_dir": "profiles"}})
+    with Journal(tmp_path / "profiles" / "n1" / "journal" / "google.jsonl") as journal:
+        journal.append([item(1), item(2)])
+    result = scrapy_cmd("health", env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    assert result.returncode == 3, result.stderr[-3000:]
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("cannot read the health from the database "
+                               "postgresql+psycopg://crawler:***@127.0.0.1:9/news: OperationalError")
+    assert any(line.startswith("journal: ") and "google.jsonl holds 2 item(s)" in line for line in lines)
+    assert "Traceback" not in result.stderr and "s3cret" not in result.stderr
