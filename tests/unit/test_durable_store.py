@@ -255,3 +255,22 @@ def test_an_unreadable_line_is_set_aside_not_retried(database, tmp_path):
     [reject] = (tmp_path / "google.rejected.jsonl").read_text().splitlines()
     assert json.loads(reject)["line"] == "{not json" and "unreadable" in json.loads(reject)["reason"]
     assert isinstance(Unreadable(b"x", "y"), Unreadable)
+
+
+def test_an_outage_is_over_for_the_process_when_the_writers_behind_caught_up_or_left(caplog):
+    caplog.set_level(logging.INFO)
+    outage = availability_of("sqlite:////nowhere/news.db")
+    outage.went_away("google", "OperationalError: disk I/O error", "3 item(s) of google in the journal")
+    outage.went_away("bing", "OperationalError: disk I/O error", "1 item(s) of bing in the journal")
+    assert outage.away
+    outage.unregister("google")  # its crawl ended: what it kept waits in its journal for the next start
+    assert outage.away
+    outage.caught_up("bing", Counter({"items": 1}))
+    assert not outage.away
+    assert [r.levelname for r in caplog.records if "cannot be written" in r.getMessage()] == ["WARNING"]
+    [back] = [r.getMessage() for r in caplog.records if "is back after" in r.getMessage()]
+    assert back.endswith("(1 items)")
+
+    outage.went_away("google", "OperationalError: disk I/O error", "2 item(s) of google in the journal")
+    outage.unregister("google")  # the only one behind left: nobody is left to see it back
+    assert not outage.away

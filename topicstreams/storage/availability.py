@@ -58,8 +58,15 @@ class Availability:
             self.backlogs[writer] = backlog
 
     def unregister(self, writer: str) -> None:
+        """``writer`` is gone (its crawl ended; what it kept is in its journal): it is waited for no more. When it
+        was the last one behind, the outage is no longer this process's to report."""
         with self._lock:
             self.backlogs.pop(writer, None)
+            if writer in self.behind:
+                self.behind.discard(writer)
+                if not self.behind:
+                    self.away_since = None
+                    self.written.clear()
 
     def went_away(self, writer: str, reason: str, kept: str) -> None:
         """``writer`` could not write (``reason``, one line) and keeps ``kept`` (what and where) to write later."""
