@@ -23,6 +23,8 @@ from collections.abc import Callable
 
 from sqlalchemy.engine import make_url
 
+from topicstreams.storage.per_database import PerDatabase
+
 logger = logging.getLogger(__name__)
 
 
@@ -108,20 +110,14 @@ def _safe(backlog: Callable[[], str]) -> str:
         return ""
 
 
-_availability: dict[str, Availability] = {}
-_availability_lock = threading.Lock()
+_availability = PerDatabase(Availability)
 
 
 def availability_of(url: str) -> Availability:
     """The process's :class:`Availability` of the database at ``url``."""
-    with _availability_lock:
-        found = _availability.get(url)
-        if found is None:
-            found = _availability[url] = Availability(url)
-        return found
+    return _availability.of(url)
 
 
 def forget_availability() -> None:
     """Start afresh (tests: each test's database is a new one)."""
-    with _availability_lock:
-        _availability.clear()
+    _availability.forget()

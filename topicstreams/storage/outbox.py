@@ -35,6 +35,7 @@ from topicstreams.storage.availability import Availability, availability_of
 from topicstreams.storage.db import database_for
 from topicstreams.storage.durable import Backoff
 from topicstreams.storage.failures import can_pass, describe
+from topicstreams.storage.per_database import PerDatabase
 
 logger = logging.getLogger(__name__)
 
@@ -206,20 +207,14 @@ class Outbox:
         self.availability.went_away(self.name, describe(exc), f"{kept} write(s) of {self.name} kept in memory")
 
 
-_outboxes: dict[str, Outbox] = {}
-_outboxes_lock = threading.Lock()
+_outboxes = PerDatabase(Outbox)
 
 
 def outbox_for(url: str) -> Outbox:
     """The process's :class:`Outbox` of the database at ``url``."""
-    with _outboxes_lock:
-        found = _outboxes.get(url)
-        if found is None:
-            found = _outboxes[url] = Outbox(url)
-        return found
+    return _outboxes.of(url)
 
 
 def forget_outboxes() -> None:
     """Start afresh (tests)."""
-    with _outboxes_lock:
-        _outboxes.clear()
+    _outboxes.forget()
