@@ -25,7 +25,7 @@ from topicstreams.storage.durable import (
     DurableWriter,
     replay_file,
 )
-from topicstreams.storage.journal import Journal, JournalInUse, Unreadable, decode, encode, pending_files
+from topicstreams.storage.journal import Journal, JournalInUse, decode, encode, pending_files
 from topicstreams.storage.writer import NewsWriter
 from topicstreams.urls import news_id
 
@@ -254,7 +254,6 @@ def test_an_unreadable_line_is_set_aside_not_retried(database, tmp_path):
     assert (done.items, done.rejected) == (3, 1) and count(database) == 2
     [reject] = (tmp_path / "google.rejected.jsonl").read_text().splitlines()
     assert json.loads(reject)["line"] == "{not json" and "unreadable" in json.loads(reject)["reason"]
-    assert isinstance(Unreadable(b"x", "y"), Unreadable)
 
 
 def test_an_outage_is_over_for_the_process_when_the_writers_behind_caught_up_or_left(caplog):

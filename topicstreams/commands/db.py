@@ -20,7 +20,7 @@ from topicstreams.config import mask_url
 from topicstreams.storage import upgrade
 from topicstreams.storage.durable import replay_file
 from topicstreams.storage.failures import describe
-from topicstreams.storage.journal import JOURNAL_SUFFIX, JournalInUse, is_rejects, journal_folder, rejects_path
+from topicstreams.storage.journal import JournalInUse, is_rejects, journal_folder, pending_files, rejects_path
 from topicstreams.storage.writer import NewsWriter
 
 
@@ -51,12 +51,10 @@ class Command(SubcommandCommand):
                 raise UsageError(f"no such journal or folder: {target}")
         else:
             target = journal_folder(config.get("browser.profile_dir"), config.get("node.id"))
-        if target.is_dir():
-            files = sorted(path for path in target.iterdir() if path.is_file()
-                           and path.name.endswith(JOURNAL_SUFFIX) and not is_rejects(path))
+        if target.is_dir():  # its journals that hold items (reject files only when named)
+            files = [path for path, _ in pending_files(target) if not is_rejects(path)]
         else:
-            files = [target]
-        files = [path for path in files if path.stat().st_size]
+            files = [target] if target.stat().st_size else []
         if not files:
             print(f"nothing to replay: no journal with items in {target}")
             return 0

@@ -113,8 +113,7 @@ def _write_part(writer: NewsWriter, items: list[Item], written: Written) -> None
         _write_part(writer, items[:middle], written)
         _write_part(writer, items[middle:], written)
         return
-    for name in ("items", "new_news", "new_events", "new_attributions"):
-        getattr(written.result, name).update(getattr(result, name))
+    written.result.add(result)
 
 
 class DurableWriter:
@@ -363,8 +362,7 @@ class Replayed:
     rejected: int = 0
 
 
-def replay_file(writer: NewsWriter, path: Path, batch_size: int = 500,
-                progress: Callable[[int], None] = lambda items: None) -> Replayed:
+def replay_file(writer: NewsWriter, path: Path, batch_size: int = 500) -> Replayed:
     """Write a journal (or a reject file) into the database by hand, then empty it.
 
     A journal's refused items go to its reject file. A reject file's items are tried again; those refused again
@@ -382,11 +380,9 @@ def replay_file(writer: NewsWriter, path: Path, batch_size: int = 500,
             else:
                 journal.reject(written.rejected)
             done.rejected += len(written.rejected)
-            for name in ("items", "new_news", "new_events", "new_attributions"):
-                getattr(done.result, name).update(getattr(written.result, name))
+            done.result.add(written.result)
             journal.advance(end, len(items))
             done.items += len(items)
-            progress(done.items)
         if is_rejects(path):
             _rewrite_rejects(journal, still_refused)
         else:

@@ -93,6 +93,12 @@ class WriteResult:
     new_events: Counter[str] = field(default_factory=Counter)
     new_attributions: Counter[str] = field(default_factory=Counter)
 
+    def add(self, other: WriteResult) -> None:
+        """Count ``other``'s rows in too (several writes' results as one)."""
+        for counts, more in ((self.items, other.items), (self.new_news, other.new_news),
+                             (self.new_events, other.new_events), (self.new_attributions, other.new_attributions)):
+            counts.update(more)
+
     def totals(self) -> dict[str, int]:
         return {
             "items": self.items.total(),
