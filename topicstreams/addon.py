@@ -32,6 +32,7 @@ def config_settings(config: Config) -> dict:
         "TOPICSTREAMS_ALERTING": data["alerting"],
         "TOPICSTREAMS_CANARIES": data["canaries"],
         "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(data),
+        "TOPICSTREAMS_CONSENT": data["browser"]["consent"],
     }
 
 
@@ -55,14 +56,17 @@ class TopicstreamsAddon:
         from topicstreams.extensions.profile_lock import ProfileLockExtension
         from topicstreams.extensions.schema import SchemaExtension
         from topicstreams.middlewares.blocks import BlocksMiddleware
+        from topicstreams.middlewares.consent import ConsentMiddleware
         from topicstreams.middlewares.pacing import PacingMiddleware
 
         # Every crawl needs these, even when a user's EXTENSIONS or DOWNLOADER_MIDDLEWARES replaces the project's:
         # the add-on enables them, as Scrapy add-ons enable their components. First the profile held and the
-        # schema in place; the pacing runs last before the download, the reading of each page first after it.
+        # schema in place; the pacing runs last before the download; after it, a consent wall is answered (when
+        # browser.consent says so), then each page is read.
         settings.set_in_component_priority_dict("EXTENSIONS", ProfileLockExtension, 0)
         settings.set_in_component_priority_dict("EXTENSIONS", SchemaExtension, 1)
         settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", BlocksMiddleware, 940)
+        settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", ConsentMiddleware, 945)
         settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", PacingMiddleware, 950)
         config = load_config(settings)  # the command's own load, shared (load_config loads once per process)
         settings.setdict(config_settings(config), priority="addon")

@@ -2,7 +2,9 @@
 
 One classifier for every engine, in the order of the contract:
 
-1. ``challenge``  — the page carries a CAPTCHA or interstitial marker (the engine's or a generic wall), any status.
+1. ``challenge``  — the page carries a CAPTCHA or interstitial marker (the engine's or a generic wall), any status;
+   an engine's consent wall is one too, with the reason ``consent`` (the reader recognises it first, see
+   :mod:`topicstreams.consent`).
 2. ``hard_block`` — status 403, 429 or 503, or a connection reset, refusal or timeout.
 3. ``soft_block`` — status 200 and a block-page marker, or no result items and no "no results" message, or
    (:func:`size_verdict`) a page far smaller than the engine's normal.
@@ -22,7 +24,8 @@ import enum
 import statistics
 from collections import deque
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from topicstreams.consent import CONSENT, blank_query_values
 
 
 class ResponseClass(enum.StrEnum):
@@ -99,15 +102,6 @@ def _contains(haystack: str, needles: tuple[str, ...]) -> str | None:
     return None
 
 
-def _without_query_values(url: str) -> str:
-    """The URL with its query values blanked (``?q=&tbm=``): a topic echoed in the query is not a marker."""
-    parts = urlsplit(url)
-    if not parts.query:
-        return url
-    keys = "&".join(f"{key}=" for key, _ in parse_qsl(parts.query, keep_blank_values=True))
-    return urlunsplit(parts._replace(query=keys, fragment=""))
-
-
 EMPTY_LIST = "no result items and no 'no results' message"
 """The reason of a soft block that is only an unexplained empty list (a parser may still find results)."""
 
@@ -131,6 +125,10 @@ class Verdict:
         return self.cls is ResponseClass.ERROR and self.reason.startswith(PARSE_ERROR)
 
 
+CONSENT_WALL = Verdict(ResponseClass.CHALLENGE, CONSENT)
+"""The verdict on an engine's consent wall (:mod:`topicstreams.consent`): an interstitial, so a ``challenge``."""
+
+
 def classify_response(
     markers: EngineMarkers,
     *,
@@ -141,7 +139,7 @@ def classify_response(
     headers: dict[str, str] | None = None,
 ) -> Verdict:
     """Classify one rendered response. ``headers`` keys are compared case-insensitively."""
-    lowered_url = _without_query_values(url).lower()
+    lowered_url = blank_query_values(url).lower()
     lowered = html.lower()
     for header, value in (headers or {}).items():
         if WALL_HEADERS.get(header.lower()) == str(value).strip().lower():

@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 
 from topicstreams import ENGINES
+from topicstreams.consent import CHOICES as CONSENT_CHOICES
 from topicstreams.topic_names import (
     configured_engines,
     name_problem,
@@ -349,6 +350,7 @@ SCHEMA: dict = {
         "executable_path": text("a path to a Chromium executable, or empty to find one"),
         "headless": boolean,
         "profile_dir": text("a folder path", empty_ok=False),
+        "consent": one_of(*CONSENT_CHOICES),
     },
     "anti_detection": {
         "proxy": {

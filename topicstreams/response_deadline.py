@@ -6,7 +6,8 @@ loop waits for each page with a deadline instead of forever:
 
 * the **budget** is the navigation timeout (``PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT``, ms; Playwright's 30 s where
   it is unset or 0) plus ``TOPICSTREAMS_RESPONSE_MARGIN`` seconds (starting the browser, opening a tab, reading the
-  page: what the navigation timeout does not cover);
+  page: what the navigation timeout does not cover), plus one more navigation timeout where ``browser.consent``
+  answers walls (answering one and loading the page again may take that long);
 * it counts from when the pacing middleware lets the request go (``topicstreams_sent_at``, moved on to when the
   browser actually sent it), never from when the spider asked: the floor, a cooldown or a probe's outcome may hold
   a request in pacing for as long as they last, and that wait is not the request's. Until pacing lets it go, the
@@ -33,13 +34,23 @@ PLAYWRIGHT_NAVIGATION_DEFAULT_MS = 30_000.0
 """Playwright's own navigation timeout, where the setting is unset (0 means none there: not here)."""
 
 
-def response_budget(settings: Any) -> float:
-    """Seconds a results-page request may be out after pacing let it go: navigation timeout plus the margin."""
+def navigation_timeout(settings: Any) -> float:
+    """The navigation timeout in seconds (``PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT``; Playwright's 30 s where it is
+    unset or 0)."""
     unset = settings.get("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT") in (None, "")
     navigation_ms = 0.0 if unset else settings.getfloat("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT")
     if navigation_ms <= 0:
         navigation_ms = PLAYWRIGHT_NAVIGATION_DEFAULT_MS
-    return navigation_ms / 1000 + settings.getfloat("TOPICSTREAMS_RESPONSE_MARGIN")
+    return navigation_ms / 1000
+
+
+def response_budget(settings: Any) -> float:
+    """Seconds a results-page request may be out after pacing let it go: navigation timeout plus the margin, plus
+    one more navigation timeout where consent walls are answered (the answer and the page loaded again share one,
+    see :mod:`topicstreams.middlewares.consent`)."""
+    navigation = navigation_timeout(settings)
+    answering = settings.get("TOPICSTREAMS_CONSENT") in ("reject", "accept")
+    return navigation * (2 if answering else 1) + settings.getfloat("TOPICSTREAMS_RESPONSE_MARGIN")
 
 
 class PageDeadline:

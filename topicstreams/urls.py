@@ -4,9 +4,10 @@
 the same article found by several engines (or on several runs) gets the same ``news_id``:
 
 * redirectors are unwrapped, repeatedly if nested: Google's ``/url?q=<target>`` and
-  ``/url?...&url=<target>`` (on ``google.*`` hosts and on any host given in
-  ``redirector_hosts``), and Yahoo's ``r.search.yahoo.com/.../RU=<target>/RK=...``
-  (and the same path shape on any host given in ``redirector_hosts``);
+  ``/url?...&url=<target>`` on any of Google's hosts (``www.google.com``,
+  ``www.google.com.ng``…), Yahoo's ``.../RU=<target>/RK=...`` on Yahoo's ``r.search.*``
+  hosts (``r.search.yahoo.com``…), and both on any host given in ``redirector_hosts``
+  (an engine's hosts are those :mod:`topicstreams.engine_domains` gives it);
 * w3lib's ``canonicalize_url`` lowercases the scheme and host (IDNA-encoding it), sorts the
   query, normalizes percent-encoding, resolves dot segments, drops the fragment and turns an
   empty path into ``/``;
@@ -28,6 +29,8 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
+
+from topicstreams.engine_domains import RULES
 
 logger = logging.getLogger(__name__)
 
@@ -63,10 +66,8 @@ TRACKING_PARAM_PREFIXES: tuple[str, ...] = ("utm_",)
 # Path parameters (``/article.html;_ylt=…;_ylu=…``) that only track. Lowercase.
 TRACKING_PATH_PARAMS: frozenset[str] = frozenset({"_ylt", "_ylu", "_ylc"})
 
-# google.com, www.google.com, news.google.com, google.de, google.co.uk, www.google.com.au, ...
-GOOGLE_HOST_RE = re.compile(r"(?:^|\.)google\.(?:com?\.)?[a-z]{2,3}$")
-# Hosts whose ``.../RU=<target>/RK=...`` paths are unwrapped even when not in redirector_hosts.
-YAHOO_REDIRECT_HOSTS: frozenset[str] = frozenset({"r.search.yahoo.com"})
+# Yahoo's hosts whose ``.../RU=<target>/RK=...`` paths are unwrapped start so: r.search.yahoo.com, ...
+YAHOO_REDIRECT_PREFIX = "r.search."
 # Query parameters carrying the target of a Google-style ``/url`` redirect, by preference.
 GOOGLE_TARGET_PARAMS: tuple[str, ...] = ("url", "q")
 # ``RU=<percent-encoded target>`` as one path segment of a Yahoo-style redirect.
@@ -153,20 +154,24 @@ def _redirect_target(canonical: str, hosts: frozenset[str]) -> str | None:
     parts = urlsplit(canonical)
     host = parts.hostname or ""
     extra = host in hosts
-    if parts.path == "/url" and parts.query and (extra or GOOGLE_HOST_RE.search(host)):
+    if parts.path == "/url" and parts.query and (extra or RULES["google"].owns(host)):
         params = {}
         for key, value in parse_qsl(parts.query, keep_blank_values=True):
             params.setdefault(key.lower(), value.strip())
         for key in GOOGLE_TARGET_PARAMS:
             if _is_absolute_http(params.get(key, "")):
                 return params[key]
-    if (extra or host in YAHOO_REDIRECT_HOSTS) and "/RU=" in parts.path:
+    if "/RU=" in parts.path and (extra or _is_yahoo_redirector(host)):
         match = _YAHOO_RU_RE.search(parts.path)
         if match:
             target = unquote(match.group(1)).strip()
             if _is_absolute_http(target):
                 return target
     return None
+
+
+def _is_yahoo_redirector(host: str) -> bool:
+    return host.startswith(YAHOO_REDIRECT_PREFIX) and RULES["yahoo"].owns(host)
 
 
 def _is_absolute_http(value: str) -> bool:

@@ -125,7 +125,7 @@ def test_a_topic_blocked_on_every_attempt_is_given_up_and_counted(scrapy_cmd, go
 
 
 def test_a_genuine_no_results_page_stores_nothing_and_is_not_a_block(scrapy_cmd, google, tmp_path):
-    config = crawl_config(tmp_path, google)
+    config = crawl_config(tmp_path, google, once_attempts=2)  # the blank page's retries are not what is tested
     google.route("google", "nothing", "empty")
     google.route("google", "hollow", "blank")
     result = scrapy_cmd("crawl", "google", "-a", "topics=nothing,hollow", "-a", "once=1",

@@ -20,6 +20,7 @@ _clean = reset_fakes_per_test()
 
 NAVIGATION_MS, MARGIN = 2000, 3
 BUDGET = NAVIGATION_MS / 1000 + MARGIN
+"""With consent walls left unanswered (TOPICSTREAMS_CONSENT=none): answering them adds a navigation timeout."""
 HOLD = BUDGET + 2.5
 """The held request comes back this long after pacing let it go: past its deadline, before the crawl could end."""
 
@@ -30,6 +31,7 @@ def test_a_dropped_and_a_lost_request_resolve_as_errors_and_the_other_topics_go_
     result = scrapy_cmd(
         "crawl", "google", "-a", "topics=alpha,beta,gamma,delta", "-a", "once=1",
         "-s", f"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT={NAVIGATION_MS}", "-s", f"TOPICSTREAMS_RESPONSE_MARGIN={MARGIN}",
+        "-s", "TOPICSTREAMS_CONSENT=none",
         "-s", "SPIDER_MIDDLEWARES=" + json.dumps({"tests.dropping_middleware.DropTopicsSpiderMiddleware": 100}),
         "-s", "DOWNLOADER_MIDDLEWARES=" + json.dumps({"tests.dropping_middleware.HoldTopicsDownloaderMiddleware": 960}),
         "-s", "TEST_DROP_TOPICS=beta", "-s", "TEST_HOLD_TOPICS=gamma", "-s", f"TEST_HOLD_SECONDS={HOLD}",
@@ -47,7 +49,7 @@ def test_a_dropped_and_a_lost_request_resolve_as_errors_and_the_other_topics_go_
         assert len(lost) == 1, log[-4000:]
         assert "WARNING" in lost[0] and (f"within {BUDGET:g} s: dropped by a middleware, or lost by the browser"
                                          in lost[0])
-        assert f"gave up topic '{topic}' after 1 attempts: last error (no response)" in log
+        assert f"gave up topic '{topic}' after 1 attempt: last error (no response)" in log
     assert stat_count(log, "requests_lost") == 2
     assert stat_count(log, "topics_given_up") == 2
 

@@ -35,7 +35,6 @@ def classify(status=200, url="https://www.google.com/search?q=x", html=RESULTS, 
     ({"html": "<form id=\"captcha-form\"></form>", "items": 0}, ResponseClass.CHALLENGE),
     ({"html": "Our systems have detected unusual traffic from your computer network", "items": 0},
      ResponseClass.CHALLENGE),
-    ({"url": "https://consent.google.com/ml?continue=x", "items": 0}, ResponseClass.CHALLENGE),
     ({"html": "<title>Just a moment...</title>", "items": 0, "status": 403}, ResponseClass.CHALLENGE),
     ({"headers": {"CF-Mitigated": "challenge"}}, ResponseClass.CHALLENGE),
     ({"html": "<script src='https://geo.captcha-delivery.com/c.js'></script>", "items": 0}, ResponseClass.CHALLENGE),
@@ -90,9 +89,6 @@ def test_every_engine_has_its_markers_and_every_spider_drives_its_engine():
 
 @pytest.mark.parametrize(("engine", "url", "html", "status"), [
     ("bing", "https://www.bing.com/turing/captcha/challenge?q=x", "<div>Please solve the challenge</div>", 200),
-    ("yahoo", "https://consent.yahoo.com/v2/collectConsent?sessionId=3_cc-session_x", "", 200),
-    ("yahoo", "https://guce.yahoo.com/consent?brandType=eu&gcrumb=x", "", 200),
-    ("yahoo", "http://127.0.0.1:9/v2/collectConsent?sessionId=x", "", 200),
     ("brave", "https://search.brave.com/news?q=x", "<title>Brave Search - PoW Captcha</title>", 200),
     ("brave", "https://search.brave.com/news?q=x", "kit.start({data:{challengeSet:{a:1}}})", 200),
 ])
@@ -142,9 +138,6 @@ def test_a_results_page_that_quotes_a_marker_is_not_a_block():
     # a topic echoed in the URL's query is not a marker either; the query's keys still are
     assert classify(url="https://www.google.com/search?q=consent.google.com+%2Fsorry%2F&tbm=nws").cls is \
         ResponseClass.OK
-    yahoo = markers_for("yahoo")
-    assert classify_response(yahoo, status=200, url="https://guce.example/consent?brandType=eu&gcrumb=x",
-                             html="", item_count=0).cls is ResponseClass.CHALLENGE
 
 
 def test_a_page_far_below_the_running_median_size_is_a_soft_block():

@@ -250,12 +250,17 @@ def test_captcha200_blank_small_consent_pages(fakes):
     assert headers["Location"].startswith(fakes.base_url("google"))
     status, _, consent, _ = fetch(headers["Location"])
     assert status == 200 and "Before you continue to Google" in consent and "consent.google.com" in consent
-    # accepting sends the client back where it was, with a cookie
-    form = Selector(text=consent).css("form[action='/consent/save'] input[name=continue]::attr(value)").get()
-    assert form == url
+    # accepting (the form whose set_eom is false) sends the client back where it was, with a cookie
+    form = Selector(text=consent).xpath("//form[.//input[@name='set_eom' and @value='false']]")
+    assert form.attrib["action"] == fakes.base_url("google") + "/save"
+    fields = {i.attrib["name"]: i.attrib["value"] for i in form.css("input")}
+    assert fields["continue"] == url
+    status, saved, _, _ = fetch(form.attrib["action"], follow=False, data=urlencode(fields).encode())
+    assert status == 302 and saved["Location"] == url and saved["Set-Cookie"].startswith("SOCS=CAIS")
+    # the older save path still answers
     status, saved, _, _ = fetch(fakes.base_url("google") + "/consent/save", follow=False,
-                                data=urlencode({"continue": form, "choice": "accept"}).encode())
-    assert status == 302 and saved["Location"] == url and saved["Set-Cookie"].startswith("SOCS=")
+                                data=urlencode({"continue": url, "set_eom": "true"}).encode())
+    assert status == 302 and saved["Location"] == url and saved["Set-Cookie"].startswith("SOCS=CAES")
 
 
 def spider_items(fakes: FakeEngines, body: str, url: str):

@@ -129,9 +129,14 @@ def test_results_page_structure(fakes):
     assert sel.css("div.compPagination a.next::attr(href)").get() == "/search?p=climate+summit&b=11&pz=10&btf=d"
     assert sel.css("div.compPagination strong::text").get() == "1"
     assert len(body) > 30_000 and "@font-face" in body
+    # (and the footer's links to Yahoo country sites, which no known-layout parser reads)
+    country = [href for href, _, _ in yahoo.COUNTRY_LINKS]
+    assert sel.css("#footer a::attr(href)").getall()[:len(country)] == country
+    assert not sel.css("#web").xpath(".//a[contains(@href, '.yahoo.com/') and not(contains(@href, '//r.search.'))]")
     for url in sel.css("a::attr(href), img::attr(src), link::attr(href)").getall():
         host = urlsplit(url).hostname
-        assert host is None or host == "r.search.yahoo.com" or host.endswith((".invalid", ".example")), url
+        assert (host is None or host == "r.search.yahoo.com" or host.endswith((".invalid", ".example"))
+                or url in country), url
 
 
 def test_redirector_and_direct_links(fakes):
@@ -302,7 +307,7 @@ def test_consent_flow(fakes):
     assert headers["Set-Cookie"].startswith("A1=")
     log = fakes.requests("yahoo")
     assert [(e["kind"], e["step"], e["status"]) for e in log] == [
-        ("results", "consent", 302), ("other", "consent", 200), ("other", "consent_saved", 302),
+        ("results", "consent", 302), ("other", "consent_wall", 200), ("other", "consent_saved", 302),
     ]
     # following redirects lands on the consent page
     fakes.script("yahoo", ["consent"])

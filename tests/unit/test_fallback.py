@@ -17,6 +17,7 @@ from scrapy.http import HtmlResponse
 from tests.conftest import parsing_reader, reading_of
 from topicstreams import ENGINES
 from topicstreams.classify import ResponseClass
+from topicstreams.engines import REGISTRY as ENGINE_CLASSES
 from topicstreams.engines.fallback import structural_results
 from topicstreams.fakes import FakeEngines
 from topicstreams.fakes.catalogue import all_articles
@@ -92,7 +93,7 @@ def test_a_scrambled_page_still_gives_the_same_results(fakes, engine, scramble):
 def test_the_fallback_does_not_take_the_sidebar_or_the_engines_own_links(fakes, engine):
     reader = make_reader(engine, fakes)
     response = fetch(reader)
-    found = structural_results(response.selector.root, response.url, own_domains=reader.engine.own_domains,
+    found = structural_results(response.selector.root, response.url, owns_host=reader.engine.owns_host,
                                redirector_hosts={"127.0.0.1"})
     urls = [result.url for result in found]
     assert set(urls) <= set(CATALOGUE)
@@ -118,9 +119,53 @@ def test_a_result_is_an_off_engine_link_beside_a_heading_and_redirectors_are_unw
       <div><a href="https://maps.engine.example/"><h3>Maps</h3></a></div>
     </main></body></html>"""
     response = HtmlResponse("https://engine.example/search?q=x", body=html.encode(), encoding="utf-8")
-    found = structural_results(response.selector.root, response.url, own_domains=("engine.example",),
+    found = structural_results(response.selector.root, response.url,
+                               owns_host=lambda host: host == "engine.example" or host.endswith(".engine.example"),
                                redirector_hosts=("engine.example",), reads_as_time=lambda text: text.endswith(" ago"))
     assert [(r.url, r.title) for r in found] == [
         ("https://news.example/story", "A headline"), ("https://other.example/b", "Another headline")]
     assert found[0].time_text == "3 hours ago" and found[0].snippet is None
     assert found[1].snippet == "Some text long enough to be taken for the snippet of this result."
+
+
+# A results page no known layout matches: two results, and around them the engine's own chrome (its country and
+# regional sites), each link with a heading and a line of text as a result would have.
+CHROME = {
+    "google": ["https://www.google.com.ng/intl/en/about/products", "https://www.google.de/"],
+    "yahoo": ["https://it.yahoo.com/", "https://uk.news.yahoo.com/"],
+}
+RESULTS = ["https://googleblog.example/2026/alpha-ships", "https://news.example/ng/alpha"]
+
+
+def chrome_page(engine: str) -> str:
+    header, footer = (f'<div><a href="{href}"><h3>Our products</h3></a><span>Everything we make, in one place</span>'
+                      "</div>" for href in CHROME[engine])
+    return f"""<html><body><header>{header}</header><main>
+      <div><a href="https://googleblog.example/2026/alpha-ships?utm_source=g"><h3>Alpha ships at last</h3></a>
+           <span>The Googleblog</span><span>2 hours ago</span></div>
+      <div><a href="https://www.google.com.ng/url?q=https%3A%2F%2Fnews.example%2Fng%2Falpha&amp;sa=U">
+           <h3>What alpha means for Lagos</h3></a><span>News Example</span></div>
+    </main><footer>{footer}</footer></body></html>"""
+
+
+@pytest.mark.parametrize("engine", sorted(CHROME))
+def test_the_engines_country_and_regional_sites_are_not_results(engine):
+    response = HtmlResponse(f"https://search.{engine}.example/search?q=alpha", body=chrome_page(engine).encode(),
+                            encoding="utf-8")
+    root = response.selector.root
+    # owning nothing, the page's chrome reads as results
+    anyone = [result.url for result in structural_results(root, response.url)]
+    assert anyone == [CHROME[engine][0], *RESULTS, CHROME[engine][1]]
+    found = structural_results(root, response.url, owns_host=ENGINE_CLASSES[engine].owns_host)
+    assert [(result.url, result.title) for result in found] == [
+        (RESULTS[0], "Alpha ships at last"), (RESULTS[1], "What alpha means for Lagos")]
+
+
+@pytest.mark.parametrize("engine", sorted(CHROME))
+def test_the_reader_leaves_the_engines_own_sites_out_of_its_fallback(engine):
+    reader = parsing_reader(engine, {"google": "https://www.google.com", "yahoo": "https://search.yahoo.com"}[engine])
+    url = reader.engine.results_url(TOPIC, 0)
+    response = HtmlResponse(url, body=chrome_page(engine).encode(), encoding="utf-8")
+    reading = reading_of(reader, response)
+    assert reading.fallback and reading.verdict.cls is ResponseClass.OK
+    assert [result.url for result in reading.results] == RESULTS

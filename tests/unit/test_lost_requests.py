@@ -64,6 +64,10 @@ def test_the_budget_is_the_navigation_timeout_plus_the_margin():
 
     assert response_budget(Settings({name: getattr(project, name) for name in (
         "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", "TOPICSTREAMS_RESPONSE_MARGIN")})) == 60
+    # where browser.consent answers walls, the answer and the page loaded again get one more navigation timeout
+    for choice, budget in (("reject", 5 + 3), ("accept", 5 + 3), ("none", 5)):
+        assert response_budget(Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 3000,
+                                         "TOPICSTREAMS_RESPONSE_MARGIN": 2, "TOPICSTREAMS_CONSENT": choice})) == budget
 
 
 def test_a_request_never_let_go_is_lost_one_budget_after_the_engine_was_free():
@@ -109,9 +113,10 @@ BUDGET = 0.4
 def spider(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the defaults' relative paths (database, profiles) land here, untouched
     crawler = project_crawler(tmp_path, PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT=100,
-                              TOPICSTREAMS_RESPONSE_MARGIN=BUDGET - 0.1)
+                              TOPICSTREAMS_RESPONSE_MARGIN=BUDGET - 0.2)
     made = crawler.spidercls.from_crawler(crawler, once="1")
     made._configure()
+    # browser.consent (reject by default) answers walls: one more navigation timeout for the answer
     assert made.response_budget == pytest.approx(BUDGET)
     return made
 

@@ -8,7 +8,8 @@ An engine (one module per engine in this package, a subclass of :class:`Engine`)
 * :meth:`~Engine.parse_result` — one item's fields; :meth:`~Engine.clean` — its own tidying of them;
 * :meth:`~Engine.has_next_page` — whether a page follows;
 * :attr:`~Engine.markers` — what its challenge, block and "no results" pages look like;
-* :attr:`~Engine.own_domains` — its domains (links to them are not results);
+* :attr:`~Engine.consent_walls` — its consent walls (:mod:`topicstreams.consent`);
+* :attr:`~Engine.domains` — its own domains, :meth:`~Engine.owns_host` (links to them are not results);
 * :attr:`~Engine.time_languages` — the languages of its result times.
 
 Engines know nothing of Scrapy's crawl: they read a :class:`parsel.Selector` of the page (a Scrapy response's
@@ -23,6 +24,8 @@ from typing import ClassVar
 from parsel import Selector, SelectorList
 
 from topicstreams.classify import EngineMarkers
+from topicstreams.consent import ConsentWall, find_wall
+from topicstreams.engine_domains import DomainRule
 from topicstreams.results import ParsedResult
 
 FRESHNESS_WINDOWS = ("hour", "day", "week", "month", "any")
@@ -37,8 +40,11 @@ class Engine:
     layouts: ClassVar[dict[str, str]] = {}
     """Known layouts, newest first: a name and the CSS selector of its result items."""
     markers: ClassVar[EngineMarkers] = EngineMarkers()
-    own_domains: ClassVar[tuple[str, ...]] = ()
-    """The engine's domains: links to them (and to the page's own host) are not results for the fallback."""
+    consent_walls: ClassVar[tuple[ConsentWall, ...]] = ()
+    """Its consent walls, by language-independent markers (:mod:`topicstreams.consent`)."""
+    domains: ClassVar[DomainRule] = DomainRule()
+    """The engine's own domains (its rule in :data:`~topicstreams.engine_domains.RULES`): links to them (and to the
+    page's own host) are not results for the fallback."""
     time_languages: ClassVar[tuple[str, ...] | None] = None
     """Languages of the result times; None: the page's ``<html lang>``, then English."""
 
@@ -50,6 +56,11 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.base_url} freshness={self.freshness}>"
+
+    @classmethod
+    def owns_host(cls, host: str) -> bool:
+        """Whether ``host`` is one of the engine's own domains (see :attr:`domains`)."""
+        return cls.domains.owns(host)
 
     def results_url(self, topic: str, page: int) -> str:
         """The results URL for ``topic``, newest first, in the freshness window, page ``page`` (0-based)."""
@@ -70,6 +81,11 @@ class Engine:
     def has_next_page(self, page: Selector, number: int) -> bool:
         """Whether the engine offers a page after page ``number``."""
         return True
+
+    def consent_wall(self, url: str, html: str, selector: Selector | None = None) -> ConsentWall | None:
+        """The consent wall the page at ``url`` is (:func:`topicstreams.consent.find_wall`), or None."""
+        return find_wall(self.consent_walls, url=url, html=html, owns_host=self.owns_host,
+                         has_results=lambda page: bool(self.result_nodes(page)), selector=selector)
 
     def clean(self, parsed: ParsedResult) -> ParsedResult:
         """Engine-specific tidying of a result's fields, whichever parser read them."""

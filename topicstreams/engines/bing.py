@@ -8,6 +8,8 @@ from urllib.parse import urlencode
 from parsel import Selector
 
 from topicstreams.classify import EngineMarkers
+from topicstreams.consent import ConsentWall
+from topicstreams.engine_domains import RULES
 from topicstreams.engines.base import Engine, text_of
 from topicstreams.results import ParsedResult
 
@@ -18,7 +20,7 @@ FRESHNESS = {"hour": "4", "day": "7", "week": "8", "month": "9", "any": None}
 class Bing(Engine):
     name = "bing"
     results_per_page = 10
-    own_domains = ("bing.com",)
+    domains = RULES["bing"]
     layouts: ClassVar[dict[str, str]] = {
         # each result a div.news-card.newsitem (under #algocore on the full page; bare in the scroll pages)
         "news-card": "div.news-card.newsitem",
@@ -28,6 +30,17 @@ class Bing(Engine):
         challenge_urls=("/turing/captcha/",),
         challenge_html=("/turing/captcha/challenge",),
         no_results=("there are no results for",),
+    )
+
+    consent_walls = (
+        # The cookie notice (div#bnp_container), answered by its buttons #bnp_btn_reject / #bnp_btn_accept. Laid over
+        # a results page it is no wall (the cards still parse); served alone, in place of the results, it is.
+        ConsentWall(
+            "bing",
+            hints=("bnp_container", "bnp_btn_"),
+            xpath="//*[@id='bnp_container']//*[@id='bnp_btn_reject' or @id='bnp_btn_accept']",
+            buttons={"reject": "#bnp_btn_reject", "accept": "#bnp_btn_accept"},
+        ),
     )
 
     def qft(self) -> str:

@@ -9,6 +9,8 @@ from urllib.parse import urlencode
 from parsel import Selector
 
 from topicstreams.classify import EngineMarkers
+from topicstreams.consent import ConsentWall
+from topicstreams.engine_domains import RULES
 from topicstreams.engines.base import Engine, text_of
 from topicstreams.results import ParsedResult
 
@@ -22,7 +24,7 @@ MORE_RESULTS_RE = re.compile(r"\bmore_results_available\s*:\s*(true|false|!0|!1)
 class Brave(Engine):
     name = "brave"
     results_per_page = 20
-    own_domains = ("search.brave.com",)
+    domains = RULES["brave"]
     layouts: ClassVar[dict[str, str]] = {
         "snippet-news": 'div.snippet[data-type="news"]',
     }
@@ -30,6 +32,18 @@ class Brave(Engine):
         # the proof-of-work CAPTCHA: its title mentions "PoW Captcha" and its data has a challengeSet
         challenge_html=("pow captcha", "challengeset"),
         no_results=("no results found",),
+    )
+
+    consent_walls = (
+        # A privacy notice in place of the results: a [data-notice=consent] block whose buttons carry data-consent
+        # (reject / accept).
+        ConsentWall(
+            "brave",
+            hints=("data-consent",),
+            xpath="//*[@data-notice='consent']//button[@data-consent]",
+            buttons={"reject": '[data-notice="consent"] button[data-consent="reject"]',
+                     "accept": '[data-notice="consent"] button[data-consent="accept"]'},
+        ),
     )
 
     def results_url(self, topic: str, page: int) -> str:

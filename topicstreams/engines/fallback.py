@@ -3,7 +3,8 @@
 Engines rename their minified classes every year or two; when none of an engine's known layouts matches a
 page that is neither a block nor a "no results" page, this finds the results the way a person would:
 
-* a result is an anchor linking **off the engine's own domain** (after unwrapping redirectors);
+* a result is an anchor linking **off the engine** (after unwrapping redirectors): to neither the page's host nor a
+  host of the engine's own domains (:mod:`topicstreams.engine_domains`);
 * its *block* is the largest element around the anchor that links to no other off-engine target;
 * the block is a result when it has a heading (``h2``–``h4`` or ``role=heading``) or carries more text than
   its link (a source, a time, a snippet) — a bare list of links (a "top stories" sidebar) is not;
@@ -39,13 +40,17 @@ def _squash(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def _host_is_own(host: str, own_hosts: frozenset[str], own_domains: tuple[str, ...]) -> bool:
-    return host in own_hosts or any(host == domain or host.endswith("." + domain) for domain in own_domains)
+def _owns_nothing(host: str) -> bool:
+    return False
 
 
-def off_engine_target(href: str | None, page_url: str, *, own_hosts: frozenset[str], own_domains: tuple[str, ...],
+def off_engine_target(href: str | None, page_url: str, *, own_hosts: frozenset[str],
+                      owns_host: Callable[[str], bool] = _owns_nothing,
                       redirector_hosts: Iterable[str] = ()) -> str | None:
-    """The normalized target of a link that leaves the engine, or None (on-engine, not http, unparsable)."""
+    """The normalized target of a link that leaves the engine, or None (on-engine, not http, unparsable).
+
+    On-engine: its host is one of ``own_hosts`` or one ``owns_host`` says is the engine's.
+    """
     if not href or href.startswith(("#", "javascript:", "mailto:")):
         return None
     try:
@@ -53,7 +58,7 @@ def off_engine_target(href: str | None, page_url: str, *, own_hosts: frozenset[s
     except ValueError:
         return None
     host = (urlsplit(target).hostname or "").lower()
-    if not host or _host_is_own(host, own_hosts, own_domains):
+    if not host or host in own_hosts or owns_host(host):
         return None
     return target
 
@@ -62,13 +67,14 @@ def structural_results(
     root: etree._Element,
     page_url: str,
     *,
-    own_domains: tuple[str, ...] = (),
+    owns_host: Callable[[str], bool] = _owns_nothing,
     redirector_hosts: Iterable[str] = (),
     reads_as_time: Callable[[str], bool] = lambda text: False,
 ) -> list[ParsedResult]:
     """The results of the page ``root`` (an lxml tree of the page at ``page_url``), in page order.
 
-    ``own_domains``: the engine's domains (their subdomains included); the page's own host always counts.
+    ``owns_host``: whether a host is the engine's own (:meth:`Engine.owns_host
+    <topicstreams.engines.base.Engine.owns_host>`); the page's own host always counts as own.
     ``redirector_hosts``: hosts whose redirect links are unwrapped (see ``normalize_url``).
     ``reads_as_time``: whether a short text is a publication time (the caller's time parser).
     """
@@ -76,7 +82,7 @@ def structural_results(
     hosts = tuple(redirector_hosts)
     targets: dict[etree._Element, str] = {}
     for anchor in root.iter("a"):
-        target = off_engine_target(anchor.get("href"), page_url, own_hosts=own_hosts, own_domains=own_domains,
+        target = off_engine_target(anchor.get("href"), page_url, own_hosts=own_hosts, owns_host=owns_host,
                                    redirector_hosts=hosts)
         if target is not None:
             targets[anchor] = target

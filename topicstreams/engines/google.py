@@ -8,6 +8,8 @@ from urllib.parse import urlencode
 from parsel import Selector
 
 from topicstreams.classify import EngineMarkers
+from topicstreams.consent import ConsentWall
+from topicstreams.engine_domains import RULES
 from topicstreams.engines.base import Engine, text_of
 from topicstreams.results import ParsedResult
 
@@ -18,23 +20,37 @@ FRESHNESS = {"hour": "qdr:h", "day": "qdr:d", "week": "qdr:w", "month": "qdr:m",
 class Google(Engine):
     name = "google"
     results_per_page = 10
-    own_domains = ("google.com",)
+    domains = RULES["google"]
     layouts: ClassVar[dict[str, str]] = {
         # 2026: each result a div[data-news-doc-id] under #rso
         "2026": "#rso div[data-news-doc-id]",
     }
     markers = EngineMarkers(
-        # a redirect to /sorry/index?continue=… (the CAPTCHA page); the consent interstitial
-        challenge_urls=("/sorry/index", "/sorry/", "consent.google.com"),
+        # a redirect to /sorry/index?continue=… (the CAPTCHA page); the consent interstitial is a wall of its own
+        challenge_urls=("/sorry/index", "/sorry/"),
         challenge_html=(
             'id="captcha-form"',
             "g-recaptcha",
             "our systems have detected unusual traffic",
-            "before you continue to google",
         ),
         # the shell served to clients without JavaScript
         block_html=("/httpservice/retry/enablejs",),
         no_results=("did not match any news results", "did not match any documents"),
+    )
+
+    consent_walls = (
+        # "Before you continue to Google": two forms posting to consent.google.<tld>/save, told apart by their hidden
+        # set_eom (true: reject all, false: accept all), in every language. A script naming consent.google.com is
+        # no mark: results pages carry such scripts too.
+        ConsentWall(
+            "google",
+            hints=("set_eom", "consent.google."),
+            xpath="//form[.//input[@name='set_eom'] or contains(@action, '//consent.google.')]",
+            buttons={
+                "reject": 'form:has(input[name="set_eom"][value="true"]) :is(button, input[type="submit"])',
+                "accept": 'form:has(input[name="set_eom"][value="false"]) :is(button, input[type="submit"])',
+            },
+        ),
     )
 
     def results_url(self, topic: str, page: int) -> str:

@@ -4,7 +4,9 @@
 :class:`Reading`:
 
 1. the page's result items by the engine's known layouts (:meth:`Engine.result_nodes`);
-2. the class by :func:`~topicstreams.classify.classify_response` (the engine's markers and the walls);
+2. the class: a consent wall of the engine (:meth:`Engine.consent_wall`) is a ``challenge`` with reason ``consent``,
+   read no further; any other page is classified by :func:`~topicstreams.classify.classify_response` (the
+   engine's markers and the walls);
 3. an ``ok`` page: each item's fields (:meth:`Engine.parse_result`, then :meth:`Engine.clean`);
 4. a page that is only an unexplained empty list: the structural fallback
    (:mod:`topicstreams.engines.fallback`); when it finds results the page is ``ok`` and the reading says it
@@ -27,6 +29,7 @@ from parsel import Selector, SelectorList
 from w3lib.html import get_base_url
 
 from topicstreams.classify import (
+    CONSENT_WALL,
     EMPTY_LIST,
     ResponseClass,
     Verdict,
@@ -101,9 +104,11 @@ class PageReader:
         engine = self.engine
         selector = Selector(text=page.html or "<html></html>")
         nodes = engine.result_nodes(selector) if page.status == 200 else SelectorList()
+        languages = self.languages(selector)
+        if engine.consent_wall(page.url, page.html, selector) is not None:
+            return Reading(CONSENT_WALL, (), fetched_at, languages)
         verdict = classify_response(engine.markers, status=page.status, url=page.url, html=page.html,
                                     item_count=len(nodes), headers=dict(page.headers))
-        languages = self.languages(selector)
         if verdict.cls is ResponseClass.OK:
             results = tuple(engine.clean(engine.parse_result(node, selector)) for node in nodes)
             has_next = bool(results) and engine.has_next_page(selector, page.number)
@@ -111,7 +116,7 @@ class PageReader:
         if verdict.reason != EMPTY_LIST:
             return Reading(verdict, (), fetched_at, languages)
         found = structural_results(
-            selector.root, page.url, own_domains=engine.own_domains, redirector_hosts=self.redirector_hosts,
+            selector.root, page.url, owns_host=engine.owns_host, redirector_hosts=self.redirector_hosts,
             reads_as_time=lambda text: parse_result_time(text, fetched_at, languages=languages) is not None)
         if not found:
             return Reading(verdict, (), fetched_at, languages)

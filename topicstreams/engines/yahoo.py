@@ -9,6 +9,8 @@ from urllib.parse import urlencode
 from parsel import Selector
 
 from topicstreams.classify import EngineMarkers
+from topicstreams.consent import ConsentWall
+from topicstreams.engine_domains import RULES
 from topicstreams.engines.base import Engine, text_of
 from topicstreams.results import ParsedResult
 
@@ -22,16 +24,28 @@ VIA_RE = re.compile(r"\s*[·•]\s*via\s+.*$", re.IGNORECASE)
 class Yahoo(Engine):
     name = "yahoo"
     results_per_page = 10
-    own_domains = ("search.yahoo.com",)
+    domains = RULES["yahoo"]
     layouts: ClassVar[dict[str, str]] = {
         # each result a div.NewsArticle in the main list (li.ov-a alone also matches the trending sidebar)
         "NewsArticle": "#web ol.searchCenterMiddle div.NewsArticle",
     }
     markers = EngineMarkers(
-        # a redirect to consent.yahoo.com/v2/collectConsent?sessionId=… (older: guce.yahoo.com/consent?…)
-        challenge_urls=("consent.yahoo.com", "guce.yahoo.com", "/v2/collectconsent", "/consent?brandtype="),
-        challenge_html=('action="/v2/collectconsent', "consent.yahoo.com/v2/collectconsent"),
         no_results=("we did not find results for",),
+    )
+
+    consent_walls = (
+        # A redirect to consent.yahoo.com/v2/collectConsent?sessionId=… (older: guce.yahoo.com/consent?brandType=…),
+        # in the visitor's language: a form.consent-form with hidden csrfToken, sessionId, originalDoneUrl and
+        # namespace=yahoo, and buttons named reject and agree (the older GUCE form has agree only).
+        ConsentWall(
+            "yahoo",
+            hints=("consent-form", "originaldoneurl", "collectconsent"),
+            xpath=("//form[contains(concat(' ', normalize-space(@class), ' '), ' consent-form ')"
+                   " or .//input[@name='originalDoneUrl'] or contains(@action, 'collectConsent')]"),
+            url_markers=("/v2/collectconsent", "/consent?brandtype="),
+            buttons={"reject": 'form.consent-form button[name="reject"]',
+                     "accept": 'form.consent-form button[name="agree"]'},
+        ),
     )
 
     def results_url(self, topic: str, page: int) -> str:

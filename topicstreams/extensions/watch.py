@@ -59,6 +59,7 @@ from topicstreams import ENGINES
 from topicstreams.alerting import alert_payload, post_webhook
 from topicstreams.canaries import CANARY_MISMATCH, canaries_for
 from topicstreams.classify import PARSE_ERROR, ResponseClass
+from topicstreams.consent import CONSENT
 from topicstreams.engine_state import COOLING, PAUSED, RUNNING, EngineState, state_for
 from topicstreams.extensions.saturation_watch import SaturationWatch, watch_for
 from topicstreams.extensions.shared import engine_database_url, wall
@@ -266,7 +267,8 @@ class HealthExtension:
     # ---- what the crawl reports -----------------------------------------------------------------------
     def response_classified(self, classification: Classification) -> None:
         sample = Sample(at=classification.at.timestamp(), cls=classification.cls, latency=classification.latency,
-                        bytes=classification.bytes, result_page=is_result_page(classification))
+                        bytes=classification.bytes, result_page=is_result_page(classification),
+                        consent=classification.reason == CONSENT)
         self.awaiting[id(classification)] = (classification, sample)
         while len(self.awaiting) > AWAITING_PARSE:
             del self.awaiting[next(iter(self.awaiting))]

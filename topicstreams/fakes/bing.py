@@ -26,6 +26,10 @@ Every results page (full or fragment) also carries sidebar noise outside the car
 searches" links and a "Trending now" list of off-engine articles that are not in the topic's catalogue
 (:func:`sidebar_urls`). A correct parser stores neither.
 
+Consent walls in front of results (``fakes.consent("bing", …)``, English or French): the cookie notice alone, a
+``div#bnp_container`` with the buttons ``#bnp_btn_reject`` / ``#bnp_btn_accept`` and no cards; see
+:mod:`topicstreams.fakes.consent`.
+
 Page kinds of results requests (both paths): results, empty, blank, small, captcha. On the paging endpoint
 ``empty`` is a fragment with zero cards carrying the same no-results sentence, ``blank`` a fragment with
 zero cards and no sentence (a disguised block: the real endpoint never answers zero cards for a query that
@@ -38,8 +42,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit
 
+from topicstreams.fakes import consent
 from topicstreams.fakes.catalogue import (
     PER_PAGE,
     SOURCES,
@@ -71,6 +76,12 @@ LAST_PAGE_REPEATS = True
 
 NO_RESULTS_MESSAGE = "There are no results for"
 CAPTCHA_SENTENCE = "Please solve the challenge below to continue"
+
+CONSENT_PATH = "/cookieconsent"
+"""The cookie notice on the consent host: ``/cookieconsent?ru=<results URL>&setlang=…``."""
+CONSENT_SAVE_PATH = "/cookieconsent/save"
+CONSENT_COOKIE = "BCP"
+CONSENT_LANGUAGES = ("en", "fr")
 
 TRENDING_PER_PAGE = 4
 """Off-engine "Trending now" links on a full page (fragments carry 3)."""
@@ -532,6 +543,74 @@ Allow: /news$
 """
 
 
+_CONSENT_TEXTS = {
+    "en": {
+        "title": "Bing", "heading": "We value your privacy",
+        "text": "Microsoft and its partners use cookies and similar technologies to deliver, maintain and improve "
+                "Bing, to keep it safe and, with your permission, to personalise the ads you see and measure how "
+                "they perform.",
+        "choose": "Choose \u201cAccept\u201d to allow these optional cookies, or \u201cReject\u201d to refuse them. "
+                  "You can change your choice at any time in the settings.",
+        "reject": "Reject", "accept": "Accept", "privacy": "Privacy Statement", "manage": "Manage preferences",
+    },
+    "fr": {
+        "title": "Bing", "heading": "Votre vie privée compte pour nous",
+        "text": "Microsoft et ses partenaires utilisent des cookies et des technologies similaires pour fournir, "
+                "maintenir et améliorer Bing, pour le sécuriser et, avec votre accord, pour personnaliser les "
+                "publicités que vous voyez et en mesurer l'efficacité.",
+        "choose": "Choisissez \u00ab\u00a0Accepter\u00a0\u00bb pour autoriser ces cookies facultatifs, ou "
+                  "\u00ab\u00a0Refuser\u00a0\u00bb pour les refuser. Vous pouvez modifier votre choix à tout "
+                  "moment dans les paramètres.",
+        "reject": "Refuser", "accept": "Accepter", "privacy": "Déclaration de confidentialité",
+        "manage": "Gérer les préférences",
+    },
+}
+
+_CONSENT = """\
+<!DOCTYPE html>
+<html lang="{lang}" dir="ltr">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<title>{title}</title>
+<style type="text/css">
+body{{margin:0;font-family:'Fake Segoe',Arial,Helvetica,sans-serif;font-size:14px;color:#444;background:#f5f5f5}}
+.bnp_cookie_banner{{max-width:720px;margin:10vh auto;padding:24px 28px;background:#fff;border-radius:8px}}
+.bnp_title{{font-size:20px;font-weight:600;margin:12px 0}}
+.bnp_btn_row{{display:flex;gap:12px;margin-top:20px}}
+.bnp_btn_row button{{min-width:160px;height:36px;border:1px solid #174ae4;border-radius:18px;background:#fff}}
+#bnp_btn_accept{{background:#174ae4;color:#fff}}
+</style>
+</head>
+<body class="b_consent">
+<div id="bnp_container" class="bnp_cookie_banner" role="dialog" aria-modal="true" aria-labelledby="bnp_title">
+  <img src="/thumbs/bing-logo.png" alt="Bing" width="60" height="24">
+  <div id="bnp_title" class="bnp_title">{heading}</div>
+  <p id="bnp_text">{text}</p>
+  <p>{choose} <a href="{invalid}/privacystatement">{privacy}</a></p>
+  <form id="bnp_form" method="post" action="{action}">
+    <input type="hidden" name="ru" value="{ru}">
+    <input type="hidden" name="setlang" value="{lang}">
+    <div class="bnp_btn_row">
+      <button type="submit" id="bnp_btn_reject" class="bnp_btn" name="choice" value="reject">{reject}</button>
+      <button type="submit" id="bnp_btn_accept" class="bnp_btn" name="choice" value="accept">{accept}</button>
+    </div>
+  </form>
+  <a id="bnp_btn_preference" href="{manage_href}">{manage}</a>
+</div>
+</body>
+</html>
+"""
+
+
+def render_consent(ru: str, lang: str = "en") -> str:
+    """The cookie notice alone (no cards): back to ``ru`` once answered, in ``lang`` (en, fr)."""
+    manage = f"{CONSENT_PATH}?{urlencode({'ru': ru, 'setlang': lang, 'manage': '1'})}"
+    return _CONSENT.format(lang=lang, action=CONSENT_SAVE_PATH, ru=esc(ru), invalid=INVALID_HOST,
+                           manage_href=esc(manage), **{key: esc(value) for key, value in _CONSENT_TEXTS[lang].items()})
+
+
 def render_captcha(redirect: str, vid: str) -> str:
     """The Turing challenge page (served with 200) for a blocked ``redirect`` URL."""
     return _CAPTCHA.format(invalid=INVALID_HOST, vid=esc(vid), redirect=esc(redirect))
@@ -567,6 +646,22 @@ class BingPages(EnginePages):
             return Reply(302, body, headers=[("Location", target)], served="captcha")
         raise ValueError(f"unknown page kind {kind!r}")
 
+    # -- consent walls ------------------------------------------------------------------------------
+
+    consent_languages = CONSENT_LANGUAGES
+    consent_cookies = (CONSENT_COOKIE,)
+
+    def consent_cookie_value(self, choice: str, ctx: RequestContext) -> str:
+        return "AD=1&AL=1&SM=1" if choice == "accept" else "AD=0&AL=0&SM=0"
+
+    def consent_wall(self, ctx: RequestContext) -> Reply:
+        lang = ctx.consent_language
+        return consent.wall_reply(render_consent(ctx.url, lang), lang, [("Content-Language", _content_language(lang))])
+
+    def consent_redirect(self, ctx: RequestContext) -> Reply:
+        query = urlencode({"ru": ctx.url, "setlang": ctx.consent_language})
+        return consent.redirect(f"{ctx.consent_base_url}{CONSENT_PATH}?{query}", "consent_redirect")
+
     def other(self, ctx: RequestContext) -> Reply | None:
         path = ctx.path
         if path in ("/", "/news"):
@@ -580,7 +675,18 @@ class BingPages(EnginePages):
             return Reply(200, render_captcha(redirect, vid), served="captcha")
         if path == "/robots.txt":
             return Reply(200, _ROBOTS, "text/plain", served="robots")
+        if path == CONSENT_PATH and ctx.method in ("GET", "HEAD"):
+            lang = consent.wall_language(self, ctx, ctx.query.get("setlang"))
+            body = render_consent(consent.safe_continue(ctx.query.get("ru", ""), ctx), lang)
+            return consent.wall_reply(body, lang, [("Content-Language", _content_language(lang))])
+        if path == CONSENT_SAVE_PATH and ctx.method == "POST":
+            form = dict(parse_qsl(ctx.body.decode("utf-8", "replace"), keep_blank_values=True))
+            return consent.save_reply(self, ctx, consent.parse_choice(form.get("choice")), form.get("ru", "/"))
         return None
+
+
+def _content_language(lang: str) -> str:
+    return {"fr": "fr-FR", "nl": "nl-NL"}.get(lang, "en-US")
 
 
 PAGES = BingPages()

@@ -27,6 +27,10 @@ What the pages share with the real Brave News (what a Brave parser relies on, se
 Page kinds of results requests: results, empty, blank, small, pow (the proof-of-work CAPTCHA: HTTP 200, a
 title mentioning "PoW Captcha", a ``challengeSet`` in its ``kit.start`` data, "Confirm you're a human
 being"), ratelimit (HTTP 429 "Too Many Requests"). Other paths: ``/`` (home) and ``/robots.txt``.
+
+Consent walls in front of results (``fakes.consent("brave", …)``, English or Spanish): a privacy notice alone,
+``div.privacy-notice[data-notice=consent]`` with buttons ``data-consent`` reject / accept and no results; see
+:mod:`topicstreams.fakes.consent`.
 """
 
 from __future__ import annotations
@@ -37,9 +41,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from topicstreams.fakes.catalogue import SOURCES, Article, all_articles, articles_from, digest, number, with_tracking
+from topicstreams.fakes import consent
+from topicstreams.fakes.catalogue import (
+    SOURCES,
+    Article,
+    all_articles,
+    articles_from,
+    digest,
+    number,
+    with_tracking,
+)
 from topicstreams.fakes.markup import esc, filler_css, token
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
 
@@ -58,6 +71,12 @@ POW_TITLES = ("PoW Captcha", "Brave Search - PoW Captcha")
 """The proof-of-work page's title, one of these per topic."""
 POW_MESSAGE = "Confirm you're a human being"
 RATELIMIT_TITLE = "Too Many Requests"
+
+CONSENT_PATH = "/privacy-notice"
+"""The privacy notice on the consent host: ``/privacy-notice?redirect=<results URL>&lang=…``."""
+CONSENT_SAVE_PATH = "/privacy-notice/save"
+CONSENT_COOKIE = "brave_consent"
+CONSENT_LANGUAGES = ("en", "es")
 
 
 def search_path(topic: str, page: int = 0, tf: str | None = "pd") -> str:
@@ -570,6 +589,72 @@ Allow: /help
 """
 
 
+_CONSENT_TEXTS = {
+    "en": {
+        "title": "Brave Search - Privacy notice", "heading": "Your privacy on Brave Search",
+        "text": "Brave Search does not track you or build a profile of you. A few cookies keep your settings, and "
+                "optional ones help us count, anonymously, how the service is used.",
+        "choose": "Accept them all, or reject the optional ones: you can change your mind at any time in Settings.",
+        "reject": "Reject all", "accept": "Accept all", "privacy": "Privacy policy", "settings": "Settings",
+    },
+    "es": {
+        "title": "Brave Search - Aviso de privacidad", "heading": "Tu privacidad en Brave Search",
+        "text": "Brave Search no te rastrea ni crea un perfil sobre ti. Algunas cookies guardan tus ajustes, y otras "
+                "opcionales nos ayudan a contar, de forma anónima, cómo se usa el servicio.",
+        "choose": "Acéptalas todas o rechaza las opcionales: puedes cambiar de opinión en cualquier momento en "
+                  "Ajustes.",
+        "reject": "Rechazar todo", "accept": "Aceptar todo", "privacy": "Política de privacidad",
+        "settings": "Ajustes",
+    },
+}
+
+_CONSENT = """\
+<!DOCTYPE html>
+<html lang="{lang}" data-theme="light">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<title>{title}</title>
+<style>
+body{{margin:0;font-family:system-ui,sans-serif;background:#f3f4f8;color:#1a1a1f}}
+.privacy-notice{{max-width:480px;margin:12vh auto;padding:32px;background:#fff;border-radius:16px}}
+.notice-actions{{display:flex;gap:12px;margin:24px 0 8px}}
+.notice-actions button{{flex:1;height:40px;border-radius:20px;border:1px solid #3f39e8;background:#fff}}
+.notice-actions button[data-consent=accept]{{background:#3f39e8;color:#fff}}
+</style>
+</head>
+<body>
+<div style="display: contents">
+<main id="notice">
+<div class="privacy-notice" data-notice="consent" role="dialog" aria-modal="true" aria-labelledby="notice-title">
+  <img src="/thumbs/brave-logo.png" alt="Brave Search" width="104" height="28">
+  <h1 id="notice-title" class="notice-title">{heading}</h1>
+  <p>{text}</p>
+  <p>{choose}</p>
+  <form method="post" action="{action}">
+    <input type="hidden" name="redirect" value="{redirect}">
+    <input type="hidden" name="lang" value="{lang}">
+    <div class="notice-actions">
+      <button type="submit" name="choice" value="reject" data-consent="reject">{reject}</button>
+      <button type="submit" name="choice" value="accept" data-consent="accept">{accept}</button>
+    </div>
+  </form>
+  <p class="notice-links"><a href="/help/privacy">{privacy}</a> <a href="/settings">{settings}</a></p>
+</div>
+</main>
+</div>
+</body>
+</html>
+"""
+
+
+def render_consent(redirect: str, lang: str = "en") -> str:
+    """The privacy notice alone (no results): back to ``redirect`` once answered, in ``lang`` (en, es)."""
+    return _CONSENT.format(lang=lang, action=CONSENT_SAVE_PATH, redirect=esc(redirect),
+                           **{key: esc(value) for key, value in _CONSENT_TEXTS[lang].items()})
+
+
 def render_pow(continue_path: str, topic: str, now: float) -> str:
     """The proof-of-work CAPTCHA page for a blocked ``continue_path``."""
     seed = digest("pow", continue_path, int(now))
@@ -626,7 +711,30 @@ class BravePages(EnginePages):
             return Reply(200, _HOME, served="home")
         if ctx.path == "/robots.txt":
             return Reply(200, _ROBOTS, "text/plain", served="robots")
+        if ctx.path == CONSENT_PATH and ctx.method in ("GET", "HEAD"):
+            lang = consent.wall_language(self, ctx, ctx.query.get("lang"))
+            body = render_consent(consent.safe_continue(ctx.query.get("redirect", ""), ctx), lang)
+            return consent.wall_reply(body, lang)
+        if ctx.path == CONSENT_SAVE_PATH and ctx.method == "POST":
+            form = dict(parse_qsl(ctx.body.decode("utf-8", "replace"), keep_blank_values=True))
+            return consent.save_reply(self, ctx, consent.parse_choice(form.get("choice")), form.get("redirect", "/"))
         return None
+
+    # -- consent walls ------------------------------------------------------------------------------
+
+    consent_languages = CONSENT_LANGUAGES
+    consent_cookies = (CONSENT_COOKIE,)
+
+    def consent_cookie_value(self, choice: str, ctx: RequestContext) -> str:
+        return f"v1.{choice}.{token('brave-consent', choice, ctx.now, length=16)}"
+
+    def consent_wall(self, ctx: RequestContext) -> Reply:
+        lang = ctx.consent_language
+        return consent.wall_reply(render_consent(ctx.url, lang), lang)
+
+    def consent_redirect(self, ctx: RequestContext) -> Reply:
+        query = urlencode({"redirect": ctx.url, "lang": ctx.consent_language})
+        return consent.redirect(f"{ctx.consent_base_url}{CONSENT_PATH}?{query}", "consent_redirect")
 
 
 PAGES = BravePages()

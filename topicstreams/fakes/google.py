@@ -26,6 +26,11 @@ These five roles are five different articles, chosen per (topic, page) from a ha
 carry tracking parameters too. :func:`expected_articles` gives the clean URLs a correct scraper stores.
 
 Page kinds of results requests: results, empty, sorry, captcha200, blank, small, consent, restyled.
+``consent`` is a 302 to the consent wall on the results host (``/consent?continue=…``); the walls in front of
+results (``fakes.consent("google", …)``, on ``/ml`` of the consent host) are in :mod:`topicstreams.fakes.consent`.
+
+The chrome (the footer) of every search page links Google country domains (:data:`COUNTRY_LINKS`), each with a
+heading and a line of text, outside ``#rso``: a known-layout parser never reads them.
 
 ``restyled`` simulates a redesign that breaks the parser while the page loads fine: the same results page
 (same articles, result items, links, titles, pager, JS-added result, about the same size), except that the
@@ -41,9 +46,17 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from urllib.parse import parse_qsl, quote, quote_plus
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode
 
-from topicstreams.fakes.catalogue import PER_PAGE, Article, all_articles, digest, number, with_tracking
+from topicstreams.fakes import consent
+from topicstreams.fakes.catalogue import (
+    PER_PAGE,
+    Article,
+    all_articles,
+    digest,
+    number,
+    with_tracking,
+)
 from topicstreams.fakes.markup import esc, filler_css, token
 from topicstreams.fakes.server import EnginePages, Reply, RequestContext
 
@@ -283,13 +296,35 @@ _MAIN = """\
 </div></div></div>
 """
 
+COUNTRY_LINKS = (
+    ("https://www.google.com.ng/intl/en/about/products", "Google apps and products",
+     "Everything Google makes, from Search and Maps to Android, in one place."),
+    ("https://www.google.de/", "Google Deutschland",
+     "Search the web in German, with results and news from Germany."),
+    ("https://policies.google.co.uk/privacy", "Privacy Policy (United Kingdom)",
+     "How Google collects, uses and protects your information in the UK."),
+)
+"""Links of the page's chrome (its footer) to Google country domains, each with a heading and a line of text:
+never results (nothing of the known layout, not in :func:`expected_articles`)."""
+
 _FOOTER = """\
 <div id="footcnt"><footer>
+  <div id="fbar" class="fbar" role="navigation" aria-label="Google around the world">
+{country_links}  </div>
   <span>Fake results for local tests. Nothing here comes from a real search engine.</span>
   <img src="{invalid}/images/footer/pixel.png" alt="" width="1" height="1">
 </footer></div>
 </div>
 """
+
+_COUNTRY_LINK = """\
+    <div class="b0KoTc"><a class="pHiOh" href="{href}"><h3 class="EY24We">{heading}</h3></a><span class="Fx4vi">{text}</span></div>
+"""
+
+
+def _country_links_html() -> str:
+    return "".join(_COUNTRY_LINK.format(href=esc(href), heading=esc(heading), text=esc(text))
+                   for href, heading, text in COUNTRY_LINKS)
 
 _RESULT = """\
 <div class="SoaBEf" data-news-doc-id="{doc_id}" data-hveid="{hveid}">
@@ -447,7 +482,7 @@ def render_search_page(topic: str, start: int, now: float, kind: str = "results"
     elif kind == "empty":
         topstuff = _EMPTY.format(q=esc(topic))
     body.append(_MAIN.format(q=esc(topic), topstuff=topstuff, results=results, pager=pager))
-    body.append(_FOOTER.format(invalid=INVALID_HOST))
+    body.append(_FOOTER.format(invalid=INVALID_HOST, country_links=_country_links_html()))
     if kind != "empty" and lay is not None and lay.js_slot is not None:
         body.append(_js_result_html(lay.js_slot, now, nonce, classes))
     body.append("</body>\n</html>\n")
@@ -487,33 +522,94 @@ _SORRY = """\
 </html>
 """
 
+CONSENT_PATH = "/ml"
+"""The wall on the consent host (``consent.google.com/ml?continue=…`` on the real one)."""
+LEGACY_CONSENT_PATH = "/consent"
+"""The wall on the results host, where the ``consent`` page kind sends a client."""
+CONSENT_SAVE_PATHS = ("/save", "/consent/save")
+"""Where the wall's forms post (``/save``; the older ``/consent/save`` still answers)."""
+CONSENT_COOKIE = "SOCS"
+CONSENT_LANGUAGES = ("en", "de")
+
+_WALL_TEXTS = {
+    "en": {
+        "title": "Before you continue to Google",
+        "lead": "Google uses cookies and data to run its services, to keep them working and to protect them and "
+                "the people who use them against spam, fraud and abuse.",
+        "choices": "If you choose \u201cAccept all\u201d, cookies and data are also used to build new services, to "
+                   "measure how ads perform and to show content and ads tailored to you. If you choose \u201cReject "
+                   "all\u201d, they are not used for these extra purposes.",
+        "more_text": "Select \u201cMore options\u201d to read more, including how to manage your privacy settings.",
+        "reject": "Reject all", "accept": "Accept all", "more": "More options",
+        "privacy": "Privacy Policy", "terms": "Terms of Service", "language": "English",
+    },
+    "de": {
+        "title": "Bevor Sie zu Google weitergehen",
+        "lead": "Google verwendet Cookies und Daten, um seine Dienste zu betreiben, ihren Betrieb zu sichern und "
+                "sie und ihre Nutzer vor Spam, Betrug und Missbrauch zu schützen.",
+        "choices": "Wenn Sie \u201eAlle akzeptieren\u201c wählen, werden Cookies und Daten auch verwendet, um neue "
+                   "Dienste zu entwickeln, die Wirkung von Werbung zu messen und auf Sie zugeschnittene Inhalte und "
+                   "Werbung zu zeigen. Wenn Sie \u201eAlle ablehnen\u201c wählen, werden sie für diese zusätzlichen "
+                   "Zwecke nicht verwendet.",
+        "more_text": "Unter \u201eWeitere Optionen\u201c erfahren Sie mehr, auch darüber, wie Sie Ihre "
+                     "Datenschutzeinstellungen verwalten.",
+        "reject": "Alle ablehnen", "accept": "Alle akzeptieren", "more": "Weitere Optionen",
+        "privacy": "Datenschutzerklärung", "terms": "Nutzungsbedingungen", "language": "Deutsch",
+    },
+}
+
 _CONSENT = """\
 <!DOCTYPE html>
-<html lang="en">
-<head><meta charset="UTF-8"><title>Before you continue to Google</title></head>
-<body style="font-family:arial,sans-serif">
-<div class="consent-bump" role="dialog" aria-labelledby="consent-title">
-  <h1 id="consent-title">Before you continue to Google</h1>
-  <p>We use cookies and data to deliver and maintain Google services, track outages and protect against spam,
-     fraud and abuse, and measure audience engagement and site statistics.</p>
-  <p>If you choose to "Accept all", we will also use cookies and data to develop and improve new services and
-     show personalised content. Select "More options" for more information, including options to manage your
-     privacy settings. You can also visit g.co/privacytools at any time.</p>
-  <p class="host">consent.google.com (fake)</p>
-  <form action="/consent/save" method="POST">
-    <input type="hidden" name="continue" value="{cont}">
-    <input type="hidden" name="set_eom" value="true">
-    <button type="submit" name="choice" value="reject" aria-label="Reject all">Reject all</button>
-  </form>
-  <form action="/consent/save" method="POST">
-    <input type="hidden" name="continue" value="{cont}">
-    <input type="hidden" name="set_eom" value="false">
-    <button type="submit" name="choice" value="accept" aria-label="Accept all">Accept all</button>
-  </form>
-  <a href="/consent?continue={cont_q}&amp;more=1">More options</a>
+<html lang="{lang}" dir="ltr">
+<head>
+<meta charset="UTF-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<script nonce="{nonce}">(function(){{window.consentBump={{host:'consent.google.com',gl:'DE',hl:'{lang}',pc:'n',
+origin:'{origin_js}'}};window.WIZ_global_data={{Im6cmf:'/_/ConsentUi',cfb2h:'consent.google.com'}};}})();</script>
+<style>
+body{{margin:0;font-family:'Fake Sans Text',arial,sans-serif;color:#202124;background:#fff}}
+.consent-bump{{max-width:600px;margin:48px auto;padding:0 24px}}
+.consent-bump h1{{font-size:24px;font-weight:400;margin:16px 0 20px}}
+.consent-bump p{{line-height:22px}}
+.answers{{display:flex;gap:8px;margin:24px 0}}
+.answers button{{min-width:140px;height:36px;border:0;border-radius:4px;background:#1a73e8;color:#fff;font-size:14px}}
+.VtwTSb{{display:inline-block}}
+.links a{{color:#5f6368;font-size:12px;margin-right:16px}}
+</style>
+</head>
+<body>
+<div class="consent-bump" role="dialog" aria-modal="true" aria-labelledby="consent-title">
+  <img src="/thumbs/logo.png" alt="Google" width="75" height="24">
+  <h1 id="consent-title">{title}</h1>
+  <p>{lead}</p>
+  <p>{choices}</p>
+  <p>{more_text}</p>
+  <div class="answers">
+{forms}  </div>
+  <a class="more-options" href="{more_href}">{more}</a>
+  <div class="links">
+    <span class="language">{language}</span>
+    <a href="{invalid}/policies/privacy?hl={lang}">{privacy}</a>
+    <a href="{invalid}/policies/terms?hl={lang}">{terms}</a>
+  </div>
 </div>
 </body>
 </html>
+"""
+
+_CONSENT_FORM = """\
+    <form action="{action}" method="POST" class="VtwTSb">
+      <input type="hidden" name="gl" value="DE">
+      <input type="hidden" name="m" value="0">
+      <input type="hidden" name="pc" value="n">
+      <input type="hidden" name="continue" value="{cont}">
+      <input type="hidden" name="hl" value="{lang}">
+      <input type="hidden" name="src" value="1">
+      <input type="hidden" name="cm" value="2">
+      <input type="hidden" name="set_eom" value="{set_eom}">
+      <button type="submit" class="tHlp8d" aria-label="{label}">{label}</button>
+    </form>
 """
 
 _HOME = """\
@@ -546,8 +642,25 @@ def render_sorry(continue_url: str, query: str, now: float, ip: str = "127.0.0.1
     )
 
 
-def render_consent(continue_url: str) -> str:
-    return _CONSENT.format(cont=esc(continue_url), cont_q=esc(quote(continue_url, safe="")))
+def render_consent(continue_url: str, origin: str = "", lang: str = "en") -> str:
+    """The "Before you continue to Google" wall: a reject form (``set_eom=true``) and an accept form
+    (``set_eom=false``), both posting to ``{origin}/save``, in ``lang`` (see :data:`CONSENT_LANGUAGES`)."""
+    texts = _WALL_TEXTS[lang]
+    forms = "".join(
+        _CONSENT_FORM.format(action=esc(f"{origin}/save"), cont=esc(continue_url), lang=lang, set_eom=set_eom,
+                             label=esc(texts[choice]))
+        for choice, set_eom in (("reject", "true"), ("accept", "false"))
+    )
+    more = f"{CONSENT_PATH}?{urlencode({'continue': continue_url, 'gl': 'DE', 'm': 1, 'pc': 'n', 'hl': lang})}"
+    return _CONSENT.format(
+        lang=lang, nonce=token("consent-nonce", continue_url), origin_js=origin.replace("'", ""), forms=forms,
+        more_href=esc(more), invalid=INVALID_HOST, **{key: esc(value) for key, value in texts.items()},
+    )
+
+
+def consent_location(origin: str, continue_url: str, lang: str, path: str = CONSENT_PATH) -> str:
+    """Where a results request is sent to meet the wall: ``{origin}/ml?continue=…&gl=DE&m=0&pc=n&cm=2&hl=…&src=1``."""
+    return f"{origin}{path}?continue={quote(continue_url, safe='')}&gl=DE&m=0&pc=n&cm=2&hl={lang}&src=1"
 
 
 class GooglePages(EnginePages):
@@ -576,10 +689,27 @@ class GooglePages(EnginePages):
         if kind == "small":
             return Reply(200, _SMALL, served="small")
         if kind == "consent":
-            target = f"{ctx.base_url}/consent?continue={quote(ctx.url, safe='')}&gl=DE&m=0&pc=n&cm=2&hl=en&src=1"
-            body = f'<HTML><HEAD><TITLE>302 Moved</TITLE></HEAD><BODY>The document has moved <A HREF="{esc(target)}">here</A>.</BODY></HTML>\n'
-            return Reply(302, body, headers=[("Location", target)], served="consent")
+            target = consent_location(ctx.base_url, ctx.url, ctx.consent_language, LEGACY_CONSENT_PATH)
+            return consent.redirect(target, "consent")
         raise ValueError(f"unknown page kind {kind!r}")
+
+    # -- consent walls ------------------------------------------------------------------------------
+
+    consent_languages = CONSENT_LANGUAGES
+    consent_cookies = (CONSENT_COOKIE,)
+
+    def consent_cookie_value(self, choice: str, ctx: RequestContext) -> str:
+        # the real SOCS is a base64 protobuf; here its first bytes tell a rejection (CAES…) from an acceptance
+        head = "CAESHAgB" if choice == "reject" else "CAISHAgC"
+        return head + token("socs", choice, ctx.now, length=30)
+
+    def consent_wall(self, ctx: RequestContext) -> Reply:
+        lang = ctx.consent_language
+        return consent.wall_reply(render_consent(ctx.url, ctx.origin, lang), lang)
+
+    def consent_redirect(self, ctx: RequestContext) -> Reply:
+        return consent.redirect(consent_location(ctx.consent_base_url, ctx.url, ctx.consent_language),
+                                "consent_redirect")
 
     def other(self, ctx: RequestContext) -> Reply | None:
         path = ctx.path
@@ -591,15 +721,17 @@ class GooglePages(EnginePages):
                 form = dict(parse_qsl(ctx.body.decode("utf-8", "replace")))
                 cont = form.get("continue", cont)
             return Reply(429, render_sorry(cont, ctx.query.get("q", ""), ctx.now), served="sorry")
-        if path == "/consent":
-            return Reply(200, render_consent(ctx.query.get("continue", f"{ctx.base_url}/")), served="consent")
-        if path == "/consent/save" and ctx.method == "POST":
-            form = dict(parse_qsl(ctx.body.decode("utf-8", "replace")))
-            cont = form.get("continue", "/")
-            if not (cont.startswith(ctx.base_url + "/") or cont.startswith("/")):
-                cont = "/"  # never send a client off this machine
-            cookie = f"SOCS=CAES{token('socs', form.get('choice', ''), length=24)}; Path=/; Max-Age=33696000"
-            return Reply(302, "", headers=[("Location", cont), ("Set-Cookie", cookie)], served="consent_saved")
+        if path in (CONSENT_PATH, LEGACY_CONSENT_PATH) and ctx.method in ("GET", "HEAD"):
+            lang = consent.wall_language(self, ctx, ctx.query.get("hl"))
+            cont = consent.safe_continue(ctx.query.get("continue", ""), ctx)
+            return consent.wall_reply(render_consent(cont, ctx.origin, lang), lang)
+        if path in CONSENT_SAVE_PATHS and ctx.method == "POST":
+            form = dict(parse_qsl(ctx.body.decode("utf-8", "replace"), keep_blank_values=True))
+            if "set_eom" in form:  # what the real forms tell their answers apart by
+                choice = "reject" if form["set_eom"].strip().lower() == "true" else "accept"
+            else:
+                choice = consent.parse_choice(form.get("choice"))
+            return consent.save_reply(self, ctx, choice, form.get("continue", "/"))
         if path == "/url":
             target = ctx.query.get("q") or ctx.query.get("url") or ""
             return Reply(200, _REDIRECT_NOTICE.format(target=esc(target)), served="redirect_notice")

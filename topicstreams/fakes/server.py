@@ -25,7 +25,14 @@ Results requests take their step from the topic's route if there is one (a route
 order, the last one then repeats for good), otherwise from the engine's FIFO; with both empty the page is a
 normal results page.
 
-Every log entry has ``bytes``: the body bytes the server sent (0 for HEAD).
+Every log entry has ``bytes``: the body bytes the server sent (0 for HEAD), and ``host``: the host name the
+client asked for (its ``Host`` header: "127.0.0.1", or "localhost" on the consent host). Results entries also
+have ``consent_cookie``: whether the request carried the engine's consent cookie.
+
+Consent walls: ``fakes.consent("google", "redirect", "de")`` (or ``POST /__fakes__/consent`` with
+``{"mode": …, "language": …}``; ``GET`` tells the current one) puts the engine's consent wall in front of every
+results request that lacks the engine's consent cookie; ``off`` (the default, and after :meth:`FakeEngines.reset`)
+serves pages as without it. See :mod:`topicstreams.fakes.consent` for the modes, paths, cookies and log fields.
 
 Extensions: ``FakeEngines(engines, extensions=[...])`` adds to every engine's server alike what is not the fake
 engines' own (see :class:`Extension`): more asset paths, asset replies that come first (and may wait), a
@@ -57,6 +64,13 @@ from topicstreams import ENGINES
 
 STEP_KEYS = frozenset({"page", "status", "delay", "headers", "body"})
 CONTROL_PREFIX = "/__fakes__/"
+CONSENT_MODES = ("off", "wall", "redirect", "broken")
+"""The consent modes of an engine (see :mod:`topicstreams.fakes.consent`)."""
+CONSENT_HOST = "localhost"
+"""The host name of every engine's consent host: the same fake server, reached by another name than 127.0.0.1."""
+CONSENT_SET_PATH = "/consent/set"
+"""Every engine's endpoint on the results host that sets the consent cookie there and redirects on (the hop from
+a save on the consent host)."""
 ASSET_PREFIXES = ("/thumbs/", "/fonts/", "/favicon.ico")
 """The shared assets' paths, on every engine (an :class:`Extension` may claim more)."""
 
@@ -77,11 +91,61 @@ class RequestContext:
     headers: dict[str, str]
     now: float
     body: bytes = b""
+    consent_mode: str = "off"
+    """The engine's consent mode when the request came (one of :data:`CONSENT_MODES`)."""
+    consent_language: str = "en"
+    """The language of the engine's consent walls when the request came."""
 
     @property
     def url(self) -> str:
         """The absolute URL of this request on the fake host."""
         return self.base_url + self.raw_target
+
+    @property
+    def host(self) -> str:
+        """The host name the client asked for (``Host`` header, port and case dropped), e.g. "127.0.0.1"."""
+        return host_name(self.headers.get("host", "")) or (urlsplit(self.base_url).hostname or "")
+
+    @property
+    def consent_base_url(self) -> str:
+        """``http://localhost:PORT``: this server under the name of its consent host."""
+        return consent_base_url(self.base_url)
+
+    @property
+    def origin(self) -> str:
+        """The origin the client asked for: :attr:`base_url` or :attr:`consent_base_url` (any other Host: base_url)."""
+        if self.base_url and self.host == CONSENT_HOST:
+            return self.consent_base_url
+        return self.base_url
+
+    @property
+    def on_consent_host(self) -> bool:
+        """Whether the request came to the consent host (``localhost``) rather than the results host."""
+        return self.host == CONSENT_HOST and self.base_url != self.consent_base_url
+
+    def cookies(self) -> dict[str, str]:
+        """The request's cookies, name -> value (the first of a repeated name)."""
+        jar: dict[str, str] = {}
+        for part in self.headers.get("cookie", "").split(";"):
+            name, sep, value = part.strip().partition("=")
+            if sep and name:
+                jar.setdefault(name.strip(), value.strip())
+        return jar
+
+
+def host_name(host_header: str) -> str:
+    """The host name of a ``Host`` header value ("127.0.0.1:8000" -> "127.0.0.1", "[::1]:80" -> "::1")."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def consent_base_url(base_url: str) -> str:
+    """``base_url`` with its host replaced by :data:`CONSENT_HOST` (same scheme and port)."""
+    parts = urlsplit(base_url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{CONSENT_HOST}{port}" if parts.scheme else ""
 
 
 @dataclass
@@ -96,6 +160,8 @@ class Reply:
     """The page kind served, for the request log."""
     kind: str | None = None
     """The log's ``kind`` when not decided by the server ("other" by default for non-results paths)."""
+    log: dict[str, Any] = field(default_factory=dict)
+    """More fields for the request log entry (e.g. ``consent_choice``); they never replace the server's own."""
 
     def payload(self) -> bytes:
         return self.body.encode("utf-8") if isinstance(self.body, str) else self.body
@@ -124,6 +190,30 @@ class EnginePages:
         """Any other path of the engine (challenge pages, redirect pages…); None for a 404."""
         return None
 
+    # -- consent walls (see topicstreams.fakes.consent) -------------------------------------------------
+
+    consent_languages: tuple[str, ...] = ("en",)
+    """The languages of the engine's consent walls, "en" first."""
+    consent_cookies: tuple[str, ...] = ()
+    """The names of the cookies that tell the engine a consent was given; the first is the one a save sets."""
+
+    def has_consent(self, ctx: RequestContext) -> bool:
+        """Whether the request carries one of :attr:`consent_cookies` (with a value)."""
+        jar = ctx.cookies()
+        return any(jar.get(name) for name in self.consent_cookies)
+
+    def consent_cookie_value(self, choice: str, ctx: RequestContext) -> str:
+        """The value of the consent cookie for ``choice`` ("reject" or "accept")."""
+        raise NotImplementedError
+
+    def consent_wall(self, ctx: RequestContext) -> Reply:
+        """The wall served at a results URL that lacks the consent cookie (modes wall and broken)."""
+        raise NotImplementedError
+
+    def consent_redirect(self, ctx: RequestContext) -> Reply:
+        """The 302 from a results URL that lacks the consent cookie to the wall on the consent host."""
+        raise NotImplementedError
+
 
 class Extension:
     """What code outside the package adds to every engine's server alike (the render benchmark's page weight).
@@ -146,7 +236,9 @@ class Extension:
         return None
 
     def results(self, reply: Reply, ctx: RequestContext) -> Reply:
-        """The reply to send for a results request, given the one the step made (any page kind, any status)."""
+        """The reply to send for a results request, given the one the step made (any page kind, any status).
+
+        A consent wall served in place of the step (see :mod:`topicstreams.fakes.consent`) is not handed to it."""
         return reply
 
 
@@ -225,6 +317,8 @@ class _Engine:
         self.queue: deque[dict[str, Any]] = deque()
         self.routes: dict[str, list[Any]] = {}  # key -> [steps, next index]
         self.log: list[dict[str, Any]] = []
+        self.consent_mode = "off"
+        self.consent_language = "en"
         self.base_url = ""
         self.server: ThreadingHTTPServer | None = None
         self.thread: threading.Thread | None = None
@@ -250,6 +344,21 @@ class _Engine:
             self.queue.clear()
             self.routes.clear()
             self.log.clear()
+            self.consent_mode, self.consent_language = "off", "en"
+
+    def set_consent(self, mode: Any, language: Any = "en") -> dict[str, str]:
+        if mode not in CONSENT_MODES:
+            raise ValueError(f"unknown consent mode {mode!r}; modes: {', '.join(CONSENT_MODES)}")
+        if language not in self.pages.consent_languages:
+            raise ValueError(f"unknown consent language {language!r} for {self.name}; languages: "
+                             f"{', '.join(self.pages.consent_languages)}")
+        with self.lock:
+            self.consent_mode, self.consent_language = mode, language
+        return self.consent_state()
+
+    def consent_state(self) -> dict[str, str]:
+        with self.lock:
+            return {"mode": self.consent_mode, "language": self.consent_language}
 
     def clear_log(self) -> None:
         with self.lock:
@@ -283,7 +392,10 @@ class _Engine:
             "status": None,
             "user_agent": ctx.headers.get("user-agent", ""),
             "accept_language": ctx.headers.get("accept-language", ""),
+            "host": ctx.host,
         }
+        with self.lock:
+            ctx.consent_mode, ctx.consent_language = self.consent_mode, self.consent_language
         try:
             if ctx.path.startswith(self.asset_prefixes):
                 entry["kind"] = "asset"
@@ -291,9 +403,17 @@ class _Engine:
                 entry["time"] = ctx.now  # when it was answered, if an extension waited
             elif self.pages.is_results(ctx):
                 entry["kind"] = "results"
-                reply = self.serve_step(self.next_step(self.pages.topic(ctx)), ctx)
-                for extension in self.extensions:
-                    reply = extension.results(reply, ctx)
+                entry["consent_cookie"] = consented = self.pages.has_consent(ctx)
+                if ctx.consent_mode != "off" and not consented:
+                    # the wall instead of the step: the step (or route) waits for the request after the consent
+                    redirect = ctx.consent_mode == "redirect"
+                    reply = self.pages.consent_redirect(ctx) if redirect else self.pages.consent_wall(ctx)
+                else:
+                    reply = self.serve_step(self.next_step(self.pages.topic(ctx)), ctx)
+                    for extension in self.extensions:
+                        reply = extension.results(reply, ctx)
+            elif ctx.path == CONSENT_SET_PATH and self.pages.consent_cookies:
+                reply = self.set_consent_cookie(ctx)
             else:
                 reply = self.pages.other(ctx) or not_found(ctx.path)
                 entry["kind"] = reply.kind or "other"
@@ -303,9 +423,20 @@ class _Engine:
         entry["step"] = reply.served
         entry["status"] = reply.status
         entry["bytes"] = 0 if ctx.method == "HEAD" else len(reply.body)
+        for name, value in reply.log.items():
+            entry.setdefault(name, value)
         with self.lock:
             self.log.append(entry)
         return reply
+
+    def set_consent_cookie(self, ctx: RequestContext) -> Reply:
+        """``/consent/set?choice=…&continue=…``: the consent cookie for the host asked (the results host, after a
+        save on the consent host), then a redirect to ``continue`` (never off this machine)."""
+        from topicstreams.fakes.consent import cookie_reply, parse_choice, safe_continue
+
+        choice = parse_choice(ctx.query.get("choice"))
+        return cookie_reply(self.pages, ctx, choice, safe_continue(ctx.query.get("continue", ""), ctx),
+                            served="consent_set")
 
     def serve_asset(self, ctx: RequestContext) -> Reply:
         for extension in self.extensions:
@@ -441,6 +572,12 @@ class _Handler(BaseHTTPRequestHandler):
                 result = engine.requests()
             elif method in ("GET", "HEAD") and action == "health":
                 result = {"ok": True, "engine": engine.name}
+            elif method == "POST" and action == "consent":
+                if not isinstance(data, Mapping):
+                    raise ValueError('consent: a JSON object {"mode": …, "language": …}')
+                result = engine.set_consent(data.get("mode"), data.get("language", "en"))
+            elif method in ("GET", "HEAD") and action == "consent":
+                result = engine.consent_state()
             else:
                 return Reply(404, json.dumps({"error": f"no control action {method} {action}"}), "application/json")
         except (ValueError, KeyError, TypeError) as exc:
@@ -585,6 +722,10 @@ class FakeEngines:
     def port(self, engine: str) -> int:
         return int(self.base_url(engine).rsplit(":", 1)[1])
 
+    def consent_base_url(self, engine: str) -> str:
+        """``http://localhost:PORT`` of ``engine``: its consent host (the same server under another name)."""
+        return consent_base_url(self.base_url(engine))
+
     def config_overrides(self) -> dict[str, Any]:
         """``{"engines": {name: {"base_url": ...}}}``, to merge over a topicstreams config."""
         return {"engines": {name: {"base_url": self.base_url(name)} for name in self._engines}}
@@ -606,6 +747,22 @@ class FakeEngines:
         """
         self._engine(engine).route(query, step_or_steps)
 
+    def consent(self, engine: str, mode: str, language: str = "en") -> None:
+        """Put ``engine``'s consent wall in front of its results (``mode`` wall, redirect or broken), or not (off).
+
+        ``language``: "en" or the engine's second one (google "de", yahoo "it", bing "fr", brave "es"); anything
+        else is a ValueError, as is an unknown mode. See :mod:`topicstreams.fakes.consent`.
+        """
+        self._engine(engine).set_consent(mode, language)
+
+    def consent_state(self, engine: str) -> dict[str, str]:
+        """``{"mode": …, "language": …}`` of ``engine``."""
+        return self._engine(engine).consent_state()
+
+    def consent_languages(self, engine: str) -> tuple[str, ...]:
+        """The languages of ``engine``'s consent walls: "en" and its second one."""
+        return self._engine(engine).pages.consent_languages
+
     def requests(self, engine: str) -> list[dict[str, Any]]:
         """Every request ``engine`` received (control requests excepted), oldest first."""
         return self._engine(engine).requests()
@@ -619,6 +776,6 @@ class FakeEngines:
             self._engine(name).clear_log()
 
     def reset(self, engine: str | None = None) -> None:
-        """Forget scripted steps, routes and logs (of one engine, or all)."""
+        """Forget scripted steps, routes and logs, and turn consent walls off (of one engine, or all)."""
         for name in [engine] if engine else self._engines:
             self._engine(name).reset()

@@ -18,7 +18,12 @@ What the pages share with the real news search (``news.search.yahoo.com``), per 
 * no results: "We did not find results for: <strong>Q</strong>" and "Check spelling or type a new query.";
   past the last page of a topic the same page is served (a normal page, zero results);
 * the consent interstitial: a 302 to ``/v2/collectConsent?sessionId=…`` (the real host is
-  ``consent.yahoo.com``), or, older, a 302 to ``/consent?brandType=nonEu&gcrumb=…`` (``guce.yahoo.com``).
+  ``consent.yahoo.com``), or, older, a 302 to ``/consent?brandType=nonEu&gcrumb=…`` (``guce.yahoo.com``);
+  the walls in front of results (``fakes.consent("yahoo", …)``, English or Italian) are described in
+  :mod:`topicstreams.fakes.consent`.
+
+The chrome (the footer) of every search page links Yahoo country sites (:data:`COUNTRY_LINKS`), each with a
+heading and a line of text, outside ``#web``: a known-layout parser never reads them.
 
 Every results page also has sidebar noise in ``div#right``: "Trending Now" searches (``li.ov-a`` linking to
 ``/search?p=…``) and "Top stories", bare off-engine links to articles outside the catalogue
@@ -37,6 +42,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
+from topicstreams.fakes import consent
 from topicstreams.fakes.catalogue import (
     PER_PAGE,
     Article,
@@ -75,6 +81,16 @@ CONSENT_PATH = "/v2/collectConsent"
 CONSENT_TITLE = "Yahoo is part of the Yahoo family of brands"
 GUCE_PATH = "/consent"
 GUCE_TITLE = "Yahoo is now part of Yahoo Inc."
+CONSENT_COOKIE = "A1"
+GUCE_COOKIE = "GUC"
+CONSENT_LANGUAGES = ("en", "it")
+
+COUNTRY_LINKS = (
+    ("https://it.yahoo.com/", "Yahoo Italia", "Notizie, meteo, sport e finanza dall'Italia."),
+    ("https://uk.news.yahoo.com/", "Yahoo News UK", "The latest headlines from Britain and around the world."),
+)
+"""Links of the page's chrome (its footer) to Yahoo country sites, each with a heading and a line of text:
+never results (outside ``#web``, not in :func:`expected_articles`)."""
 
 
 
@@ -390,6 +406,8 @@ _TOP = """\
 _FOOTER = """\
 </div>
 <div id="footer" role="contentinfo">
+  <ul class="yahoo-sites" aria-label="Yahoo around the world">
+{country_links}  </ul>
   <span>Fake results for local tests. Nothing here comes from a real search engine.</span>
   <a href="{invalid_yahoo}/privacy">Privacy</a> <a href="{invalid_yahoo}/terms">Terms</a>
   <img src="{invalid}/b?s=2144413637&amp;t=serp" alt="" width="1" height="1">
@@ -397,6 +415,10 @@ _FOOTER = """\
 </div>
 </body>
 </html>
+"""
+
+_COUNTRY_LINK = """\
+    <li class="site"><a href="{href}"><h4 class="site-name">{heading}</h4></a><p class="site-desc">{text}</p></li>
 """
 
 _SMALL = "<!DOCTYPE html><html><head><title>Yahoo Search</title></head><body></body></html>\n"
@@ -464,28 +486,59 @@ def render_search_page(topic: str, page: int, now: float, kind: str = "results",
         items = _EMPTY.format(q=esc(topic))
     parts.append(_WEB.format(items=items, pager=pager))
     parts.append(_right_html(topic, page, with_top=kind == "results"))
-    parts.append(_FOOTER.format(invalid=INVALID_HOST, invalid_yahoo=INVALID_YAHOO))
+    country_links = "".join(_COUNTRY_LINK.format(href=esc(href), heading=esc(heading), text=esc(text))
+                            for href, heading, text in COUNTRY_LINKS)
+    parts.append(_FOOTER.format(invalid=INVALID_HOST, invalid_yahoo=INVALID_YAHOO, country_links=country_links))
     return "".join(parts), kind
 
 
 # -- consent interstitials ------------------------------------------------------------------------------
 
+_CONSENT_TEXTS = {
+    "en": {
+        "lang": "en-US",
+        "title": CONSENT_TITLE,
+        "brands": "The sites and apps that we own and operate, including Yahoo and AOL, and our digital advertising "
+                  "service, Yahoo Advertising. Yahoo family of brands.",
+        "cookies": "When you use our sites and apps, we use cookies to provide our sites and apps to you, "
+                   "authenticate users, apply security measures, and prevent spam and abuse, and measure your use of "
+                   "our sites and apps.",
+        "choices": "If you click '<strong>Accept all</strong>', we and our partners will store and/or access "
+                   "information on a device and use precise geolocation data and other personal data. If you click "
+                   "'<strong>Reject all</strong>', we and our partners will not use cookies and personal data for "
+                   "these additional purposes.",
+        "reject": "Reject all", "accept": "Accept all", "manage": "Manage privacy settings",
+        "family": "Yahoo family of brands",
+    },
+    "it": {
+        "lang": "it-IT",
+        "title": "Yahoo fa parte della famiglia di brand Yahoo",
+        "brands": "I siti e le app che possediamo e gestiamo, tra cui Yahoo e AOL, e il nostro servizio di "
+                  "pubblicità digitale, Yahoo Advertising, formano la famiglia di brand Yahoo.",
+        "cookies": "Quando usi i nostri siti e le nostre app, usiamo i cookie per fornirteli, per riconoscere gli "
+                   "utenti, per proteggerli, per prevenire spam e abusi e per capire come li usi.",
+        "choices": "Se fai clic su '<strong>Accetta tutto</strong>', noi e i nostri partner memorizzeremo "
+                   "informazioni sul tuo dispositivo e/o vi accederemo, e useremo dati di geolocalizzazione precisi "
+                   "e altri dati personali. Se fai clic su '<strong>Rifiuta tutto</strong>', noi e i nostri partner "
+                   "non useremo cookie e dati personali per questi scopi ulteriori.",
+        "reject": "Rifiuta tutto", "accept": "Accetta tutto", "manage": "Gestisci le impostazioni della privacy",
+        "family": "Famiglia di brand Yahoo",
+    },
+}
+"""The visible texts of the collectConsent wall; ``choices`` is markup, every other entry plain text."""
+
 _CONSENT = """\
 <!DOCTYPE html>
-<html lang="en-US" class="no-js">
+<html lang="{lang}" class="no-js">
 <head><meta charset="UTF-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Yahoo is part of the Yahoo family of brands</title></head>
+<title>{title}</title></head>
 <body class="consent-page">
 <div class="con-wizard" role="dialog" aria-labelledby="consent-title">
-  <img src="/thumbs/logo-yahoo-family.png" alt="Yahoo family of brands" width="120" height="30">
-  <h2 id="consent-title" class="title">Yahoo is part of the Yahoo family of brands</h2>
-  <p>The sites and apps that we own and operate, including Yahoo and AOL, and our digital advertising service,
-     Yahoo Advertising. Yahoo family of brands.</p>
-  <p>When you use our sites and apps, we use cookies to provide our sites and apps to you, authenticate users,
-     apply security measures, and prevent spam and abuse, and measure your use of our sites and apps.</p>
-  <p>If you click '<strong>Accept all</strong>', we and our partners will store and/or access information on a
-     device and use precise geolocation data and other personal data. If you click '<strong>Reject all</strong>',
-     we and our partners will not use cookies and personal data for these additional purposes.</p>
+  <img src="/thumbs/logo-yahoo-family.png" alt="{family}" width="120" height="30">
+  <h2 id="consent-title" class="title">{title}</h2>
+  <p>{brands}</p>
+  <p>{cookies}</p>
+  <p>{choices}</p>
   <p class="host">consent.yahoo.com (fake)</p>
   <form class="consent-form" action="{action}" method="post">
     <input type="hidden" name="csrfToken" value="{csrf}">
@@ -493,15 +546,23 @@ _CONSENT = """\
     <input type="hidden" name="originalDoneUrl" value="{done}">
     <input type="hidden" name="namespace" value="yahoo">
     <div class="actions couple">
-      <button type="submit" class="btn secondary reject-all" name="reject" value="reject">Reject all</button>
-      <button type="submit" class="btn primary accept-all" name="agree" value="agree">Accept all</button>
+      <button type="submit" class="btn secondary reject-all" name="reject" value="reject">{reject}</button>
+      <button type="submit" class="btn primary accept-all" name="agree" value="agree">{accept}</button>
     </div>
-    <a class="btn secondary manage-settings" href="{action}&amp;manage=1">Manage privacy settings</a>
+    <a class="btn secondary manage-settings" href="{action}&amp;manage=1">{manage}</a>
   </form>
 </div>
 </body>
 </html>
 """
+
+
+def render_consent(session: str, done: str, lang: str = "en") -> str:
+    """The ``collectConsent`` wall of ``session`` (back to ``done`` once answered), in ``lang`` (en, it)."""
+    texts = {key: (value if key == "choices" else esc(value)) for key, value in _CONSENT_TEXTS[lang].items()}
+    action = f"{CONSENT_PATH}?sessionId={quote(session, safe='')}"
+    return _CONSENT.format(action=esc(action), csrf=esc(token("csrf", session, length=12)), session=esc(session),
+                           done=esc(done), **texts)
 
 _GUCE = """\
 <!DOCTYPE html>
@@ -563,20 +624,38 @@ class YahooPages(EnginePages):
     query_param = "p"
 
     def __init__(self) -> None:
-        self._sessions: dict[str, str] = {}  # consent sessionId -> the URL the client wanted
+        self._sessions: dict[str, tuple[str, str]] = {}  # consent sessionId -> (the URL the client wanted, language)
         self._lock = threading.Lock()
 
     def is_results(self, ctx: RequestContext) -> bool:
         return ctx.path == RESULTS_PATH or ctx.path.startswith(RESULTS_PATH + ";")
 
-    def consent_session(self, url: str) -> str:
-        """The ``sessionId`` of a consent redirect for ``url`` (remembered, to send the client back)."""
-        session = "3_cc-session_" + token("yahoo-session", url, length=22)
+    def consent_session(self, url: str, lang: str = "en") -> str:
+        """The ``sessionId`` of a consent redirect for ``url`` (remembered with the wall's language, to send the
+        client back)."""
+        session = "3_cc-session_" + token("yahoo-session", url, lang, length=22)
         with self._lock:
             if len(self._sessions) > 1000:
                 self._sessions.clear()
-            self._sessions[session] = url
+            self._sessions[session] = (url, lang)
         return session
+
+    # -- consent walls ------------------------------------------------------------------------------
+
+    consent_languages = CONSENT_LANGUAGES
+    consent_cookies = (CONSENT_COOKIE, GUCE_COOKIE)
+
+    def consent_cookie_value(self, choice: str, ctx: RequestContext) -> str:
+        return f"d=AQAB{token('a1', choice, ctx.now, length=30)}&S=AQAAA{token('a1s', choice, ctx.now, length=20)}"
+
+    def consent_wall(self, ctx: RequestContext) -> Reply:
+        lang = ctx.consent_language
+        return consent.wall_reply(render_consent(self.consent_session(ctx.url, lang), ctx.url, lang), lang)
+
+    def consent_redirect(self, ctx: RequestContext) -> Reply:
+        session = self.consent_session(ctx.url, ctx.consent_language)
+        return consent.redirect(f"{ctx.consent_base_url}{CONSENT_PATH}?sessionId={quote(session, safe='')}",
+                                "consent_redirect")
 
     def render(self, kind: str, ctx: RequestContext) -> Reply:
         topic = ctx.query.get("p", "")
@@ -588,7 +667,8 @@ class YahooPages(EnginePages):
         if kind == "small":
             return Reply(200, _SMALL, served="small")
         if kind == "consent":
-            target = f"{ctx.base_url}{CONSENT_PATH}?sessionId={self.consent_session(ctx.url)}"
+            session = self.consent_session(ctx.url, ctx.consent_language)
+            target = f"{ctx.base_url}{CONSENT_PATH}?sessionId={quote(session, safe='')}"
             return Reply(302, _moved(target), headers=[("Location", target)], served="consent")
         if kind == "guce":
             gcrumb = token("gcrumb", ctx.url, length=8)
@@ -606,18 +686,13 @@ class YahooPages(EnginePages):
         if path == CONSENT_PATH:
             session = ctx.query.get("sessionId", "")
             with self._lock:
-                done = self._sessions.get(session, ctx.base_url + "/")
+                done, lang = self._sessions.get(session, (ctx.base_url + "/", ""))
             if ctx.method == "POST":
                 form = _form(ctx)
-                done = _safe_done(form.get("originalDoneUrl", done), ctx)
-                choice = "agree" if "agree" in form else "reject"
-                cookie = f"A1=d=AQAB{token('a1', choice, session, length=30)}; Path=/; Max-Age=31557600"
-                return Reply(302, _moved(done), headers=[("Location", done), ("Set-Cookie", cookie)],
-                             served="consent_saved")
-            action = f"{CONSENT_PATH}?sessionId={quote(session, safe='')}"
-            body = _CONSENT.format(action=esc(action), csrf=esc(token("csrf", session, length=12)),
-                                   session=esc(session), done=esc(done))
-            return Reply(200, body, served="consent")
+                choice = "accept" if "agree" in form else "reject"
+                return consent.save_reply(self, ctx, choice, form.get("originalDoneUrl", done))
+            lang = consent.wall_language(self, ctx, lang)
+            return consent.wall_reply(render_consent(session, consent.safe_continue(done, ctx), lang), lang)
         if path == GUCE_PATH:
             done = _safe_done(ctx.query.get("done", ""), ctx)
             gcrumb = ctx.query.get("gcrumb", "")

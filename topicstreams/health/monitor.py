@@ -11,6 +11,9 @@ the *action* the band calls for when it changes what is in force:
 Without a score (too few requests) nothing changes: an engine is never sped up for lack of evidence. While
 paused, scores are still computed (canaries keep running) but call for nothing.
 
+When the window holds consent walls (challenges with reason ``consent``), its reasons end with ``consent``: the
+challenges were walls a person answers (``browser.consent``), not CAPTCHAs.
+
 Parser health (:meth:`EngineHealth.assess_parser`) is read off the same window but is a separate signal: it has
 its own band and acts on nothing (a broken parser is a code fix, not a reason to slow down).
 
@@ -24,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from topicstreams.consent import CONSENT
 from topicstreams.health.score import (
     CRITICAL,
     DEGRADED,
@@ -135,6 +139,8 @@ class EngineHealth:
         stats = self.window.stats(now)
         baseline = self.baseline()
         raw, reasons = health_score(stats.window(), baseline, self.settings.weights, self.settings.min_requests)
+        if stats.consent_walls:
+            reasons = [*reasons, CONSENT]  # which challenges they were: a wall a person answers, not a CAPTCHA
         score = None if raw is None else round(self.smoothed.add(raw))
         band = band_of(score)
         return Assessment(raw, score, band, reasons, stats, baseline, self._act(band))

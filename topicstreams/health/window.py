@@ -38,6 +38,8 @@ class Sample:
     """Whether the page should carry results (an ``ok`` page with result items, or one the parser failed on)."""
     missing: dict[str, int] = field(default_factory=dict)
     """Required field -> the page's items lacking it."""
+    consent: bool = False
+    """Whether the response was a consent wall (a ``challenge`` with reason ``consent``)."""
 
 
 def percentile(ordered: Sequence[float], share: float) -> float | None:
@@ -68,11 +70,13 @@ class WindowStats:
     yielding_pages: int = 0
     """Result pages the spider built items from."""
     missing_fields: dict[str, int] = field(default_factory=dict)
+    consent_walls: int = 0
+    """Of the challenges, the consent walls."""
 
     @classmethod
     def of(cls, samples: Iterable[Sample]) -> WindowStats:
         counts = {klass: 0 for klass in ResponseClass}
-        items = valid = parse_errors = size = result_pages = yielding = 0
+        items = valid = parse_errors = size = result_pages = yielding = walls = 0
         missing: Counter[str] = Counter()
         latencies: list[float] = []
         for sample in samples:
@@ -80,6 +84,7 @@ class WindowStats:
             items += sample.items
             valid += sample.valid_items
             parse_errors += sample.parse_error
+            walls += sample.consent
             size += sample.bytes
             if sample.result_page:
                 result_pages += 1
@@ -94,7 +99,7 @@ class WindowStats:
             errors=counts[ResponseClass.ERROR], items=items, valid_items=valid, parse_errors=parse_errors,
             bytes=size, browser_seconds=sum(latencies) / 1000, p50_latency_ms=percentile(latencies, 0.50),
             p95_latency_ms=percentile(latencies, 0.95), result_pages=result_pages, yielding_pages=yielding,
-            missing_fields={name: count for name, count in missing.items() if count})
+            missing_fields={name: count for name, count in missing.items() if count}, consent_walls=walls)
 
     def parser(self) -> tuple[int | None, list[str]]:
         """The window's parser score and reasons (:func:`topicstreams.health.parser.parser_score`)."""

@@ -217,8 +217,8 @@ class EngineSpider(scrapy.Spider):
         if outcome.fate is Fate.SWEPT:
             self.stat("topics_swept")
         elif outcome.fate is Fate.GIVEN_UP:
-            self.logger.error("gave up topic %r after %d attempts: last %s (%s)",
-                              topic, outcome.attempts, verdict.cls, verdict.reason)
+            self.logger.error("gave up topic %r after %d attempt%s: last %s (%s)", topic, outcome.attempts,
+                              "" if outcome.attempts == 1 else "s", verdict.cls, verdict.reason)
             self.stat("topics_given_up")
         else:
             self.logger.warning("topic %r %s: %s (%s); trying it again %s", topic,

@@ -278,6 +278,8 @@ class HealthWindow(Base):
     """Of those, the pages the spider built items from."""
     missing_fields: Mapped[dict | None] = mapped_column(JSON)
     """Required field -> items missing it."""
+    consent_walls: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    """Of the challenges, the consent walls."""
 
 
 topics_table = Topic.__table__
