@@ -73,11 +73,11 @@ class ConsentMiddleware(EngineMiddleware):
                                spider: Spider | None = None) -> Response:
         if not is_engine_request(request) or not isinstance(response, HtmlResponse):
             return response
+        if request.meta.get(keys.PROBE):
+            self.spent = False  # the engine cooled down since the last answer: one more is allowed
         wall = self.engine.consent_wall(response.url, response.text)
         if wall is None:
             return response
-        if request.meta.get(keys.PROBE):
-            self.spent = False  # the engine cooled down since the last answer: one more is allowed
         page = request.meta.get("playwright_page")
         if self.spent or page is None or page.is_closed():
             logger.debug("[%s] consent wall on %s left unanswered: %s", self.state.engine, response.url,
