@@ -34,8 +34,7 @@ from scrapy.http import HtmlResponse, Response
 
 from topicstreams import meta as keys
 from topicstreams.consent import ConsentWall
-from topicstreams.engines.base import Engine
-from topicstreams.engines.reader import reader_from_settings
+from topicstreams.engines import Engine, make_engine
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
 from topicstreams.response_deadline import navigation_timeout
 
@@ -66,7 +65,7 @@ class ConsentMiddleware(EngineMiddleware):
     def engine(self) -> Engine:
         """The engine (made at the first results page: a crawler of another spider needs none)."""
         if self._engine is None:
-            self._engine = reader_from_settings(self.state.engine, self.crawler.settings).engine
+            self._engine = make_engine(self.state.engine, self.crawler.settings.getdict("TOPICSTREAMS_ENGINES"))
         return self._engine
 
     async def process_response(self, request: Request, response: Response,
