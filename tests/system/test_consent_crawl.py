@@ -18,6 +18,7 @@ import pytest
 
 from tests.conftest import write_config
 from tests.crawl_checks import expected_urls
+from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams import ENGINES
 from topicstreams.fakes import FakeEngines
 
@@ -32,17 +33,8 @@ SETUPS = {
 }
 
 
-@pytest.fixture(scope="module")
-def fakes():
-    with FakeEngines(engines=ENGINES) as engines:
-        yield engines
-
-
-@pytest.fixture
-def engines(fakes):
-    fakes.reset()
-    yield fakes
-    fakes.reset()
+fakes = running_fakes(*ENGINES)
+_clean = reset_fakes_per_test()  # consent walls off, no request log, before each test
 
 
 def crawl_config(folder: Path, fakes: FakeEngines, consent: str, only: tuple[str, ...] = ENGINES,
@@ -88,36 +80,36 @@ def put_walls(fakes: FakeEngines, setup: str) -> None:
 
 
 @pytest.mark.parametrize("setup", SETUPS)
-def test_with_consent_none_every_wall_is_a_consent_challenge_and_nothing_is_stored(scrapy_cmd, engines, tmp_path,
+def test_with_consent_none_every_wall_is_a_consent_challenge_and_nothing_is_stored(scrapy_cmd, fakes, tmp_path,
                                                                                    setup):
-    put_walls(engines, setup)
-    config = crawl_config(tmp_path, engines, "none", once_attempts=1)
+    put_walls(fakes, setup)
+    config = crawl_config(tmp_path, fakes, "none", once_attempts=1)
     result = scrapy_cmd("crawlall", "-a", "topics=alpha", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)})
     assert result.returncode == 0, result.stderr[-3000:]
     stderr = result.stderr
     assert stored(tmp_path / "news.db") == set()
     for engine in ENGINES:
-        assert walls_met(engines, engine), engine
+        assert walls_met(fakes, engine), engine
         assert f"[{engine}] challenge for topic 'alpha' (" in stderr
         assert f"'topicstreams/{engine}/challenges': 1" in stderr
         assert f"topicstreams/{engine}/consents_answered" not in stderr
-        assert saves(engines, engine) == []  # nobody pressed a button
+        assert saves(fakes, engine) == []  # nobody pressed a button
     assert stderr.count("): consent\n") == len(ENGINES), stderr[-3000:]  # the reason, each engine once
     assert all("consent" in reasons for reasons in status_reasons(tmp_path / "news.db").values())
 
 
 @pytest.mark.parametrize(("setup", "choice"), list(zip(SETUPS, ("reject", "accept"), strict=True)))
-def test_a_wall_is_answered_once_the_results_are_stored_and_the_next_run_meets_no_wall(scrapy_cmd, engines,
-                                                                                       tmp_path, setup, choice):
-    put_walls(engines, setup)
-    config = crawl_config(tmp_path, engines, choice)
+def test_a_wall_is_answered_once_the_results_are_stored_and_the_next_run_meets_no_wall(scrapy_cmd, fakes, tmp_path,
+                                                                                       setup, choice):
+    put_walls(fakes, setup)
+    config = crawl_config(tmp_path, fakes, choice)
     env = {"TOPICSTREAMS_CONFIG": str(config)}
     result = scrapy_cmd("crawlall", "-a", "topics=alpha", "-a", "once=1", env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     stderr = result.stderr
     assert stored(tmp_path / "news.db") == set().union(*(expected_urls(engine, "alpha") for engine in ENGINES))
     for engine in ENGINES:
-        assert [entry["consent_choice"] for entry in saves(engines, engine)] == [choice], engine
+        assert [entry["consent_choice"] for entry in saves(fakes, engine)] == [choice], engine
         assert f"'topicstreams/{engine}/consents_answered': 1" in stderr
         assert f"'topicstreams/{engine}/challenges'" not in stderr  # answered: no cooldown, no challenge
         told = [line for line in stderr.splitlines() if f"[{engine}] answered its consent wall" in line]
@@ -127,26 +119,26 @@ def test_a_wall_is_answered_once_the_results_are_stored_and_the_next_run_meets_n
                                 "choice"), told
 
     # The next start, in the same profiles: the cookie was kept, no engine meets its wall.
-    engines.reset()
-    put_walls(engines, setup)
+    fakes.reset()
+    put_walls(fakes, setup)
     again = scrapy_cmd("crawlall", "-a", "topics=beta", "-a", "once=1", env=env)
     assert again.returncode == 0, again.stderr[-3000:]
     for engine in ENGINES:
-        assert walls_met(engines, engine) == [] and saves(engines, engine) == [], engine
-        assert all(entry["consent_cookie"] for entry in engines.results_requests(engine))
+        assert walls_met(fakes, engine) == [] and saves(fakes, engine) == [], engine
+        assert all(entry["consent_cookie"] for entry in fakes.results_requests(engine))
         assert f"topicstreams/{engine}/consents_answered" not in again.stderr
     assert expected_urls("google", "beta") <= stored(tmp_path / "news.db")
 
 
-def test_a_form_that_never_works_is_answered_once_per_cooldown_never_in_a_loop(scrapy_cmd, engines, tmp_path):
-    engines.consent("google", "broken", "de")
-    config = crawl_config(tmp_path, engines, "reject", only=("google",), once_attempts=3)
+def test_a_form_that_never_works_is_answered_once_per_cooldown_never_in_a_loop(scrapy_cmd, fakes, tmp_path):
+    fakes.consent("google", "broken", "de")
+    config = crawl_config(tmp_path, fakes, "reject", only=("google",), once_attempts=3)
     result = scrapy_cmd("crawl", "google", "-a", "topics=alpha", "-a", "once=1",
                         env={"TOPICSTREAMS_CONFIG": str(config)})
     assert result.returncode == 0, result.stderr[-3000:]
     stderr = result.stderr
     # three attempts, two cooldowns between them: one answer each time, and each answer's page met the wall again
-    answered = saves(engines, "google")
+    answered = saves(fakes, "google")
     assert [entry["consent_choice"] for entry in answered] == ["reject"] * 3
     assert "'topicstreams/google/consents_answered': 3" in stderr
     assert "'topicstreams/google/challenges': 3" in stderr
