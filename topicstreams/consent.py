@@ -29,8 +29,15 @@ from parsel import Selector
 CONSENT = "consent"
 """The reason of a consent wall's verdict (its class is ``challenge``), and of the health reports it shows in."""
 
-CHOICES = ("reject", "accept", "none")
-"""The values of ``browser.consent``: the answer given to a wall, or ``none`` to leave walls unanswered."""
+ANSWERS = ("reject", "accept")
+"""The values of ``browser.consent`` that answer walls (the button a person presses)."""
+CHOICES = (*ANSWERS, "none")
+"""The values of ``browser.consent``: an answer given to a wall, or ``none`` to leave walls unanswered."""
+
+
+def answers_walls(choice: str | None) -> bool:
+    """Whether ``browser.consent`` (``TOPICSTREAMS_CONSENT``) ``choice`` answers walls."""
+    return choice in ANSWERS
 
 CONSENT_HOST_LABELS = frozenset({"consent", "guce"})
 """The first label of an engine's consent hosts (``consent.google.com``, ``guce.yahoo.com``)."""

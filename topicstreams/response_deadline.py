@@ -25,6 +25,7 @@ from typing import Any
 
 from topicstreams import meta as keys
 from topicstreams.classify import ResponseClass, Verdict
+from topicstreams.consent import answers_walls
 from topicstreams.engine_state import EngineState
 
 LOST = Verdict(ResponseClass.ERROR, "no response")
@@ -49,7 +50,7 @@ def response_budget(settings: Any) -> float:
     one more navigation timeout where consent walls are answered (the answer and the page loaded again share one,
     see :mod:`topicstreams.middlewares.consent`)."""
     navigation = navigation_timeout(settings)
-    answering = settings.get("TOPICSTREAMS_CONSENT") in ("reject", "accept")
+    answering = answers_walls(settings.get("TOPICSTREAMS_CONSENT"))
     return navigation * (2 if answering else 1) + settings.getfloat("TOPICSTREAMS_RESPONSE_MARGIN")
 
 

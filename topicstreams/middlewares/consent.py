@@ -33,16 +33,12 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 
 from topicstreams import meta as keys
-from topicstreams.consent import ConsentWall
+from topicstreams.consent import ConsentWall, answers_walls
 from topicstreams.engines import Engine, make_engine
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
 from topicstreams.response_deadline import navigation_timeout
 
 logger = logging.getLogger(__name__)
-
-ANSWERS = ("reject", "accept")
-"""The values of ``browser.consent`` (``TOPICSTREAMS_CONSENT``) that answer walls."""
-
 
 class ConsentNotAnswered(Exception):
     """The wall could not be answered; the message says why."""
@@ -52,7 +48,7 @@ class ConsentMiddleware(EngineMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         choice = crawler.settings.get("TOPICSTREAMS_CONSENT")
-        if choice not in ANSWERS:
+        if not answers_walls(choice):
             raise NotConfigured  # browser.consent: none (a person's choice: no WARNING about it)
         self.choice = choice
         self.timeout = navigation_timeout(crawler.settings)
