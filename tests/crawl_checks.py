@@ -4,6 +4,7 @@ and their gaps, stats from the log, rows)."""
 from __future__ import annotations
 
 import importlib
+import itertools
 import sqlite3
 from pathlib import Path
 
@@ -17,7 +18,7 @@ SLACK = 0.05
 lets a request go; Chromium then takes a few to a few tens of milliseconds to put the navigation on the wire, a delay
 that varies from one navigation to the next, so the server sees gaps that differ from the released ones by that
 difference (a CI run measured 0.390 s between two arrivals released 0.4 s apart). Well below any floor the tests
-set (0.3 s and up), so a crawl that ignored its floor still fails them."""
+set (0.2 s and up), so a crawl that ignored its floor still fails them."""
 
 FAST_COOLDOWN = {"initial": 0.05, "factor": 1, "max": 0.05}
 """A bench short enough for a test to gather a window of blocks in seconds (the floor still holds)."""
@@ -55,7 +56,7 @@ def topics(count: int) -> str:
 def gaps(entries: list[dict]) -> list[float]:
     """The seconds between consecutive entries of a fake engine's request log."""
     times = [entry["time"] for entry in entries]
-    return [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+    return [later - earlier for earlier, later in itertools.pairwise(times)]
 
 
 def stat_text(stderr: str, key: str, engine: str = "google") -> str | None:
