@@ -142,6 +142,17 @@ def run_lane(name: str, extra: list[str], folder: Path, fakes: FakeEngines, topi
     return result
 
 
+def work_folder(keep: str | None, prefix: str) -> Path:
+    """The benchmark's work folder: ``--keep DIR`` (made, and it must be empty), else a new temp folder."""
+    if not keep:
+        return Path(tempfile.mkdtemp(prefix=prefix))
+    work = Path(keep).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    if any(work.iterdir()):
+        sys.exit(f"--keep {work}: the folder is not empty")
+    return work
+
+
 def tail(path: Path, lines: int = 25) -> str:
     try:
         return "\n    ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
@@ -170,13 +181,7 @@ def main() -> int:
     timeout = args.timeout or 120 + 3 * args.topics * floor
     topics = topic_names(args.topics)
 
-    if args.keep:
-        work = Path(args.keep).resolve()
-        work.mkdir(parents=True, exist_ok=True)
-        if any(work.iterdir()):
-            sys.exit(f"--keep {work}: the folder is not empty")
-    else:
-        work = Path(tempfile.mkdtemp(prefix="topicstreams-pacing-bench-"))
+    work = work_folder(args.keep, "topicstreams-pacing-bench-")
 
     results: list[dict[str, Any]] = []
     try:

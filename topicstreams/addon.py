@@ -5,7 +5,7 @@ from __future__ import annotations
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 
-from topicstreams.browser import context_options, profile_path
+from topicstreams.browser import context_options, launch_options, profile_path
 from topicstreams.config import Config, load_config
 from topicstreams.storage.journal import journal_folder
 
@@ -32,6 +32,7 @@ def config_settings(config: Config) -> dict:
         "TOPICSTREAMS_ALERTING": data["alerting"],
         "TOPICSTREAMS_CANARIES": data["canaries"],
         "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(data),
+        "PLAYWRIGHT_LAUNCH_OPTIONS": launch_options(data),
         "TOPICSTREAMS_CONSENT": data["browser"]["consent"],
     }
 

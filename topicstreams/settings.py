@@ -20,11 +20,21 @@ DOWNLOAD_HANDLERS = {
     "https": "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler",
 }
 PLAYWRIGHT_BROWSER_TYPE = "chromium"
+# One Chromium and one Playwright driver per process, whatever the number of engine crawlers in it; one browser
+# context per engine (topicstreams.shared_browser). The add-on sets PLAYWRIGHT_LAUNCH_OPTIONS from the config.
+PLAYWRIGHT_BROWSER_PROVIDER = "topicstreams.shared_browser.SharedBrowserProvider"
 # The browser sends its own headers (its User-Agent, its Accept-Language), not Scrapy's.
 PLAYWRIGHT_PROCESS_REQUEST_HEADERS = None
 PLAYWRIGHT_ABORT_REQUEST = "topicstreams.browser.should_abort_request"
 PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 30_000
 PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 2
+# An engine's tab is navigated from page to page (topicstreams.spiders.base: keep_page). Every TAB_GC_PAGES pages its
+# renderer is asked for a garbage collection: left alone, it keeps the pages it left in memory long after (0 = never
+# asked). After TAB_PAGES pages the tab is renewed (closed; the next page opens a fresh one): a tab keeps every
+# request and response it has seen until it closes — in Chromium, in the Playwright driver and in Playwright's
+# Python objects — so a tab navigated for hours grows without end (0 = never renewed).
+TOPICSTREAMS_TAB_GC_PAGES = 5
+TOPICSTREAMS_TAB_PAGES = 100
 
 ROBOTSTXT_OBEY = False
 COOKIES_ENABLED = False  # the browser profile keeps the engine's cookies

@@ -209,5 +209,5 @@ def test_the_browser_context_carries_locale_and_its_own_headers(scrapy_cmd, goog
     seen = [e for e in google.requests("google") if e["kind"] == "results"]
     assert seen and seen[0]["accept_language"].startswith("nl-NL")
     assert "Chrome/" in seen[0]["user_agent"] and "Scrapy" not in seen[0]["user_agent"]
-    # the engine's persistent profile lives under profile_dir/<node.id>/google
-    assert list((tmp_path / "profiles").glob("*/google/Default"))
+    # the engine's context keeps its state under profile_dir/<node.id>/google
+    assert list((tmp_path / "profiles").glob("*/google/storage_state.json"))

@@ -171,6 +171,8 @@ def test_validate_takes_the_packaged_defaults_as_they_are():
 
 
 def test_addon_settings_carry_the_config_and_browser_context(tmp_path):
+    from topicstreams.browser import CHROMIUM_ARGS
+
     path = write(tmp_path, """
 anti_detection:
   timezone_id: Europe/Amsterdam
@@ -184,7 +186,11 @@ anti_detection:
     assert options["timezone_id"] == "Europe/Amsterdam" and options["locale"] == "nl-NL"
     assert options["geolocation"] == {"latitude": 52.37, "longitude": 4.9}
     assert options["permissions"] == ["geolocation"]
-    assert options["executable_path"]  # a Chromium found on this machine
+    launch = settings["PLAYWRIGHT_LAUNCH_OPTIONS"]  # the process's one browser: its executable, headless, flags
+    assert launch["executable_path"]  # a Chromium found on this machine
+    assert launch["headless"] is True and launch["args"] == list(CHROMIUM_ARGS)
+    assert launch["handle_sigint"] is False  # a Ctrl-C stops the crawl, which closes the browser itself
+    assert not set(launch) & set(options)
     assert settings["TOPICSTREAMS_ENGINES"]["google"]["base_url"] == "https://www.google.com"
 
 

@@ -26,7 +26,9 @@ order, the last one then repeats for good), otherwise from the engine's FIFO; wi
 normal results page.
 
 Every log entry has ``bytes``: the body bytes the server sent (0 for HEAD), and ``host``: the host name the
-client asked for (its ``Host`` header: "127.0.0.1", or "localhost" on the consent host). Results entries also
+client asked for (its ``Host`` header: "127.0.0.1", or "localhost" on the consent host), and ``cookies``: the sorted
+names of the cookies the request carried (every fake listens on 127.0.0.1, and cookies ignore ports: a cookie one
+engine's fake sets would reach the others' if their pages shared a browser context). Results entries also
 have ``consent_cookie``: whether the request carried the engine's consent cookie.
 
 Consent walls: ``fakes.consent("google", "redirect", "de")`` (or ``POST /__fakes__/consent`` with
@@ -393,6 +395,7 @@ class _Engine:
             "user_agent": ctx.headers.get("user-agent", ""),
             "accept_language": ctx.headers.get("accept-language", ""),
             "host": ctx.host,
+            "cookies": sorted(ctx.cookies()),
         }
         with self.lock:
             ctx.consent_mode, ctx.consent_language = self.consent_mode, self.consent_language
