@@ -178,6 +178,35 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
 PLAYWRIGHT_FIXTURES = {"playwright", "browser_type", "browser", "context", "page"}
 
 
+SOAK = pytest.StashKey["BackgroundSoak"]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The short soak starts as soon as it is collected, and runs beside the other tests (tests/soak_run.py)."""
+    from tests.soak_run import MODULE, BackgroundSoak
+    from topicstreams.browser import find_executable
+
+    if session.config.option.collectonly:
+        return
+    if any(item.nodeid.startswith(MODULE) for item in session.items) and find_executable():
+        session.config.stash[SOAK] = BackgroundSoak()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    soak = session.config.stash.get(SOAK, None)
+    if soak is not None:
+        soak.close()
+
+
+@pytest.fixture(scope="session")
+def background_soak(pytestconfig: pytest.Config):
+    """The session's short soak (started at collection), or a skip when there is no Chromium to run it."""
+    soak = pytestconfig.stash.get(SOAK, None)
+    if soak is None:
+        pytest.skip("no Chromium on this machine")
+    return soak
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The browser tests last: pytest-playwright's sync API keeps an asyncio loop running in the main thread from

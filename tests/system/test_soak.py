@@ -1,37 +1,27 @@
 """A short soak (``benchmarks/soak.py``): two minutes of ``scrapy crawlall`` on the four fake engines, its process
-tree sampled every 5 s. The sampler must really measure (the cadence, Chromium and the driver in the tree, PSS,
-fds, a database that grows), and crawlall's memory must stay under 1 GiB."""
+tree sampled every 5 s. It runs beside the other tests, from the moment the session has collected this module
+(tests/soak_run.py); this test reads what it measured. The sampler must really measure (the cadence, Chromium and
+the driver in the tree, PSS, fds, a database that grows), and crawlall's memory must stay under 1 GiB."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
-from tests.conftest import REPO
+from tests.soak_run import EVERY, MINUTES, WARMUP
 from topicstreams import ENGINES
-from topicstreams.browser import find_executable
 
 pytestmark = pytest.mark.timeout(300)
 
-MINUTES, EVERY, WARMUP = 2, 5, 30
 MiB = 2**20
 
 
 @pytest.fixture(scope="module")
-def soak(tmp_path_factory) -> dict:
-    if not find_executable():
-        pytest.skip("no Chromium on this machine")
-    out = tmp_path_factory.mktemp("soak") / "soak.json"
-    result = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "soak.py"), "--minutes", str(MINUTES), "--warmup", str(WARMUP),
-         "--every", str(EVERY), "--json", str(out)],
-        capture_output=True, text=True, timeout=280, cwd=REPO, stdin=subprocess.DEVNULL, check=False)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-3000:]
-    data = json.loads(out.read_text())
-    data["stdout"] = result.stdout
+def soak(background_soak) -> dict:
+    """What the session's soak measured (it started when the session was collected, see tests/soak_run.py)."""
+    returncode, data, out = background_soak.result(timeout=280)
+    assert returncode == 0, out[-6000:]
+    assert data is not None, out[-6000:]
+    data["stdout"] = out
     return data
 
 
