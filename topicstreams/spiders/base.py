@@ -388,16 +388,19 @@ class EngineSpider(scrapy.Spider):
             run.finish(reading.verdict if reading is not None else classify_failure(failure.value))
 
 
-def collect_garbage(page: Any) -> None:
-    """Ask a Playwright page's renderer for a garbage collection, in the background (a tab closed meanwhile is no
-    matter)."""
+def on_open_tab(page: Any, action: str) -> None:
+    """Run a Playwright page's coroutine method ``action`` in the background, unless the tab is closed already (a
+    tab that closes meanwhile, or an action that fails, is no matter)."""
     if not page.is_closed():
-        collecting = asyncio.ensure_future(page.request_gc())
-        collecting.add_done_callback(lambda done: done.cancelled() or done.exception())
+        running = asyncio.ensure_future(getattr(page, action)())
+        running.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+def collect_garbage(page: Any) -> None:
+    """Ask a Playwright page's renderer for a garbage collection, in the background."""
+    on_open_tab(page, "request_gc")
 
 
 def close_tab(page: Any) -> None:
-    """Close a Playwright page in the background (a tab already closed, or failing to close, is no matter)."""
-    if not page.is_closed():
-        closing = asyncio.ensure_future(page.close())
-        closing.add_done_callback(lambda done: done.cancelled() or done.exception())
+    """Close a Playwright page in the background."""
+    on_open_tab(page, "close")
