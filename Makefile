@@ -35,8 +35,9 @@ postgresql:
 run: setup
 	TOPICSTREAMS_CONFIG="$${TOPICSTREAMS_CONFIG:-config.example.yml}" exec $(PY) -m topicstreams.together
 
+# Two pytest-xdist workers, a test file each at a time: most tests wait on a paced crawl, not on the CPU.
 test: setup postgresql
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 # The fast tests alone (tests/unit: no browser, no server, no crawl), in well under a minute.
 test-fast: setup

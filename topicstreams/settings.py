@@ -34,7 +34,7 @@ PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 2
 # request and response it has seen until it closes — in Chromium, in the Playwright driver and in Playwright's
 # Python objects — so a tab navigated for hours grows without end (0 = never renewed).
 TOPICSTREAMS_TAB_GC_PAGES = 5
-TOPICSTREAMS_TAB_PAGES = 100
+TOPICSTREAMS_TAB_PAGES = 20
 
 ROBOTSTXT_OBEY = False
 COOKIES_ENABLED = False  # the browser profile keeps the engine's cookies

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from playwright._impl._errors import TargetClosedError  # not re-exported; scrapy-playwright imports it from here too
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
 from scrapy.exceptions import NotSupported
 
@@ -74,6 +75,7 @@ class _Shared:
                 self.browser = await browser_type.launch(**self.launch_options)
                 self.launches += 1
                 self.browser.on("disconnected", self._disconnected)
+                self.browser.on("error", listener_failed)
                 logger.info("%s %s launched in %.1f s, shared by every engine of this process%s",
                             self.browser_type.capitalize(), self.browser.version, time.monotonic() - started,
                             "" if self.launches == 1 else f" (launch {self.launches}: the previous one died)")
@@ -181,15 +183,39 @@ class BrowserView:
         kept (:class:`StateKeeper`)."""
         state = kwargs.get("storage_state")
         if not isinstance(state, (str, os.PathLike)):
-            return await self.browser.new_context(**kwargs)
+            return guard_listeners(await self.browser.new_context(**kwargs))
         path = Path(state)
         saved = read_state(path)
         kwargs["storage_state"] = saved
-        context = await self.browser.new_context(**kwargs)
+        context = guard_listeners(await self.browser.new_context(**kwargs))
         return EngineContext(context, StateKeeper(context, path, saved))
 
     async def close(self) -> None:
         """Nothing: the browser is the process's, closed when the last handler closes its provider."""
+
+
+def guard_listeners(context: BrowserContext) -> BrowserContext:
+    """``context``, its pages to come and the browser itself (see :meth:`_Shared.connected_browser`) log the errors of
+    their asynchronous event listeners here (:func:`listener_failed`).
+
+    Left to Playwright, such an error is kept on the connection to the driver, and raised by the next call to the
+    driver, whatever object makes it. The process has one connection, shared by every engine. Suppose
+    scrapy-playwright's response listener is still waiting for the headers of a page that has just closed. One
+    engine's renewed tab would then fail another engine's next page. An ``error`` listener takes the error instead.
+    """
+    context.on("error", listener_failed)
+    context.on("page", lambda page: page.on("error", listener_failed))
+    return context
+
+
+def listener_failed(error: BaseException) -> None:
+    """An asynchronous event listener of the browser, a context or a page raised ``error``."""
+    if isinstance(error, TargetClosedError):
+        # The page, context or browser closed under a listener still at work: a renewed tab, a dead browser.
+        logger.debug("an event listener outlived its page: %s", error)
+    else:
+        logger.warning("an event listener of the browser failed (%s: %s); the crawl goes on",
+                       type(error).__name__, error)
 
 
 def read_state(path: Path) -> dict | None:

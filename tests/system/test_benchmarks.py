@@ -61,6 +61,32 @@ def test_render_benchmark_runs_both_sides_and_prints_their_figures():
                      r"peak memory <= 1\.10x: (PASS|FAIL)$", out, lines), out
 
 
+def test_chromium_flags_benchmark_measures_the_shipped_flags_against_the_base():
+    if not find_executable():
+        pytest.skip("no Chromium on this machine")
+    out = run_benchmark("chromium_flags.py", "--only", "shipped", "--pages", "3", "--repeat", "1")
+    lines = re.MULTILINE
+    assert re.search(r"^variation\s+pages/s\s+Δ%\s+peak\s+final\s+Δ\s+GC\s+Δ", out, lines), out
+    # Every page of the four engines answered and parsed (3 timed pages each), in both browsers.
+    for name in ("base", "shipped"):
+        assert re.search(rf"^{name}\s+\d+\.\d+\s+[+-]\d+\s+\d+\s+\d+\s+[+-]\d+\s+\d+\s+[+-]\d+.*\s12/12\s+ok$",
+                         out, lines), out
+
+
+def test_chromium_flags_benchmark_follows_a_renewed_tab_and_counts_the_clients_objects():
+    if not find_executable():
+        pytest.skip("no Chromium on this machine")
+    out = run_benchmark("chromium_flags.py", "--tab-growth", "--flags", "shipped", "--strategies", "tab:10",
+                        "--navigations", "30", "--sample-every", "10")
+    assert "== shipped / tab:10: 30 navigations" in out and ", 0 failed" in out, out
+    samples = re.findall(r"^\s+(\d+)\s+(\d+)\s+[\d.]+", out, re.MULTILINE)
+    assert [navigations for navigations, _ in samples] == ["0", "10", "20", "30"], out
+    assert re.search(r"^growth per 1,000 navigations \(MiB; objects\): tree [+-][\d.]+", out, re.MULTILINE), out
+    # Closing the tab lets the Playwright client drop every request it kept for it.
+    closed = re.search(r"^client objects before -> after closing the last tab: (.*);", out, re.MULTILINE)
+    assert closed and re.search(r"\bRequest \d+->0\b", closed.group(1)), out
+
+
 def test_pacing_benchmark_runs_both_lanes_and_prints_the_target():
     if not find_executable():
         pytest.skip("no Chromium on this machine")

@@ -68,7 +68,7 @@ def tree(pid: int) -> dict[str, list[psutil.Process]]:
 def finish(crawl: subprocess.Popen, timeout: float = 150) -> str:
     _, err = crawl.communicate(timeout=timeout)
     assert crawl.returncode == 0, err[-4000:]
-    assert "Traceback" not in err, err[-4000:]
+    assert "Traceback" not in err, err[max(0, err.find("Traceback") - 1500):err.find("Traceback") + 4000]
     return err
 
 

@@ -147,3 +147,32 @@ def test_pages_see_a_desktop_pointer_and_load_no_images():
     pointer, image_width = asyncio.run(scenario())
     assert pointer == [True, True]  # Playwright's headless input settings, kept beside the project's own
     assert image_width == 0  # --blink-settings imagesEnabled=false: Blink never loads an image
+
+
+def test_a_failing_event_listener_of_one_engines_page_fails_no_call_of_another_engine(caplog, tmp_path):
+    async def scenario():
+        provider = SharedBrowserProvider(config())
+        await provider.start()
+        view = await provider.launch_browser()
+        google = await view.new_context(storage_state=str(tmp_path / "google.json"))
+        bing = await view.new_context()
+        google_page, bing_page = await google.new_page(), await bing.new_page()
+
+        async def closes_under_a_listener(_page):  # as scrapy-playwright's response listener, as the tab goes
+            raise RuntimeError("listener of a tab that closed")
+
+        google_page.on("domcontentloaded", closes_under_a_listener)
+        await google_page.set_content("<p>google</p>")
+        await asyncio.sleep(0.2)  # the listener has failed
+        # The driver connection is the process's: unguarded, the error would be raised by this call of bing's.
+        await bing_page.set_content("<p>bing</p>")
+        text = await bing_page.text_content("p")
+        await google.close()
+        await provider.close()
+        return text
+
+    with caplog.at_level(logging.DEBUG, logger="topicstreams.shared_browser"):
+        assert asyncio.run(scenario()) == "bing"
+    failed = [r for r in caplog.records if "an event listener of the browser failed" in r.getMessage()]
+    assert len(failed) == 1 and failed[0].levelno == logging.WARNING
+    assert "RuntimeError: listener of a tab that closed" in failed[0].getMessage()

@@ -36,9 +36,9 @@ def engine_spider(tmp_path, monkeypatch, **settings):
     return spider
 
 
-def test_the_project_collects_every_five_pages_and_renews_a_tab_after_a_hundred(tmp_path, monkeypatch):
+def test_the_project_collects_every_five_pages_and_renews_a_tab_after_twenty(tmp_path, monkeypatch):
     spider = engine_spider(tmp_path, monkeypatch)
-    assert (spider.tab_gc_every, spider.tab_limit) == (5, 100)
+    assert (spider.tab_gc_every, spider.tab_limit) == (5, 20)
 
 
 @pytest.mark.parametrize("every", [2, 0])
