@@ -35,9 +35,11 @@ postgresql:
 run: setup
 	TOPICSTREAMS_CONFIG="$${TOPICSTREAMS_CONFIG:-config.example.yml}" exec $(PY) -m topicstreams.together
 
-# Two pytest-xdist workers, a test file each at a time: most tests wait on a paced crawl, not on the CPU.
+# Two pytest-xdist workers, a test file each at a time: most tests wait on a paced crawl, not on the CPU. The files go
+# out in the order tests/conftest.py gives them (no reordering by size): pytest-playwright's browser tests must be
+# the last of their worker, and the short soak's test the first of its own.
 test: setup postgresql
-	$(PY) -m pytest -n 2 --dist loadfile
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # The fast tests alone (tests/unit: no browser, no server, no crawl), in well under a minute.
 test-fast: setup
