@@ -48,6 +48,10 @@ PROXY_ENV = "SCRAPER_PROXY"
 FRESHNESS = ("hour", "day", "week", "month", "any")
 
 
+SECRET_TOKENS = ("admin_token", "metrics_token")
+"""The ``web.*`` keys that hold secrets (masked by ``config show``)."""
+
+
 class ConfigError(ValueError):
     """A configuration value is wrong: ``KEY: got VALUE, expected WHAT``."""
 
@@ -179,6 +183,24 @@ def webhook_url(key: str, value: Any) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(key, shown, expected)
     return value.strip()
+
+
+TOKEN_MIN_LENGTH = 16
+"""The shortest ``web.admin_token`` / ``web.metrics_token`` accepted (a short one is guessed)."""
+
+_TOKEN = re.compile(r"[!-~]+")
+
+
+def token(key: str, value: Any) -> str:
+    """A bearer token: empty (off), or at least :data:`TOKEN_MIN_LENGTH` printable ASCII characters without white
+    space (it travels in an ``Authorization`` header). The value is never shown in the error."""
+    if not isinstance(value, str):
+        raise ConfigError(key, "***" if value is not None else None, "a string (empty: off)")
+    if value and (len(value) < TOKEN_MIN_LENGTH or not _TOKEN.fullmatch(value)):
+        raise ConfigError(key, "***", f"empty (off), or a token of at least {TOKEN_MIN_LENGTH} printable ASCII "
+                          "characters without spaces, e.g. the output of "
+                          "`python -c 'import secrets; print(secrets.token_urlsafe())'`")
+    return value
 
 
 def shard(key: str, value: Any) -> str:
@@ -334,6 +356,7 @@ SCHEMA: dict = {
         "smoothing": number("a number above 0, at most 1", low=0, low_open=True, high=1),
         "degrade_factor": number("a number >= 1", low=1),
         "weights": health_weights,
+        "history_days": number("days > 0", low=0, low_open=True),
     },
     "alerting": {"webhook_url": webhook_url},
     "canaries": {
@@ -345,6 +368,14 @@ SCHEMA: dict = {
                      empty_ok=False),
         "port": number("a port number from 1 to 65535", low=1, high=65535, integer=True),
         "page_size": number("an integer from 1 to 200", low=1, high=200, integer=True),
+        "admin_token": token,
+        "metrics_token": token,
+        "sla": {
+            "latency_good_ms": number("milliseconds > 0", low=0, low_open=True),
+            "latency_critical_ms": number("milliseconds > 0", low=0, low_open=True),
+            "errors_good": RATIO,
+            "errors_critical": RATIO,
+        },
     },
     "browser": {
         "executable_path": text("a path to a Chromium executable, or empty to find one"),
@@ -436,6 +467,12 @@ def validate(data: Mapping, *, url_limit: int | None = None) -> dict:
     if cooldown["max"] < cooldown["initial"]:
         raise ConfigError("scraper.cooldown.max", cooldown["max"],
                           f"seconds >= scraper.cooldown.initial ({cooldown['initial']})")
+    sla = checked["web"]["sla"]
+    for kind, unit in (("latency", "_ms"), ("errors", "")):
+        good, critical = sla[f"{kind}_good{unit}"], sla[f"{kind}_critical{unit}"]
+        if critical < good:
+            raise ConfigError(f"web.sla.{kind}_critical{unit}", critical,
+                              f"a value >= web.sla.{kind}_good{unit} ({good})")
     check_urls(checked, url_length_limit() if url_limit is None else url_limit)
     return checked
 
@@ -533,7 +570,22 @@ class Config:
         data["database"]["url"] = mask_url(data["database"]["url"])
         if data["alerting"]["webhook_url"]:
             data["alerting"]["webhook_url"] = mask_webhook(data["alerting"]["webhook_url"])
+        for name in SECRET_TOKENS:
+            if data["web"][name]:
+                data["web"][name] = "***"
         return data
+
+    def secrets(self) -> list[str]:
+        """The secret values of this configuration as they could appear in a log line: the tokens, the webhook
+        URL, proxy and database passwords (for :mod:`topicstreams.log_masking`)."""
+        found = [self.data["web"][name] for name in SECRET_TOKENS]
+        found.append(self.data["alerting"]["webhook_url"])
+        for url in [*self.data["anti_detection"]["proxy"]["proxies"], self.data["database"]["url"]]:
+            try:
+                found.append(urlsplit(url).password or "")
+            except ValueError:
+                continue
+        return [value for value in found if value]
 
 
 def config_file(settings: Mapping | None = None, environ: Mapping[str, str] | None = None) -> Path | None:

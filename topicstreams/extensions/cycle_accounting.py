@@ -53,7 +53,7 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
-from topicstreams.extensions.shared import engine_database_url, wall
+from topicstreams.extensions.shared import STORED, engine_database_url, wall
 from topicstreams.storage.outbox import Outbox, outbox_for
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 
@@ -237,7 +237,8 @@ class CyclesExtension:
                            "clock in between (suspended, or its event loop blocked); one row covers them all",
                            self.engine, f"{wall(start):%H:%M:%S}", f"{wall(end):%H:%M:%S}", window.boundaries,
                            self.interval)
-        logger.info(CYCLE_LINE, self.engine, counts["topics_count"], counts["entries"], counts["new_events"])
+        logger.info(CYCLE_LINE, self.engine, counts["topics_count"], counts["entries"], counts["new_events"],
+                    extra=STORED)
         # Off the event loop, and kept through a database outage (the outbox writes it when the database is back).
         row = {"engine": self.engine, "node": self.node, "window_start": wall(start), "window_end": wall(end),
                **counts}

@@ -31,6 +31,15 @@ def engine_database_url(crawler: Crawler, *, switch: str, purpose: str, keeps: s
     return database_url
 
 
+STORED_LINE = "topicstreams_stored"
+"""The attribute of a log record (given as ``extra={STORED_LINE: True}``) that stores it in ``scraper_logs`` whatever
+its level: the per-window INFO line of the cycle accounting (:mod:`topicstreams.extensions.log_store` stores the
+WARNING-and-above records anyway)."""
+
+STORED = {STORED_LINE: True}
+"""``extra=STORED``: keep this INFO record in ``scraper_logs``."""
+
+
 def wall(seconds: float) -> datetime:
     """A ``time.time()`` reading as an aware UTC datetime."""
     return datetime.fromtimestamp(seconds, UTC)

@@ -140,6 +140,8 @@ class HealthExtension:
         self.bucket: list[Sample] = []
         """The samples of the current stored window, which started at ``bucket_start``."""
         self.bucket_start: float | None = None
+        self.bucket_score: int | None = None
+        """The smoothed score of the stored window's latest scored response (None: none had a score)."""
         self.awaiting: dict[int, tuple[Classification, Sample]] = {}
         self.baseline_read_at = -math.inf
         self.deliveries: list[asyncio.Future] = []
@@ -151,6 +153,8 @@ class HealthExtension:
         self.cost_baseline: dict[str, float] | None = None
         self.parser: ParserAssessment | None = None
         self.saved_at = -math.inf
+        self.last_canary: dict[str, Any] | None = None
+        """The latest canary check, as the status row keeps it."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HealthExtension:
@@ -274,6 +278,8 @@ class HealthExtension:
             del self.awaiting[next(iter(self.awaiting))]
         self.add_to_bucket(sample)
         assessment = self.health.observe(sample)
+        if assessment.score is not None:
+            self.bucket_score = assessment.score
         self.act(assessment)
         self.publish(assessment)
 
@@ -304,6 +310,8 @@ class HealthExtension:
 
     def canary_checked(self, check: CanaryChecked) -> None:
         was_wrong = check.query in self.mismatches
+        self.last_canary = {"query": check.query, "at": check.at.isoformat(), "matched": check.matched,
+                            "results": check.results, "problem": check.problem}
         if check.matched:
             self.mismatches.discard(check.query)
             if was_wrong:
@@ -381,6 +389,8 @@ class HealthExtension:
         when there is one, and the cost of the window ``stats`` (the assessment's by default)."""
         values: dict[str, Any] = {"pace_multiplier": self.state.pace_multiplier,
                                   "canary_mismatches": sorted(self.mismatches)}
+        if self.last_canary is not None:
+            values["last_canary"] = self.last_canary
         if self.state.paused:
             state = None  # the pause is the row's to keep until a person lifts it
         elif self.state.benched:
@@ -413,10 +423,11 @@ class HealthExtension:
         """Keep the stored window's samples (up to ``now`` at most) as one row of ``health_windows``."""
         if self.bucket_start is None:
             return
-        start, samples = self.bucket_start, self.bucket
-        self.bucket, self.bucket_start = [], None
+        start, samples, score = self.bucket_start, self.bucket, self.bucket_score
+        self.bucket, self.bucket_start, self.bucket_score = [], None, None
         if samples and self.outbox is not None:
             end = min(now, start + self.settings.window)
-            engine, node, counts = self.engine, self.node, WindowStats.of(samples).counts()
+            engine, node = self.engine, self.node
+            counts = {**WindowStats.of(samples).counts(), "score": score}
             self.outbox.put(f"a health window of {engine}", lambda db: store.save_window(
                 db, engine, node, wall(start), wall(end), counts))

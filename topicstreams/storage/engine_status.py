@@ -60,6 +60,8 @@ class EngineStatusRow:
     canary_mismatches: list[str] = field(default_factory=list)
     """The canary queries whose latest answer was wrong."""
     cost: dict[str, Any] | None = None
+    last_canary: dict[str, Any] | None = None
+    """The latest canary check: ``{"query", "at" (ISO 8601), "matched", "results", "problem"}``."""
 
     def stale_at(self, now: datetime) -> bool:
         """Whether no running crawl has written the row lately (its process ended, or its node is gone)."""

@@ -6,13 +6,14 @@ All times are UTC. In Python they are timezone-aware datetimes; in the database 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Date,
     DateTime,
     Dialect,
     Float,
@@ -22,6 +23,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Text,
     TypeDecorator,
     func,
     text,
@@ -222,6 +224,8 @@ class EngineStatus(Base):
     """The canary queries whose latest answer was wrong."""
     cost: Mapped[dict | None] = mapped_column(JSON)
     """Attempts, bytes and browser seconds per valid record: the window's, the baseline's, their ratio."""
+    last_canary: Mapped[dict | None] = mapped_column(JSON)
+    """The engine's latest canary check: ``{"query", "at", "matched", "results", "problem"}`` (migration 0006)."""
 
 
 class Alert(Base):
@@ -251,6 +255,7 @@ class HealthWindow(Base):
     __tablename__ = "health_windows"
     __table_args__ = (
         Index("ix_health_windows_engine_node_window_end", "engine", "node", "window_end"),
+        Index("ix_health_windows_window_end", "window_end"),
         {"sqlite_autoincrement": True},
     )
 
@@ -280,6 +285,89 @@ class HealthWindow(Base):
     """Required field -> items missing it."""
     consent_walls: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     """Of the challenges, the consent walls."""
+    score: Mapped[int | None] = mapped_column(Integer)
+    """The smoothed score in force when the window was stored (migration 0006; the daily history's mean and
+    minimum)."""
+
+
+BIG_ID = BigInteger().with_variant(Integer(), "sqlite")
+"""A 64-bit id; on SQLite an INTEGER, the rowid's alias."""
+
+
+def _total() -> Mapped[int]:
+    return mapped_column(BigInteger, server_default=text("0"))
+
+
+class ScraperLog(Base):
+    """A log record of a crawl process: its WARNING-and-above records and its per-window INFO lines, masked."""
+
+    __tablename__ = "scraper_logs"
+    __table_args__ = (
+        Index("ix_scraper_logs_at_id", "at", "id"),
+        Index("ix_scraper_logs_engine_at_id", "engine", "at", "id"),
+        Index("ix_scraper_logs_node_at_id", "node", "at", "id"),
+        Index("ix_scraper_logs_level_at_id", "level", "at", "id"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(BIG_ID, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    node: Mapped[str] = mapped_column(String)
+    engine: Mapped[str | None] = mapped_column(String(32))
+    level: Mapped[str] = mapped_column(String(16))
+    logger: Mapped[str] = mapped_column(String)
+    message: Mapped[str] = mapped_column(Text)
+
+
+class HealthDaily(Base):
+    """One engine's health on one node over one UTC day, rolled up from its ``health_windows`` before they are
+    purged; kept ``health.history_days``."""
+
+    __tablename__ = "health_daily"
+    __table_args__ = (Index("ix_health_daily_day", "day"),)
+
+    engine: Mapped[str] = mapped_column(String(32), primary_key=True)
+    node: Mapped[str] = mapped_column(String, primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    windows: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    score_mean: Mapped[float | None] = mapped_column(Float)
+    """The mean of the day's windows' smoothed scores (None: no window had a score)."""
+    score_min: Mapped[int | None] = mapped_column(Integer)
+    requests: Mapped[int] = _total()
+    ok: Mapped[int] = _total()
+    hard_blocks: Mapped[int] = _total()
+    challenges: Mapped[int] = _total()
+    soft_blocks: Mapped[int] = _total()
+    errors: Mapped[int] = _total()
+    items: Mapped[int] = _total()
+    valid_items: Mapped[int] = _total()
+    result_pages: Mapped[int] = _total()
+    yielding_pages: Mapped[int] = _total()
+    p95_ms: Mapped[float | None] = mapped_column(Float)
+    """The windows' p95 latencies, averaged weighted by their requests."""
+    parser_score: Mapped[int | None] = mapped_column(Integer)
+    """The parser score of the day's counts added up (:func:`topicstreams.health.parser.parser_score`)."""
+
+
+class EngineTotal(Base):
+    """The counts of every ``scraper_cycles`` row of an engine on a node, added up and never purged: the
+    Prometheus counters (``topicstreams_engine_*_total``) read them."""
+
+    __tablename__ = "engine_totals"
+
+    engine: Mapped[str] = mapped_column(String(32), primary_key=True)
+    node: Mapped[str] = mapped_column(String, primary_key=True)
+    requests: Mapped[int] = _total()
+    ok: Mapped[int] = _total()
+    hard_blocks: Mapped[int] = _total()
+    challenges: Mapped[int] = _total()
+    soft_blocks: Mapped[int] = _total()
+    errors: Mapped[int] = _total()
+    cooldowns: Mapped[int] = _total()
+    topics_count: Mapped[int] = _total()
+    entries: Mapped[int] = _total()
+    new_events: Mapped[int] = _total()
+    last_cycle_end: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 topics_table = Topic.__table__
@@ -290,27 +378,37 @@ scraper_cycles_table = ScraperCycle.__table__
 engine_status_table = EngineStatus.__table__
 alerts_table = Alert.__table__
 health_windows_table = HealthWindow.__table__
+scraper_logs_table = ScraperLog.__table__
+health_daily_table = HealthDaily.__table__
+engine_totals_table = EngineTotal.__table__
 
 TABLE_NAMES: tuple[str, ...] = ("topics", "news", "topic_news", "topic_news_engines", "scraper_cycles",
-                                 "engine_status", "alerts", "health_windows")
+                                 "engine_status", "alerts", "health_windows", "scraper_logs", "health_daily",
+                                 "engine_totals")
 
 __all__ = [
     "TABLE_NAMES",
     "Alert",
     "Base",
     "EngineStatus",
+    "EngineTotal",
+    "HealthDaily",
     "HealthWindow",
     "News",
     "ScraperCycle",
+    "ScraperLog",
     "Topic",
     "TopicNews",
     "TopicNewsEngine",
     "UTCDateTime",
     "alerts_table",
     "engine_status_table",
+    "engine_totals_table",
+    "health_daily_table",
     "health_windows_table",
     "news_table",
     "scraper_cycles_table",
+    "scraper_logs_table",
     "topic_news_engines_table",
     "topic_news_table",
     "topics_table",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
@@ -20,7 +20,10 @@ from fastapi.responses import JSONResponse, Response
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from topicstreams.config import Config, mask_url
+from topicstreams import ENGINES
+from topicstreams.config import Config, load_defaults, mask_url
+from topicstreams.health.saturation import SaturationPolicy
+from topicstreams.health_report import policy_from_settings
 from topicstreams.storage.db import make_reader
 from topicstreams.web.guard import Guard, is_loopback
 from topicstreams.web.params import BadParameter
@@ -33,16 +36,44 @@ STATIC_PREFIX = "/static/"
 
 
 @dataclass(frozen=True)
+class ServiceLevels:
+    """``web.sla.*``: the monitor colours a p95 latency below ``latency_good_ms`` good, above
+    ``latency_critical_ms`` critical, a warning between; likewise the window's error share with ``errors_*``."""
+
+    latency_good_ms: float = 500.0
+    latency_critical_ms: float = 2000.0
+    errors_good: float = 0.005
+    errors_critical: float = 0.05
+
+
+@dataclass(frozen=True)
 class WebSettings:
     database_url: str
     host: str = "127.0.0.1"
     port: int = 8080
     page_size: int = 50
+    admin_token: str = field(default="", repr=False)
+    """``web.admin_token``: lets a person resume a paused engine (empty: nobody can, from the web)."""
+    metrics_token: str = field(default="", repr=False)
+    """``web.metrics_token``: when set, ``/metrics`` asks for it as a Bearer token."""
+    sla: ServiceLevels = field(default_factory=ServiceLevels)
+    node: str = "local"
+    """This node's id (``node.id``): the health report lists its enabled engines even without a status row."""
+    enabled: tuple[str, ...] = ENGINES
+    """This node's enabled engines."""
+    policy: SaturationPolicy = field(default_factory=lambda: policy_from_settings(
+        load_defaults()["scraper"]["saturation"], load_defaults()["scraper"]["pacing"], ENGINES))
+    """How each node's exit-IP saturation is judged (``scraper.saturation``, the pacing floors)."""
 
     @classmethod
     def from_config(cls, config: Config) -> WebSettings:
         web = config.get("web")
-        return cls(config.get("database.url"), web["host"], web["port"], web["page_size"])
+        return cls(config.get("database.url"), web["host"], web["port"], web["page_size"],
+                   admin_token=web["admin_token"], metrics_token=web["metrics_token"],
+                   sla=ServiceLevels(**web["sla"]), node=config.get("node.id"),
+                   enabled=tuple(config.enabled_engines()),
+                   policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"),
+                                               ENGINES))
 
     @property
     def url(self) -> str:
@@ -144,8 +175,12 @@ def create_app(settings: WebSettings) -> FastAPI:
 
 
 def _mount_views(app: FastAPI) -> None:
-    """The feeds and the page (with its static files), each from its own module."""
-    from topicstreams.web import feeds, pages
+    """The feeds, the monitor (its page, the health API, resume), the metrics, the logs and the feed page (with the
+    static files), each from its own module."""
+    from topicstreams.web import feeds, logs, metrics, monitor, pages
 
     app.include_router(feeds.router)
+    app.include_router(monitor.router)
+    app.include_router(metrics.router)
+    app.include_router(logs.router)
     pages.install(app)

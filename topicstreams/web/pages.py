@@ -218,7 +218,8 @@ class Pages:
                                trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined)
         self.env.globals.update(
             static={name: f"/static/{name}?v={_asset_version(name)}"
-                    for name in ("feed.css", "feed.js", "favicon.svg")},
+                    for name in ("feed.css", "feed.js", "favicon.svg", "monitor.css", "monitor.js", "logs.css",
+                                 "logs.js")},
             poll_ms=poll_ms,
             max_query=MAX_QUERY_LENGTH,
         )
