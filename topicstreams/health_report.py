@@ -6,7 +6,9 @@ object ``scrapy health --json`` prints, the table ``scrapy health`` prints, and 
 engine with a row, in the order of :data:`topicstreams.ENGINES` (:func:`report_rows`) — and each node's
 saturation (:func:`topicstreams.health.saturation.judge_saturation`, by the policy of
 :func:`policy_from_settings`). :meth:`HealthReport.as_json` is the JSON object (:func:`report_json`),
-:meth:`HealthReport.as_table` the table (:func:`format_table`), :meth:`HealthReport.exit_status` what monitoring
+:meth:`HealthReport.as_api_json` the same with each engine's route-vs-site verdict (``GET /api/health``;
+:mod:`topicstreams.health.routes`), :meth:`HealthReport.as_table` the table (:func:`format_table`; with every
+node, the verdicts in a line under it), :meth:`HealthReport.exit_status` what monitoring
 plugins read: 2 when an engine is critical or paused, 1 when one is degraded, else 0 (:func:`exit_status`).
 
 What is not known reads ``-`` in the table and ``null`` in JSON. The state is the one at ``now``: a cooldown
@@ -35,6 +37,7 @@ from topicstreams import ENGINES
 from topicstreams.canaries import CANARY_MISMATCH
 from topicstreams.config import floor_for
 from topicstreams.engine_state import COOLING, PAUSED
+from topicstreams.health.routes import RouteVerdict, judge_routes
 from topicstreams.health.saturation import (
     Saturation,
     SaturationPolicy,
@@ -79,6 +82,15 @@ class EngineReport:
     """Attempts, bytes and browser seconds per valid record: ``window``, ``baseline``, ``drift``."""
     stale: bool = False
     """No running crawl has written the row lately: the state is the last one known."""
+    paused_at: datetime | None = None
+    """Since when the engine is paused (set only while it is)."""
+    hostility: tuple[str, ...] = ()
+    """The health score's own reasons (``reasons`` adds ``canary mismatch`` and the parser's)."""
+    parser_reasons: tuple[str, ...] = ()
+    window_counts: dict[str, Any] | None = None
+    """The current window's counts (requests, each class, …), as the status row keeps them."""
+    last_canary: dict[str, Any] | None = None
+    """The latest canary check: ``{"query", "at", "matched", "results", "problem"}``."""
 
     @classmethod
     def of(cls, node: str, engine: str, status: EngineStatusRow | None, now: datetime) -> EngineReport:
@@ -92,7 +104,10 @@ class EngineReport:
                    p50_ms=status.p50_ms, p95_ms=status.p95_ms,
                    cooling_until=status.cooling_until if state == COOLING else None,
                    reasons=tuple(reasons), updated_at=status.updated_at, parser_score=status.parser_score,
-                   cost=status.cost, stale=status.stale_at(now))
+                   cost=status.cost, stale=status.stale_at(now),
+                   paused_at=status.paused_at if state == PAUSED else None,
+                   hostility=tuple(status.reasons or ()), parser_reasons=tuple(status.parser_reasons or ()),
+                   window_counts=status.window_counts, last_canary=status.last_canary)
 
 
 def engine_order(names: Iterable[str]) -> list[str]:
@@ -142,10 +157,11 @@ def _cells(report: EngineReport) -> list[str]:
 
 
 def format_table(reports: Sequence[EngineReport], all_nodes: bool = False,
-                 saturation: Mapping[str, Saturation] | None = None) -> str:
+                 saturation: Mapping[str, Saturation] | None = None,
+                 routes: Sequence[RouteVerdict] = ()) -> str:
     """A header line, then one line per report, columns left-aligned two spaces apart; then one line per node with
-    stale rows, ``stale: …``, and one per node of ``saturation``, ``saturation: …`` (``… on NODE: …`` with
-    ``all_nodes``)."""
+    stale rows, ``stale: …``, one per node of ``saturation``, ``saturation: …`` (``… on NODE: …`` with
+    ``all_nodes``), and with ``routes`` one line of every engine's route-vs-site verdict, ``route vs site: …``."""
     header = [NODE_COLUMN, *COLUMNS] if all_nodes else list(COLUMNS)
     lines = [header] + [[report.node, *_cells(report)] if all_nodes else _cells(report) for report in reports]
     widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
@@ -160,6 +176,8 @@ def format_table(reports: Sequence[EngineReport], all_nodes: bool = False,
                      f"is the last one known (last written: {written})")
     for node, verdict in sorted((saturation or {}).items()):
         table.append(f"saturation{f' on {node}' if all_nodes else ''}: {verdict.describe()}")
+    if routes:
+        table.append("route vs site: " + ", ".join(verdict.describe() for verdict in routes))
     return "\n".join(table)
 
 
@@ -225,10 +243,22 @@ class HealthReport:
         return report_json(self.engines, self.node, all_nodes=self.all_nodes, saturation=self.saturation)
 
     def as_table(self) -> str:
-        """The table ``scrapy health`` prints (:func:`format_table`), or :data:`NO_ENGINES`."""
+        """The table ``scrapy health`` prints (:func:`format_table`; with ``all_nodes`` the route-vs-site line under
+        it), or :data:`NO_ENGINES`."""
         if not self.engines:
             return NO_ENGINES
-        return format_table(self.engines, all_nodes=self.all_nodes, saturation=self.saturation)
+        return format_table(self.engines, all_nodes=self.all_nodes, saturation=self.saturation,
+                            routes=self.routes if self.all_nodes else ())
+
+    @property
+    def routes(self) -> list[RouteVerdict]:
+        """Each engine's route-vs-site verdict from the fresh rows of every reported node
+        (:func:`~topicstreams.health.routes.judge_routes`)."""
+        return judge_routes(self.engines)
+
+    def as_api_json(self) -> dict[str, Any]:
+        """What ``GET /api/health`` answers: the JSON report, plus ``"routes": [{"engine", "verdict", "nodes"}]``."""
+        return {**self.as_json(), "routes": [verdict.as_json() for verdict in self.routes]}
 
     def exit_status(self) -> int:
         """2 when an engine is critical or paused, else 1 when one is degraded, else 0."""

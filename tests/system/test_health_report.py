@@ -196,7 +196,8 @@ def env(tmp_path):
 
 def table(stdout: str) -> dict[tuple[str, ...], list[str]]:
     """The table's rows by their key cells (engine, or node and engine with --all-nodes)."""
-    lines = [line for line in stdout.strip().splitlines() if not line.startswith(("saturation", "stale"))]
+    lines = [line for line in stdout.strip().splitlines()
+             if not line.startswith(("saturation", "stale", "route vs site"))]
     header = cells(lines[0])
     key = 2 if header[0] == "node" else 1
     return {tuple(cells(line)[:key]): cells(line)[key:] for line in lines[1:]}
@@ -246,6 +247,10 @@ def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
     assert table(every.stdout)[("n2", "yahoo")] == ["20", "critical", "running", "-", "-", "-", "-", "hard_block"]
     assert saturation_lines(every.stdout) == ["saturation on n1: not suspected (robust engines cooling: bing)",
                                               "saturation on n2: not suspected"]
+    # Every engine is run by one node only: nothing to compare (yahoo on n1 has no row, so n1 does not run it).
+    assert every.stdout.splitlines()[-1] == ("route vs site: google one node, bing one node, yahoo one node, "
+                                             "brave one node")
+    assert not any(line.startswith("route vs site") for line in result.stdout.splitlines())  # this node alone
 
     every_json = scrapy_cmd("health", "--all-nodes", "--json", env=env)
     assert every_json.returncode == 2, every_json.stderr

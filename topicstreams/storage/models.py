@@ -170,6 +170,8 @@ class ScraperCycle(Base):
     __table_args__ = (
         Index("ix_scraper_cycles_engine_window_start", "engine", "window_start"),
         Index("ix_scraper_cycles_window_end", "window_end"),
+        # The monitor's cycle timeline: the last 24 hours of every engine and node, read from the index alone.
+        Index("ix_scraper_cycles_timeline", "window_end", "engine", "topics_count", "entries", "new_events"),
         {"sqlite_autoincrement": True},
     )
 

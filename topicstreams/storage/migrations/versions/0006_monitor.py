@@ -9,7 +9,8 @@ score, each engine's last canary check.
   Prometheus counters read (a sum over purgeable rows would fall);
 * ``health_windows.score`` — the smoothed score in force when the window was stored (the history's mean and
   minimum), with an index on ``window_end`` for the monitor's last 24 hours;
-* ``engine_status.last_canary`` — the engine's latest canary check (query, time, matched, results, problem).
+* ``engine_status.last_canary`` — the engine's latest canary check (query, time, matched, results, problem);
+* ``ix_scraper_cycles_timeline`` — the monitor's cycle timeline (the last 24 hours) read from an index alone.
 
 Revision ID: 0006
 Revises: 0005
@@ -85,9 +86,12 @@ def upgrade() -> None:
     op.add_column("health_windows", sa.Column("score", sa.Integer(), nullable=True))
     op.create_index("ix_health_windows_window_end", "health_windows", ["window_end"])
     op.add_column("engine_status", sa.Column("last_canary", sa.JSON(), nullable=True))
+    op.create_index("ix_scraper_cycles_timeline", "scraper_cycles",
+                    ["window_end", "engine", "topics_count", "entries", "new_events"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_scraper_cycles_timeline", "scraper_cycles")
     with op.batch_alter_table("engine_status") as batch:
         batch.drop_column("last_canary")
     op.drop_index("ix_health_windows_window_end", "health_windows")
