@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import uvicorn
 from fastapi.testclient import TestClient
@@ -138,10 +139,11 @@ class RunningApp:
 
 
 @contextmanager
-def serving(database_url: str, page_size: int = 50) -> Iterator[RunningApp]:
-    """The app on a real uvicorn server, on a free loopback port, in a thread; stopped on exit."""
+def serving(database_url: str, page_size: int = 50, **settings: Any) -> Iterator[RunningApp]:
+    """The app on a real uvicorn server, on a free loopback port, in a thread; stopped on exit. ``settings`` are
+    more :class:`~topicstreams.web.app.WebSettings` fields (``admin_token``, ``sla``, …)."""
     port = free_port()
-    settings = WebSettings(database_url, port=port, page_size=page_size)
+    settings = WebSettings(database_url, port=port, page_size=page_size, **settings)
     server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()

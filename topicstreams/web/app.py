@@ -28,6 +28,7 @@ from topicstreams.storage.db import make_reader
 from topicstreams.web.guard import Guard, is_loopback
 from topicstreams.web.params import BadParameter
 from topicstreams.web.queries import FeedReader
+from topicstreams.web.tokens import TokenCheck
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +128,7 @@ def create_app(settings: WebSettings) -> FastAPI:
     app.state.settings = settings
     app.state.page_size = settings.page_size
     app.state.reader = FeedReader(db)
+    app.state.token_check = TokenCheck()  # the admin token's failures per client (topicstreams.web.tokens)
     schema = SchemaCheck(app.state.reader)
     logger.info("Reading %s", mask_url(settings.database_url))
 

@@ -160,16 +160,20 @@ def line_chart(title: str, series: Sequence[Series], start: float, end: float, *
 
     lines = []
     for each in series:
-        commands, pen_down, last = [], False, None
+        runs: list[list[tuple[float, float]]] = [[]]
+        last = None
         for moment, value in sorted(each.points, key=lambda point: point[0]):
             if value is None or not start <= moment <= end:
-                pen_down = False
+                if runs[-1]:
+                    runs.append([])
                 continue
-            commands.append(f"{'L' if pen_down else 'M'}{x_of(moment):.1f} {y_of(value):.1f}")
-            pen_down, last = True, value
-        if len(commands) == 1:  # a single point: a short stroke, so that it shows
-            x, y = commands[0][1:].split()
-            commands.append(f"L{float(x) + 2:.1f} {y}")
+            runs[-1].append((x_of(moment), y_of(value)))
+            last = value
+        commands = []
+        for run in runs:
+            if len(run) == 1:  # a point alone between gaps: a short stroke, so that it shows
+                run.append((run[0][0] + 2, run[0][1]))
+            commands += [f"{'L' if index else 'M'}{x:.1f} {y:.1f}" for index, (x, y) in enumerate(run)]
         lines.append(Line(each.label, each.css, " ".join(commands), None if last is None else y_format(last)))
     y_ticks = [] if not values and y_max is None else [
         Tick(round(y_of(value), 1), y_format(value)) for value in (0.0, top_value / 2, top_value)]

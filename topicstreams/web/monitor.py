@@ -43,7 +43,7 @@ from topicstreams.storage.health_history import health_days, health_hours
 from topicstreams.web.charts import Chart, Series, hour_ticks, line_chart, milliseconds, month_ticks
 from topicstreams.web.monitor_data import cycle_timeline
 from topicstreams.web.pages import Moment
-from topicstreams.web.tokens import TokenCheck, bearer_token, client_of, same_token
+from topicstreams.web.tokens import bearer_token, client_of, same_token
 
 logger = logging.getLogger(__name__)
 
@@ -370,10 +370,6 @@ def health_api(request: Request) -> JSONResponse:
     return JSONResponse(health_of(request).as_api_json())
 
 
-TOKEN_CHECK = TokenCheck()
-"""Failures per client, shared by every app of the process (a new app is no fresh start for a guesser)."""
-
-
 class ResumeRefused(Exception):
     def __init__(self, status: int, title: str, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
@@ -412,14 +408,14 @@ async def check_resume(request: Request, engine: str, node: str | None) -> str:
         token = await form_token(request)
     client = client_of(request)
     if not same_token(token, settings.admin_token):
-        failures, delay = TOKEN_CHECK.failed(client)
+        failures, delay = request.app.state.token_check.failed(client)
         logger.warning("Refused to resume %r on node %r for %s: %s token (%d failure(s) in a row%s)", engine[:64],
                        (node or "")[:64], client, "no" if token is None else "a wrong", failures,
                        f"; answered after {delay:g} s" if delay else "")
         await asyncio.sleep(delay)
         raise ResumeRefused(401, "Wrong token", "the admin token is missing or wrong (`web.admin_token`)",
                             {"WWW-Authenticate": 'Bearer realm="topicstreams"'})
-    TOKEN_CHECK.succeeded(client)
+    request.app.state.token_check.succeeded(client)
     if node is None or not node.strip():
         raise ResumeRefused(400, "No node", "name the node to resume the engine on: `?node=NODE`")
     if engine not in ENGINES:
