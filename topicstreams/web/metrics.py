@@ -1,5 +1,230 @@
-"""(being written)"""
+"""``GET /metrics``: the Prometheus text exposition of every engine's health and counts, read from the database at
+each scrape.
 
-from fastapi import APIRouter
+Nothing is counted in this process: a custom collector (:class:`DatabaseCollector`) reads the database when
+Prometheus asks, so the app holds no series of its own and none outlives its row (an engine whose status row is
+gone is gone from the next scrape). It reads small tables only — ``engine_status`` (through the health report,
+:func:`topicstreams.health_report.build_report`, so states, staleness and saturation are judged as
+``scrapy health`` judges them) and ``engine_totals`` — and counts ``news`` once.
+
+* **Gauges** (what holds now): each engine's smoothed health score and parser score, its state (one series per
+  state, 1 for the current one: a cooldown that has ended reads ``running``), its p50/p95 latency, when its last
+  cycle ended; each node's saturation verdict and heartbeat (the newest ``updated_at`` of its status rows).
+* **Counters** (families ending in ``_total``): read from ``engine_totals``, which ``save_cycle`` adds every cycle
+  row to and nothing purges, so they never go down while the database lives (a sum over ``scraper_cycles`` would
+  fall when old windows are purged). ``topicstreams_news_total`` counts the stored articles.
+
+Every ``topicstreams_engine_*`` and ``topicstreams_cycle_*`` series is labelled ``engine`` and ``node`` and exists
+for each engine and node with an ``engine_status`` row (an enabled engine that has none yet gets no series). A
+value that is not known (no score yet, no latency yet, no cycle yet) is left out rather than made up.
+
+With ``web.metrics_token`` set, the request must carry ``Authorization: Bearer TOKEN`` (401 and
+``WWW-Authenticate: Bearer`` otherwise); the token is compared in constant time and never logged. A database that
+does not answer is the app's 503, as for every other path.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import PlainTextResponse, Response
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import Engine, func, select
+
+from topicstreams import ENGINES
+from topicstreams.classify import ResponseClass
+from topicstreams.engine_state import COOLING, PAUSED, RUNNING
+from topicstreams.health_report import EngineReport, HealthReport, build_report
+from topicstreams.storage import utcnow
+from topicstreams.storage.models import engine_totals_table as engine_totals
+from topicstreams.storage.models import news_table as news
+from topicstreams.web.tokens import bearer_token, same_token
+
+PREFIX = "topicstreams_"
+ENGINE_LABELS = ("engine", "node")
+"""The labels of every ``topicstreams_engine_*`` and ``topicstreams_cycle_*`` series."""
+
+STATES = (RUNNING, COOLING, PAUSED)
+"""The states ``topicstreams_engine_state`` has a series for, whatever the current one."""
+
+QUANTILES = (("0.5", "p50_ms"), ("0.95", "p95_ms"))
+"""``topicstreams_engine_latency_seconds{quantile}`` and the report's field each reads (milliseconds)."""
+
+RESPONSE_COLUMNS = ((ResponseClass.OK, "ok"), (ResponseClass.HARD_BLOCK, "hard_blocks"),
+                    (ResponseClass.CHALLENGE, "challenges"), (ResponseClass.SOFT_BLOCK, "soft_blocks"),
+                    (ResponseClass.ERROR, "errors"))
+"""``topicstreams_engine_responses_total{class}``: each response class and its ``engine_totals`` column."""
+
+HELP = {
+    "engine_health_score": "Target health score of the engine on the node, 0-100, smoothed (the band is taken "
+                           "from it: ok 80-100, degraded 50-79, critical below 50; a critical engine is paused). "
+                           "No series while there is no score (too few requests in the window).",
+    "engine_parser_score": "Parser health of the engine on the node, 0-100: share of result pages that yielded "
+                           "items times the share of items with every required field. Low means a layout change, "
+                           "not a block.",
+    "engine_state": "State of the engine on the node: 1 for the current state, 0 for the others (running; cooling "
+                    "= benched after a block until its cooldown ends; paused = held by the health score until a "
+                    "person runs `scrapy health resume`).",
+    "engine_latency_seconds": "Response time of the engine's pages on the node over the current health window, "
+                              "by quantile (0.5 = median, 0.95 = p95), in seconds.",
+    "engine_requests": "Requests sent to the engine from the node (probes and canary queries included), "
+                       "counted at the end of each cycle.",
+    "engine_responses": "Responses of the engine on the node by class: ok, hard_block (403/429/503, reset, "
+                        "timeout), challenge (CAPTCHA or wall), soft_block (a 200 page without results or "
+                        "too small), error (anything else), counted at the end of each cycle.",
+    "engine_cooldowns": "Cooldowns (benches after a block) the engine started on the node.",
+    "cycle_last_end_timestamp_seconds": "Unix time the engine's latest recorded cycle on the node ended "
+                                        "(`time() - this`: how long since the node last accounted for its work).",
+    "feed_events": "Feed events (a topic and an article, new to the feed) each engine was the first to find, "
+                   "over every node; the engines add up to the feed's events.",
+    "news": "Articles stored (each once, whatever the number of engines and topics that found it).",
+    "saturation_suspected": "1 when the node's exit IP looks saturated (enough robust engines cooling at once: "
+                            "the remedy is another node, not a slower crawl), else 0.",
+    "node_heartbeat_timestamp_seconds": "Unix time a crawl on the node last wrote an engine's status "
+                                        "(every response and at least every 15 s: `time() - this` above a "
+                                        "minute means no crawl runs there).",
+}
+"""Each family's HELP text, by its name after the prefix (counters without ``_total``)."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What one scrape read: the health report of every node, ``engine_totals`` by (engine, node), the articles."""
+
+    report: HealthReport
+    totals: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    news: int = 0
+
+    @classmethod
+    def empty(cls) -> Snapshot:
+        return cls(HealthReport("", [], {}, all_nodes=True))
+
+
+def read_snapshot(db: Engine, *, node: str, enabled: Iterable[str], policy: Any,
+                  now: datetime | None = None) -> Snapshot:
+    """Read what the families show from ``db`` at ``now``: the health report of every node (``node``, ``enabled``
+    and ``policy`` as ``scrapy health`` takes them), every ``engine_totals`` row, and the number of articles."""
+    now = now or utcnow()
+    report = build_report(db, node=node, enabled=enabled, policy=policy, all_nodes=True, now=now)
+    with db.connect() as conn:
+        totals = {(row.engine, row.node): row._mapping for row in conn.execute(select(engine_totals))}
+        articles = conn.execute(select(func.count()).select_from(news)).scalar_one()
+    return Snapshot(report, totals, int(articles))
+
+
+def _engine_family(kind: type[Metric], name: str, *extra: str) -> Any:
+    return kind(PREFIX + name, HELP[name], labels=[*ENGINE_LABELS, *extra])
+
+
+def families(snapshot: Snapshot) -> list[Metric]:
+    """The metric families of a snapshot (see the module docstring for what each holds)."""
+    health = _engine_family(GaugeMetricFamily, "engine_health_score")
+    parser = _engine_family(GaugeMetricFamily, "engine_parser_score")
+    state = _engine_family(GaugeMetricFamily, "engine_state", "state")
+    latency = _engine_family(GaugeMetricFamily, "engine_latency_seconds", "quantile")
+    requests = _engine_family(CounterMetricFamily, "engine_requests")
+    responses = _engine_family(CounterMetricFamily, "engine_responses", "class")
+    cooldowns = _engine_family(CounterMetricFamily, "engine_cooldowns")
+    cycle_end = _engine_family(GaugeMetricFamily, "cycle_last_end_timestamp_seconds")
+    feed_events = CounterMetricFamily(PREFIX + "feed_events", HELP["feed_events"], labels=["engine"])
+    articles = CounterMetricFamily(PREFIX + "news", HELP["news"], value=snapshot.news)
+    saturation = GaugeMetricFamily(PREFIX + "saturation_suspected", HELP["saturation_suspected"], labels=["node"])
+    heartbeat = GaugeMetricFamily(PREFIX + "node_heartbeat_timestamp_seconds",
+                                  HELP["node_heartbeat_timestamp_seconds"], labels=["node"])
+
+    reports: list[EngineReport] = [each for each in snapshot.report.engines if each.state is not None]
+    for report in reports:
+        key = [report.engine, report.node]
+        if report.score is not None:
+            health.add_metric(key, report.score)
+        if report.parser_score is not None:
+            parser.add_metric(key, report.parser_score)
+        for name in (*STATES, *([report.state] if report.state not in STATES else [])):
+            state.add_metric([*key, name], 1.0 if name == report.state else 0.0)
+        for quantile, attribute in QUANTILES:
+            milliseconds = getattr(report, attribute)
+            if milliseconds is not None:
+                latency.add_metric([*key, quantile], milliseconds / 1000.0)
+        totals = snapshot.totals.get((report.engine, report.node), {})
+        requests.add_metric(key, totals.get("requests") or 0)
+        for response_class, column in RESPONSE_COLUMNS:
+            responses.add_metric([*key, response_class.value], totals.get(column) or 0)
+        cooldowns.add_metric(key, totals.get("cooldowns") or 0)
+        if totals.get("last_cycle_end") is not None:
+            cycle_end.add_metric(key, totals["last_cycle_end"].timestamp())
+
+    found: dict[str, int] = dict.fromkeys(ENGINES, 0)
+    for (engine, _node), totals in snapshot.totals.items():
+        found[engine] = found.get(engine, 0) + int(totals.get("new_events") or 0)
+    for engine, count in found.items():
+        feed_events.add_metric([engine], count)
+
+    newest: dict[str, datetime] = {}
+    for report in reports:
+        if report.updated_at is not None and (report.node not in newest or report.updated_at > newest[report.node]):
+            newest[report.node] = report.updated_at
+    for node in sorted({report.node for report in reports}):
+        verdict = snapshot.report.saturation.get(node)
+        saturation.add_metric([node], 1.0 if verdict is not None and verdict.suspected else 0.0)
+        if node in newest:
+            heartbeat.add_metric([node], newest[node].timestamp())
+
+    return [health, parser, state, latency, requests, responses, cooldowns, cycle_end, feed_events, articles,
+            saturation, heartbeat]
+
+
+class DatabaseCollector:
+    """A prometheus_client collector whose every ``collect()`` reads the database anew (see the module
+    docstring). A database error propagates: the app answers it with 503."""
+
+    def __init__(self, db: Engine, *, node: str, enabled: Iterable[str], policy: Any) -> None:
+        self.db = db
+        self.node = node
+        self.enabled = tuple(enabled)
+        self.policy = policy
+
+    def describe(self) -> list[Metric]:
+        """The families, without reading the database (the registry checks their names on registration)."""
+        return families(Snapshot.empty())
+
+    def collect(self) -> Iterator[Metric]:
+        yield from families(read_snapshot(self.db, node=self.node, enabled=self.enabled, policy=self.policy))
+
+
+_registries_lock = threading.Lock()
+
+
+def registry_for(app: FastAPI) -> CollectorRegistry:
+    """The app's own registry (made at its first scrape): its database collector and nothing else — no process or
+    platform metrics of the web server, and nothing shared with another app in the process (tests run several)."""
+    registry = getattr(app.state, "metrics_registry", None)
+    if registry is None:
+        with _registries_lock:
+            registry = getattr(app.state, "metrics_registry", None)
+            if registry is None:
+                settings = app.state.settings
+                registry = CollectorRegistry(auto_describe=False)
+                registry.register(DatabaseCollector(app.state.reader.db, node=settings.node,
+                                                    enabled=settings.enabled, policy=settings.policy))
+                app.state.metrics_registry = registry
+    return registry
+
 
 router = APIRouter()
+
+
+@router.get("/metrics", include_in_schema=False)
+def metrics(request: Request) -> Response:
+    """The exposition of every family, read from the database now."""
+    expected = request.app.state.settings.metrics_token
+    if expected and not same_token(bearer_token(request), expected):
+        return PlainTextResponse("401 Unauthorized: /metrics asks for web.metrics_token as a Bearer token",
+                                 status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    return Response(generate_latest(registry_for(request.app)), media_type=CONTENT_TYPE_LATEST)
