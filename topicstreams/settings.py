@@ -69,11 +69,16 @@ RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
 EXTENSIONS = {
     "topicstreams.extensions.watch.HealthExtension": 500,
     "topicstreams.extensions.cycle_accounting.CyclesExtension": 510,
+    "topicstreams.extensions.log_store.LogStoreExtension": 520,
 }
 TOPICSTREAMS_HEALTH_ENABLED = True
 # Cycle accounting: one scraper_cycles row and one INFO line per engine and scrape_interval window, and the
 # purge of rows older than scraper.retention_days (topicstreams.extensions.cycle_accounting).
 TOPICSTREAMS_CYCLES_ENABLED = True
+# Stored logs: every crawl process keeps its WARNING-and-above records and the per-window INFO lines in scraper_logs,
+# masked, in batches written by a thread of their own, a flood capped, purged after scraper.retention_days; read at
+# /logs and GET /api/logs (topicstreams.extensions.log_store, topicstreams.storage.logs).
+TOPICSTREAMS_LOGS_ENABLED = True
 
 ITEM_PIPELINES = {
     "topicstreams.pipelines.normalize.NormalizePipeline": 300,

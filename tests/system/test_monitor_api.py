@@ -6,6 +6,7 @@ level classes, stale rows, saturation, the cycle timeline."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from datetime import timedelta
 
@@ -213,9 +214,10 @@ def test_stale_rows_saturation_and_the_cycle_timeline_show(url):
     now = utcnow()
     save_status(db, "bing", "n2", state="cooling", cooling_until=now + timedelta(minutes=5))
     save_status(db, "google", "n2", state="cooling", cooling_until=now + timedelta(minutes=5))
-    for hours_ago in range(3):
+    for hours_ago in range(3):  # the current hour (not over yet) and two before it
         save_cycle(db, engine="yahoo", node="n1", window_start=now - timedelta(hours=hours_ago, minutes=1),
-                   window_end=now - timedelta(hours=hours_ago), topics_count=7, entries=70, new_events=5)
+                   window_end=now - timedelta(hours=hours_ago, seconds=1), topics_count=7, entries=70,
+                   new_events=5)
     html = app_client(url).get("/monitor").text
     assert "stale" in row_classes(html, "google", "gone")["row"].split()
     assert "stale" not in row_classes(html, "google", "n1")["row"].split()
@@ -223,3 +225,7 @@ def test_stale_rows_saturation_and_the_cycle_timeline_show(url):
     assert 'class="saturation suspected"' in html
     timeline = html[html.index('class="engine-charts" data-engine="yahoo"'):]
     assert 'aria-label="Cycles per hour, last 24 h: topics 7; entries 70; new events 5"' in timeline
+    entries = re.search(r'<path class="series s-entries" d="([^"]+)"', timeline)[1].split(" ")
+    # Three hours, one point each; the current one, not over yet, drawn at the chart's right end (now).
+    assert [part[0] for part in entries if part[0] in "ML"] == ["M", "L", "L"]
+    assert float(entries[-2][1:]) == pytest.approx(352.0)

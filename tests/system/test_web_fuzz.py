@@ -48,7 +48,10 @@ def api_schema(filled: str):
 
 @pytest.mark.parametrize(("path", "mode"), [("/api/feed", GenerationMode.POSITIVE),
                                             ("/api/feed", GenerationMode.NEGATIVE),
-                                            ("/api/topics", GenerationMode.POSITIVE)])  # (it has no parameter to break)
+                                            ("/api/topics", GenerationMode.POSITIVE),  # (no parameter to break)
+                                            ("/api/logs", GenerationMode.POSITIVE),
+                                            ("/api/logs", GenerationMode.NEGATIVE),
+                                            ("/api/health", GenerationMode.POSITIVE)])
 def test_schemathesis_finds_no_server_error(api_schema, path: str, mode: GenerationMode) -> None:
     operation = api_schema[path]["GET"]
     answered: set[int] = set()
@@ -110,15 +113,46 @@ def test_any_search_text_is_an_answer_or_a_clear_error_and_both_databases_agree(
 
 
 @given(value=st.text(max_size=80), name=st.sampled_from(["topic", "engine", "q", "since", "before", "after",
-                                                          "limit", "partial"]),
-       path=st.sampled_from(["/", "/api/feed", "/api/topics", "/feed.atom", "/feed.rss", "/feed.json"]))
+                                                          "limit", "partial", "node", "level", "resumed"]),
+       path=st.sampled_from(["/", "/api/feed", "/api/topics", "/feed.atom", "/feed.rss", "/feed.json", "/monitor",
+                             "/api/health", "/logs", "/api/logs", "/metrics"]))
 @FUZZ
 def test_no_parameter_value_on_any_path_is_a_server_error(filled: str, value: str, name: str, path: str) -> None:
     response = _client(filled).get(path, params={name: value})
     assert response.status_code < 500, (path, name, value, response.text[:300])
 
 
+@given(engine=st.text(max_size=40), node=st.one_of(st.none(), st.text(max_size=80)),
+       token=st.one_of(st.none(), st.text(max_size=40)), form=st.booleans())
+@FUZZ
+def test_no_resume_request_is_a_server_error_and_none_without_the_token_resumes(filled: str, engine, node, token,
+                                                                               form) -> None:
+    from urllib.parse import quote
+
+    params = {} if node is None else {"node": node}
+    path = f"/api/engines/{quote(engine, safe='')}/resume"
+    if form:
+        response = _resume_client(filled).post(path, params=params, data={} if token is None else {"token": token})
+    else:
+        headers = {} if token is None else {"Authorization": f"Bearer {token}".encode("utf-8")}
+        response = _resume_client(filled).post(path, params=params, headers=headers)
+    assert response.status_code in (400, 401, 404, 405, 413, 422), (engine, node, token, response.text[:300])
+
+
 _clients: dict[str, object] = {}
+
+RESUME_TOKEN = "fuzz-admin-token-0123456789"
+
+
+def _resume_client(url: str):
+    """The app with an admin token none of the fuzzed ones is (failures in a row are not slowed down here: each
+    example is a new client to the token check)."""
+    from fastapi.testclient import TestClient
+
+    from tests.feed_data import BASE_URL
+
+    app = create_app(WebSettings(url, admin_token=RESUME_TOKEN))
+    return TestClient(app, base_url=BASE_URL)
 
 
 def _client(url: str):

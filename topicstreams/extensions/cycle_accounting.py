@@ -10,9 +10,12 @@ writes:
   ``cooldowns``). A window with nothing in it still gets its row: an idle, benched or paused engine is
   information too;
 * one INFO line per row, ``[google] swept 50 topics, 312 entries, 47 new events`` (the row's numbers);
-* the purge: when the spider opens and about once an hour, the ``scraper_cycles`` and ``health_windows`` rows
-  that ended more than ``scraper.retention_days`` days ago are deleted. Any process may purge at any time (a
-  ``DELETE … WHERE window_end < cutoff`` is idempotent), so no process has to be the one that does.
+* the purge: when the spider opens and about once an hour, the ``health_windows`` are rolled up into the daily
+  history (``health_daily``), then the ``scraper_cycles`` rows that ended more than ``scraper.retention_days``
+  days ago are deleted, the ``health_windows`` of the days that ended that long ago, and the daily rows older than
+  ``health.history_days``. Any process may purge at any time (the rollup recomputes the same rows, a
+  ``DELETE … WHERE window_end < cutoff`` is idempotent), so no process has to be the one that does. Without a
+  retention nothing but the history is purged, and the rollup still runs: the monitor's months read it.
 
 The tables are there when it opens: the schema extension (:mod:`topicstreams.extensions.schema`) upgraded the
 database before any other component was built.
@@ -46,7 +49,7 @@ import logging
 import math
 import time
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from scrapy import Spider, signals
@@ -54,6 +57,8 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from topicstreams.extensions.shared import STORED, engine_database_url, wall
+from topicstreams.storage.health_history import history_start, purge_history, roll_up
+from topicstreams.storage.models import health_daily_table as health_daily
 from topicstreams.storage.outbox import Outbox, outbox_for
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 
@@ -157,13 +162,15 @@ CYCLE_LINE = "[%s] swept %d topics, %d entries, %d new events"
 
 class CyclesExtension:
     def __init__(self, crawler: Crawler, database_url: str, node: str, interval: float,
-                 retention_days: float) -> None:
+                 retention_days: float, history_days: float | None = None) -> None:
         self.crawler = crawler
         self.engine = crawler.spidercls.name
         self.database_url = database_url
         self.node = node
         self.interval = interval
         self.retention_days = retention_days
+        self.history_days = history_days
+        """``health.history_days`` (None: the daily history is kept for good)."""
         self.outbox: Outbox | None = None
         self.windows: CycleWindows | None = None
         self.counters = CounterDiffs(list(COUNTERS.values()))
@@ -180,8 +187,10 @@ class CyclesExtension:
         interval = settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL")
         if not interval > 0:
             raise NotConfigured(f"TOPICSTREAMS_SCRAPE_INTERVAL is {interval!r}: no window to account over")
+        history_days = settings.getdict("TOPICSTREAMS_HEALTH").get("history_days")
         extension = cls(crawler, database_url, settings.get("TOPICSTREAMS_NODE_ID") or "",
-                        interval, settings.getfloat("TOPICSTREAMS_RETENTION_DAYS"))
+                        interval, settings.getfloat("TOPICSTREAMS_RETENTION_DAYS"),
+                        float(history_days) if history_days else None)
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
@@ -246,16 +255,35 @@ class CyclesExtension:
                         lambda db: save_cycle(db, **row))
 
     def purge(self, now: float) -> None:
-        """Delete the cycle and health window rows past retention (none when retention is not set)."""
-        self.purged_at = now
-        if not self.retention_days > 0:
-            return
-        cutoff = wall(now) - timedelta(days=self.retention_days)
-        self.outbox.put(f"the purge of the rows older than {self.retention_days:g} days",
-                        lambda db: self.purged(purge_older_than(db, cutoff), cutoff))
+        """Roll the health windows up into the daily history, then delete the rows past retention (the cycle and
+        health window rows; none when retention is not set) and the daily rows past ``health.history_days``.
 
-    def purged(self, deleted: dict[str, int], cutoff) -> None:
-        if any(deleted.values()):
-            logger.info("purged the rows older than %g days (ended before %sZ): %s", self.retention_days,
-                        f"{cutoff:%Y-%m-%d %H:%M:%S}", ", ".join(f"{count} from {table}"
-                                                                for table, count in deleted.items()))
+        The rollup runs in the purge's own transaction, before it deletes: no window goes that is not in its
+        day's row."""
+        self.purged_at = now
+        at, history_days = wall(now), self.history_days
+        if not self.retention_days > 0:
+            def keep_history(db) -> None:
+                roll_up(db, at)
+                if history_days:
+                    self.purged({health_daily.name: purge_history(db, history_start(at, history_days))}, None)
+
+            self.outbox.put("the rollup of the daily health history", keep_history)
+            return
+        cutoff = at - timedelta(days=self.retention_days)
+        self.outbox.put(f"the purge of the rows older than {self.retention_days:g} days",
+                        lambda db: self.purged(purge_older_than(db, cutoff, now=at, history_days=history_days),
+                                               cutoff))
+
+    def purged(self, deleted: dict[str, int], cutoff: datetime | None) -> None:
+        """Say what the purge deleted, when it deleted anything (``cutoff``: the retention's; None without one)."""
+        if not any(deleted.values()):
+            return
+        what = []
+        if cutoff is not None:
+            what.append(f"the rows older than {self.retention_days:g} days "
+                        f"(ended before {cutoff:%Y-%m-%d %H:%M:%S}Z)")
+        if health_daily.name in deleted:
+            what.append(f"the daily health older than {self.history_days:g} days")
+        logger.info("purged %s: %s", " and ".join(what),
+                    ", ".join(f"{count} from {table}" for table, count in deleted.items()))

@@ -239,7 +239,8 @@ def engine_charts(engine: str, now: datetime, cycles: Sequence, hours: Sequence,
     hour_at = {each.hour: each for each in hours}
 
     def hourly(source: dict, field: str) -> list[tuple[float, float | None]]:
-        return [(_seconds(slot, 1800), getattr(source[slot], field) if slot in source else None)
+        # Each hour at its middle; the current one, not over yet, at most at the chart's end (now).
+        return [(min(_seconds(slot, 1800), end), getattr(source[slot], field) if slot in source else None)
                 for slot in hour_slots]
 
     day_slots = _days(now, DAYS)
@@ -247,7 +248,7 @@ def engine_charts(engine: str, now: datetime, cycles: Sequence, hours: Sequence,
     year_start = _seconds(day_slots[0], 0)
 
     def daily(field: str) -> list[tuple[float, float | None]]:
-        return [(_seconds(slot, 43_200), getattr(day_at[slot], field) if slot in day_at else None)
+        return [(min(_seconds(slot, 43_200), end), getattr(day_at[slot], field) if slot in day_at else None)
                 for slot in day_slots]
 
     score_bands = [(0, 50, "zone-critical"), (50, 80, "zone-degraded")]

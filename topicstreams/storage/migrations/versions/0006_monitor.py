@@ -4,7 +4,7 @@ score, each engine's last canary check.
 * ``scraper_logs`` — the WARNING-and-above records of every crawl process, and its per-window INFO lines, in the
   order the page and the API read them (newest first, by ``at`` then ``id``);
 * ``health_daily`` — one row per engine, node and UTC day, rolled up from ``health_windows`` before those are
-  purged, kept ``health.history_days``;
+  purged, kept ``health.history_days`` (an index holding every column the monitor's 12 months read);
 * ``engine_totals`` — the counts of every cycle row of an engine on a node added up, never purged: what the
   Prometheus counters read (a sum over purgeable rows would fall);
 * ``health_windows.score`` — the smoothed score in force when the window was stored (the history's mean and
@@ -72,7 +72,9 @@ def upgrade() -> None:
         sa.Column("parser_score", sa.Integer(), nullable=True),
         sa.PrimaryKeyConstraint("engine", "node", "day", name="pk_health_daily"),
     )
-    op.create_index("ix_health_daily_day", "health_daily", ["day"])
+    op.create_index("ix_health_daily_day_engine", "health_daily",
+                    ["day", "engine", "windows", "score_mean", "score_min", "requests", "p95_ms", "result_pages",
+                     "yielding_pages", "items", "valid_items"])
 
     op.create_table(
         "engine_totals",
@@ -98,7 +100,7 @@ def downgrade() -> None:
     with op.batch_alter_table("health_windows") as batch:
         batch.drop_column("score")
     op.drop_table("engine_totals")
-    op.drop_index("ix_health_daily_day", "health_daily")
+    op.drop_index("ix_health_daily_day_engine", "health_daily")
     op.drop_table("health_daily")
     for name in ("ix_scraper_logs_level_at_id", "ix_scraper_logs_node_at_id", "ix_scraper_logs_engine_at_id",
                  "ix_scraper_logs_at_id"):
