@@ -122,6 +122,15 @@ def row(page: Page, engine: str, node: str):
     return page.locator(f'tr.engine-row[data-engine="{engine}"][data-node="{node}"]')
 
 
+def resume_from_the_form(page: Page, engine: str, node: str, token: str) -> int:
+    """Type ``token`` into the Resume form of the row and press Resume: the status the app answered."""
+    form_row = row(page, engine, node)
+    form_row.locator('input[name="token"]').fill(token)
+    with page.expect_response(re.compile(rf"/api/engines/{engine}/resume")) as answer:
+        form_row.get_by_role("button", name="Resume").click()
+    return answer.value.status
+
+
 def test_monitor_shows_two_nodes_real_crawls_and_a_person_resumes_the_paused_engine(fakes, page: Page, watch,
                                                                                      tmp_path):
     node_a = crawl_config(tmp_path, fakes, floor=0.2, engines=("google", "bing", "yahoo"),
@@ -171,22 +180,14 @@ def test_monitor_shows_two_nodes_real_crawls_and_a_person_resumes_the_paused_eng
             expect(page.locator('.engine-charts[data-engine="yahoo"] figure.chart')).to_have_count(5)
 
             # Resume with no token configured: 403, and bing stays paused.
-            bing = row(page, "bing", "node-a")
-            bing.locator('input[name="token"]').fill("anything-at-all-12345")
-            with page.expect_response(re.compile(r"/api/engines/bing/resume")) as answer:
-                bing.get_by_role("button", name="Resume").click()
-            assert answer.value.status == 403
+            assert resume_from_the_form(page, "bing", "node-a", "anything-at-all-12345") == 403
             expect(page.locator("h1")).to_have_text("Resuming from the web is off")
             expect(page.locator(".message")).to_contain_text("web.admin_token")
             assert rows(db, "select state from engine_status where engine = 'bing'") == [("paused",)]
 
         with serving(url, admin_token=TOKEN) as app:
             page.goto(f"{app.url}/monitor")
-            bing = row(page, "bing", "node-a")
-            bing.locator('input[name="token"]').fill("a-wrong-token-0123456789")
-            with page.expect_response(re.compile(r"/api/engines/bing/resume")) as answer:
-                bing.get_by_role("button", name="Resume").click()
-            assert answer.value.status == 401
+            assert resume_from_the_form(page, "bing", "node-a", "a-wrong-token-0123456789") == 401
             expect(page.locator("h1")).to_have_text("Wrong token")
             assert rows(db, "select state from engine_status where engine = 'bing'") == [("paused",)]
 

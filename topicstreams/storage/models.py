@@ -300,6 +300,17 @@ def _total() -> Mapped[int]:
     return mapped_column(BigInteger, server_default=text("0"))
 
 
+class ClassCounts:
+    """Requests and the responses of each class, added up (a mixin: each table gets its own columns)."""
+
+    requests: Mapped[int] = _total()
+    ok: Mapped[int] = _total()
+    hard_blocks: Mapped[int] = _total()
+    challenges: Mapped[int] = _total()
+    soft_blocks: Mapped[int] = _total()
+    errors: Mapped[int] = _total()
+
+
 class ScraperLog(Base):
     """A log record of a crawl process: its WARNING-and-above records and its per-window INFO lines, masked."""
 
@@ -321,7 +332,7 @@ class ScraperLog(Base):
     message: Mapped[str] = mapped_column(Text)
 
 
-class HealthDaily(Base):
+class HealthDaily(ClassCounts, Base):
     """One engine's health on one node over one UTC day, rolled up from its ``health_windows`` before they are
     purged; kept ``health.history_days``."""
 
@@ -337,12 +348,6 @@ class HealthDaily(Base):
     score_mean: Mapped[float | None] = mapped_column(Float)
     """The mean of the day's windows' smoothed scores (None: no window had a score)."""
     score_min: Mapped[int | None] = mapped_column(Integer)
-    requests: Mapped[int] = _total()
-    ok: Mapped[int] = _total()
-    hard_blocks: Mapped[int] = _total()
-    challenges: Mapped[int] = _total()
-    soft_blocks: Mapped[int] = _total()
-    errors: Mapped[int] = _total()
     items: Mapped[int] = _total()
     valid_items: Mapped[int] = _total()
     result_pages: Mapped[int] = _total()
@@ -353,7 +358,7 @@ class HealthDaily(Base):
     """The parser score of the day's counts added up (:func:`topicstreams.health.parser.parser_score`)."""
 
 
-class EngineTotal(Base):
+class EngineTotal(ClassCounts, Base):
     """The counts of every ``scraper_cycles`` row of an engine on a node, added up and never purged: the
     Prometheus counters (``topicstreams_engine_*_total``) read them."""
 
@@ -361,12 +366,6 @@ class EngineTotal(Base):
 
     engine: Mapped[str] = mapped_column(String(32), primary_key=True)
     node: Mapped[str] = mapped_column(String, primary_key=True)
-    requests: Mapped[int] = _total()
-    ok: Mapped[int] = _total()
-    hard_blocks: Mapped[int] = _total()
-    challenges: Mapped[int] = _total()
-    soft_blocks: Mapped[int] = _total()
-    errors: Mapped[int] = _total()
     cooldowns: Mapped[int] = _total()
     topics_count: Mapped[int] = _total()
     entries: Mapped[int] = _total()

@@ -64,13 +64,18 @@ router = APIRouter()
 # ---- the service levels ---------------------------------------------------------------------------------------
 
 
-def latency_level(p95_ms: float | None, sla) -> str:
-    """``good`` under ``web.sla.latency_good_ms``, ``critical`` over ``latency_critical_ms``, else ``warning``."""
-    if p95_ms is None:
+def level_of(value: float | None, good: float, critical: float) -> str:
+    """``good`` under ``good``, ``critical`` over ``critical``, else ``warning`` (``unknown`` for None)."""
+    if value is None:
         return UNKNOWN_LEVEL
-    if p95_ms < sla.latency_good_ms:
+    if value < good:
         return GOOD
-    return CRITICAL_LEVEL if p95_ms > sla.latency_critical_ms else WARNING
+    return CRITICAL_LEVEL if value > critical else WARNING
+
+
+def latency_level(p95_ms: float | None, sla) -> str:
+    """A p95 latency against ``web.sla.latency_good_ms`` and ``latency_critical_ms``."""
+    return level_of(p95_ms, sla.latency_good_ms, sla.latency_critical_ms)
 
 
 def error_share(counts: dict[str, Any] | None) -> tuple[float | None, int, int]:
@@ -83,12 +88,8 @@ def error_share(counts: dict[str, Any] | None) -> tuple[float | None, int, int]:
 
 
 def errors_level(share: float | None, sla) -> str:
-    """``good`` under ``web.sla.errors_good``, ``critical`` over ``errors_critical``, else ``warning``."""
-    if share is None:
-        return UNKNOWN_LEVEL
-    if share < sla.errors_good:
-        return GOOD
-    return CRITICAL_LEVEL if share > sla.errors_critical else WARNING
+    """An error share against ``web.sla.errors_good`` and ``errors_critical``."""
+    return level_of(share, sla.errors_good, sla.errors_critical)
 
 
 # ---- what the page shows ------------------------------------------------------------------------------------
