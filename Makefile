@@ -52,6 +52,7 @@ bench: setup
 	$(PY) benchmarks/store.py
 	$(PY) benchmarks/render.py
 	$(PY) benchmarks/feed.py
+	$(PY) benchmarks/monitor.py
 
 clean:
 	rm -rf $(VENV) .topicstreams *.egg-info build

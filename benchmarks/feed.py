@@ -62,6 +62,7 @@ page N differs between cursor and OFFSET.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import random
@@ -634,11 +635,12 @@ def describe(url: str) -> dict[str, int]:
 # -- the app, served ------------------------------------------------------------------------------------------
 
 SERVER = """
+import json
 import sys
 import uvicorn
 from topicstreams.web.app import WebSettings, create_app
-url, port, page_size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-app = create_app(WebSettings(url, port=port, page_size=page_size))
+url, port, page_size, more = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+app = create_app(WebSettings(url, port=port, page_size=page_size, **more))
 uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, server_header=False,
             proxy_headers=False)
 """
@@ -652,15 +654,17 @@ def free_port() -> int:
 
 
 class Served:
-    """The app on *url* in a uvicorn subprocess on a free loopback port, until ``stop()``."""
+    """The app on *url* in a uvicorn subprocess on a free loopback port, until ``stop()``; ``settings``: more
+    ``WebSettings`` fields (plain values)."""
 
-    def __init__(self, url: str, log: Path) -> None:
+    def __init__(self, url: str, log: Path, settings: dict | None = None) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log = log
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
         with log.open("wb") as out:
-            self.process = subprocess.Popen([sys.executable, "-c", SERVER, url, str(self.port), str(PAGE_SIZE)],
+            self.process = subprocess.Popen([sys.executable, "-c", SERVER, url, str(self.port), str(PAGE_SIZE),
+                                             json.dumps(settings or {})],
                                             cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 60

@@ -41,6 +41,9 @@ def test_monitor_benchmark_times_every_path_beside_one_node(tmp_path):
         # n, then p50 and p95 of each side, the answer's size, and the verdict
         figures = r"\s+4" + r"\s+\d+\.\d" * 4 + r"\s+\d+\.\d\s+(met|NOT MET)$"
         assert re.search(rf"^{re.escape(name)}{figures}", out, lines), out
+    # The page from an app that keeps nothing (the cold figure), shown and not held to the target.
+    cold = r"\s+4" + r"\s+\d+\.\d" * 4 + r"\s+\d+\.\d\s+-$"
+    assert re.search(rf"^{re.escape('GET /monitor, nothing kept (shown)')}{cold}", out, lines), out
     assert re.search(r"^target: every path p95 <= 150 ms with 2 nodes: (PASS|FAIL) \(worst: GET ", out, lines), out
 
     # Both databases hold what the parameters ask for, and the table printed says so.

@@ -27,6 +27,7 @@ from topicstreams.health_report import policy_from_settings
 from topicstreams.storage.db import make_reader
 from topicstreams.web.guard import Guard, is_loopback
 from topicstreams.web.params import BadParameter
+from topicstreams.web.monitor_data import KEEP_SECONDS, ChartReads
 from topicstreams.web.queries import FeedReader
 from topicstreams.web.tokens import TokenCheck
 
@@ -65,6 +66,9 @@ class WebSettings:
     policy: SaturationPolicy = field(default_factory=lambda: policy_from_settings(
         load_defaults()["scraper"]["saturation"], load_defaults()["scraper"]["pacing"], ENGINES))
     """How each node's exit-IP saturation is judged (``scraper.saturation``, the pacing floors)."""
+    chart_keep_seconds: float = KEEP_SECONDS
+    """How long the monitor keeps its charts' closed hours and days (:mod:`topicstreams.web.monitor_data`); 0 reads
+    everything at each request (the benchmark's cold figures)."""
 
     @classmethod
     def from_config(cls, config: Config) -> WebSettings:
@@ -129,6 +133,7 @@ def create_app(settings: WebSettings) -> FastAPI:
     app.state.page_size = settings.page_size
     app.state.reader = FeedReader(db)
     app.state.token_check = TokenCheck()  # the admin token's failures per client (topicstreams.web.tokens)
+    app.state.monitor_charts = ChartReads(db, settings.chart_keep_seconds)
     schema = SchemaCheck(app.state.reader)
     logger.info("Reading %s", mask_url(settings.database_url))
 

@@ -39,9 +39,7 @@ from topicstreams.health.score import band_of
 from topicstreams.health_report import EngineReport, HealthReport, build_report, engine_order
 from topicstreams.storage import database_for, utcnow
 from topicstreams.storage.engine_status import read_status, resume
-from topicstreams.storage.health_history import health_days, health_hours
 from topicstreams.web.charts import Chart, Series, hour_ticks, line_chart, milliseconds, month_ticks
-from topicstreams.web.monitor_data import cycle_timeline
 from topicstreams.web.pages import Moment
 from topicstreams.web.tokens import bearer_token, client_of, same_token
 
@@ -302,17 +300,13 @@ def nodes_of(report: HealthReport, sla, now: datetime) -> list[NodeView]:
 
 def monitor_view(request: Request) -> MonitorView:
     settings = request.app.state.settings
-    db = request.app.state.reader.db
     now = utcnow()
     report = health_of(request, now)
-    day_ago = now - timedelta(hours=HOURS)
-    cycles = cycle_timeline(db, day_ago, now + timedelta(seconds=1))
-    hours = health_hours(db, now, HOURS)
-    days = health_days(db, now, DAYS)
-    engines = engine_order({*(row.engine for row in report.engines if row.state is not None), *cycles, *hours,
-                            *days})
-    charts = [engine_charts(engine, now, cycles.get(engine, ()), hours.get(engine, ()), days.get(engine, ()))
-              for engine in engines]
+    data = request.app.state.monitor_charts.read(now, HOURS, DAYS)
+    engines = engine_order({*(row.engine for row in report.engines if row.state is not None), *data.cycles,
+                            *data.hours, *data.days})
+    charts = [engine_charts(engine, now, data.cycles.get(engine, ()), data.hours.get(engine, ()),
+                            data.days.get(engine, ())) for engine in engines]
     return MonitorView(now, nodes_of(report, settings.sla, now), report.routes, charts)
 
 
