@@ -1,4 +1,5 @@
-"""``scrapy serve [--host H] [--port P]``: the web app (feed page, API, feeds) on the configured database.
+"""``scrapy serve [--host H] [--port P]``: the web app (feed page, API, feeds, monitor, metrics, logs) on the configured
+database.
 
 Its own process, never a crawler's: uvicorn runs the app until SIGINT or SIGTERM, which end it cleanly.
 """
@@ -24,12 +25,14 @@ class Command(ConfiguredCommand):
         return "[--host H] [--port P]"
 
     def short_desc(self) -> str:
-        return "Serve the feed (page, API, Atom/RSS/JSON feeds) on the configured database"
+        return "Serve the feed (page, API, Atom/RSS/JSON feeds) and the monitor on the configured database"
 
     def long_desc(self) -> str:
         return ("Serve the web app on the configured database until stopped (Ctrl-C or SIGTERM): the feed page "
-                "at /, the JSON API under /api/, feeds at /feed.atom, /feed.rss and /feed.json. It only reads the "
-                "database. --host and --port override web.host and web.port.")
+                "at /, the JSON API under /api/, feeds at /feed.atom, /feed.rss and /feed.json; each engine's "
+                "health at /monitor and /api/health, Prometheus metrics at /metrics, the crawls' logs at /logs. It "
+                "only reads the database, but for a person's resume of a paused engine (web.admin_token). --host "
+                "and --port override web.host and web.port.")
 
     def add_options(self, parser) -> None:
         super().add_options(parser)
