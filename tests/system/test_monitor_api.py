@@ -20,6 +20,7 @@ from topicstreams.storage import database_for, dispose_databases, utcnow
 from topicstreams.storage.engine_status import add_alert, pause, read_alerts, read_status, save_status
 from topicstreams.storage.scraper_cycles import save_cycle
 from topicstreams.web.app import ServiceLevels, WebSettings, create_app
+from topicstreams.web.charts import LEFT, RIGHT, WIDTH
 
 TOKEN = "s3cret-admin-token-0123456789"
 
@@ -226,6 +227,11 @@ def test_stale_rows_saturation_and_the_cycle_timeline_show(url):
     timeline = html[html.index('class="engine-charts" data-engine="yahoo"'):]
     assert 'aria-label="Cycles per hour, last 24 h: topics 7; entries 70; new events 5"' in timeline
     entries = re.search(r'<path class="series s-entries" d="([^"]+)"', timeline)[1].split(" ")
-    # Three hours, one point each; the current one, not over yet, drawn at the chart's right end (now).
+    # Three hours, one point each, at their middle; the current one, not over yet, at most at the chart's right end
+    # (now): a point past it would not be drawn.
     assert [part[0] for part in entries if part[0] in "ML"] == ["M", "L", "L"]
-    assert float(entries[-2][1:]) == pytest.approx(352.0)
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    start = (hour - timedelta(hours=23)).timestamp()
+    last = min(hour.timestamp() + 1800, now.timestamp())
+    assert float(entries[-2][1:]) == pytest.approx(LEFT + (WIDTH - RIGHT - LEFT) * (last - start) / (
+        now.timestamp() - start), abs=1.0)
