@@ -489,14 +489,21 @@ def sqlite_time(value: datetime | None) -> str | None:
 # -- building ---------------------------------------------------------------------------------------------------
 
 
-def build_sqlite(path: Path, params: Params) -> Summary:
-    """Build the SQLite database at *path* (through a temporary file, renamed when complete)."""
+def start_partial(path: Path) -> Path:
+    """A new file beside *path* with the project's schema, to build in and rename to *path* once complete (an
+    interrupted build then leaves no half-built database behind)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
         leftover.unlink(missing_ok=True)
     upgrade(f"sqlite:///{partial}")
     dispose_databases()
+    return partial
+
+
+def build_sqlite(path: Path, params: Params) -> Summary:
+    """Build the SQLite database at *path* (through a temporary file, renamed when complete)."""
+    partial = start_partial(path)
     summary = Summary()
     conn = sqlite3.connect(partial, isolation_level=None)
     conn.execute("PRAGMA synchronous = OFF")

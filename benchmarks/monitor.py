@@ -80,7 +80,17 @@ if __package__ in (None, ""):  # run as a script: make the project (and benchmar
 
 import httpx
 
-from benchmarks.feed import Headlines, Served, in_rounds, p50, p95, slug, source_names, topic_names
+from benchmarks.feed import (
+    Headlines,
+    Served,
+    in_rounds,
+    p50,
+    p95,
+    slug,
+    source_names,
+    start_partial,
+    topic_names,
+)
 from topicstreams import ENGINES
 from topicstreams.storage import dispose_databases, upgrade
 from topicstreams.storage.migrate import head_revisions
@@ -579,12 +589,7 @@ def open_for_build(path: Path) -> sqlite3.Connection:
 
 def build(path: Path, params: Params, now: float) -> None:
     """Build the database of *params* at *path*, ending at *now* (through a temporary file, renamed when complete)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
-        leftover.unlink(missing_ok=True)
-    upgrade(f"sqlite:///{partial}")
-    dispose_databases()
+    partial = start_partial(path)
     end = data_end(now)
     rnd = random.Random(params.seed)
     conn = open_for_build(partial)
