@@ -501,6 +501,17 @@ def start_partial(path: Path) -> Path:
     return partial
 
 
+def finish_partial(conn: sqlite3.Connection, partial: Path, path: Path, data_version: int) -> None:
+    """Mark the built file with the generator's ``data_version``, fold its write-ahead log in, close it and put it
+    at *path*."""
+    conn.execute(f"PRAGMA user_version = {data_version}")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    partial.rename(path)
+    for leftover in (Path(f"{partial}-wal"), Path(f"{partial}-shm")):
+        leftover.unlink(missing_ok=True)
+
+
 def build_sqlite(path: Path, params: Params) -> Summary:
     """Build the SQLite database at *path* (through a temporary file, renamed when complete)."""
     partial = start_partial(path)
@@ -520,12 +531,7 @@ def build_sqlite(path: Path, params: Params) -> Summary:
                          "VALUES (?, ?, ?, ?)", chunk.attributions)
         conn.execute("COMMIT")
         progress(summary, params)
-    conn.execute(f"PRAGMA user_version = {DATA_VERSION}")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    partial.rename(path)
-    for leftover in (Path(f"{partial}-wal"), Path(f"{partial}-shm")):
-        leftover.unlink(missing_ok=True)
+    finish_partial(conn, partial, path, DATA_VERSION)
     return summary
 
 

@@ -83,6 +83,7 @@ import httpx
 from benchmarks.feed import (
     Headlines,
     Served,
+    finish_partial,
     in_rounds,
     p50,
     p95,
@@ -605,12 +606,7 @@ def build(path: Path, params: Params, now: float) -> None:
     today = datetime.fromtimestamp(end, UTC).date()
     write_days(conn, pairs, today - timedelta(days=HISTORY_DAYS - 1), today, end, rnd)
     conn.execute("COMMIT")
-    conn.execute(f"PRAGMA user_version = {DATA_VERSION}")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    partial.rename(path)
-    for leftover in (Path(f"{partial}-wal"), Path(f"{partial}-shm")):
-        leftover.unlink(missing_ok=True)
+    finish_partial(conn, partial, path, DATA_VERSION)
 
 
 def schema_of(conn: sqlite3.Connection) -> set[tuple]:
