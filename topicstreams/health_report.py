@@ -256,6 +256,15 @@ class HealthReport:
         (:func:`~topicstreams.health.routes.judge_routes`)."""
         return judge_routes(self.engines)
 
+    def heartbeats(self) -> dict[str, datetime]:
+        """Node -> the newest ``updated_at`` of its status rows: when a crawl on it last wrote (every response, and
+        at least every :data:`~topicstreams.storage.engine_status.HEARTBEAT` seconds)."""
+        newest: dict[str, datetime] = {}
+        for report in self.engines:
+            if report.updated_at is not None and (report.node not in newest or report.updated_at > newest[report.node]):
+                newest[report.node] = report.updated_at
+        return newest
+
     def as_api_json(self) -> dict[str, Any]:
         """What ``GET /api/health`` answers: the JSON report, plus ``"routes": [{"engine", "verdict", "nodes"}]``."""
         return {**self.as_json(), "routes": [verdict.as_json() for verdict in self.routes]}

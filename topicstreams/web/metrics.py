@@ -166,10 +166,7 @@ def families(snapshot: Snapshot) -> list[Metric]:
     for engine, count in found.items():
         feed_events.add_metric([engine], count)
 
-    newest: dict[str, datetime] = {}
-    for report in reports:
-        if report.updated_at is not None and (report.node not in newest or report.updated_at > newest[report.node]):
-            newest[report.node] = report.updated_at
+    newest = snapshot.report.heartbeats()
     for node in sorted({report.node for report in reports}):
         verdict = snapshot.report.saturation.get(node)
         saturation.add_metric([node], 1.0 if verdict is not None and verdict.suspected else 0.0)

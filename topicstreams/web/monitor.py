@@ -287,10 +287,11 @@ def nodes_of(report: HealthReport, sla, now: datetime) -> list[NodeView]:
     for engine in report.engines:
         if engine.state is not None:
             rows_of.setdefault(engine.node, []).append(engine)
+    heartbeats = report.heartbeats()
     nodes = []
     for name, reports in rows_of.items():
         saturation = report.saturation.get(name)
-        newest = max((each.updated_at for each in reports if each.updated_at), default=None)
+        newest = heartbeats.get(name)
         nodes.append(NodeView(name, [Row.of(each, sla, now) for each in reports],
                               saturation.describe() if saturation else "not judged",
                               bool(saturation and saturation.suspected), all(each.stale for each in reports),
