@@ -38,9 +38,6 @@ records older than those looked at have not been looked at yet.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import logging
 import threading
 import time
@@ -52,6 +49,7 @@ from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select, tuple_
 
+from topicstreams.cursors import decode_key, encode_key
 from topicstreams.storage.db import database_for
 from topicstreams.storage.durable import Backoff
 from topicstreams.storage.failures import can_pass
@@ -444,17 +442,13 @@ class LogCursor:
     id: int
 
     def encode(self) -> str:
-        raw = json.dumps([self.at.astimezone(UTC).isoformat(timespec="microseconds"), self.id],
-                         separators=(",", ":"))
-        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+        return encode_key(self.at, self.id)
 
     @classmethod
     def decode(cls, value: str) -> LogCursor:
         try:
-            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-            when, row_id = json.loads(raw)
-            moment = datetime.fromisoformat(when)
-        except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
+            moment, row_id = decode_key(value, 2)
+        except ValueError:
             raise LogCursorError("not a cursor of these logs") from None
         if (moment.tzinfo is None or not isinstance(row_id, int) or isinstance(row_id, bool)
                 or not 0 <= row_id < 2**63):

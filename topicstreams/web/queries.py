@@ -8,9 +8,6 @@ stored with one time) broken by ``topic_id`` then ``news_id``, also newest first
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,6 +15,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Connection, Engine, and_, exists, func, select, text, tuple_
 from sqlalchemy.exc import DBAPIError
 
+from topicstreams.cursors import decode_key, encode_key
 from topicstreams.storage.migrate import head_revisions
 from topicstreams.storage.models import news_table as news
 from topicstreams.storage.models import topic_news_engines_table as attributions
@@ -42,17 +40,13 @@ class Cursor:
     news_id: str
 
     def encode(self) -> str:
-        raw = json.dumps([self.first_seen_at.astimezone(UTC).isoformat(timespec="microseconds"), self.topic_id,
-                          self.news_id], separators=(",", ":"))
-        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+        return encode_key(self.first_seen_at, self.topic_id, self.news_id)
 
     @classmethod
     def decode(cls, value: str) -> Cursor:
         try:
-            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-            when, topic_id, news_id = json.loads(raw)
-            moment = datetime.fromisoformat(when)
-        except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
+            moment, topic_id, news_id = decode_key(value, 3)
+        except ValueError:
             raise CursorError("not a cursor of this feed") from None
         if (moment.tzinfo is None or not isinstance(topic_id, int) or isinstance(topic_id, bool)
                 or not isinstance(news_id, str) or not 0 < len(news_id) <= 32 or not news_id.isprintable()
