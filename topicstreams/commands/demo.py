@@ -3,6 +3,13 @@
 It never touches the user's database or profiles: everything goes into ``.topicstreams/demo/`` (a fresh
 ``demo.db`` each time), and no request leaves the machine.
 
+The fake engines serve a news world (:class:`~topicstreams.fakes.world.NewsWorld`) rather than the static catalogue:
+each topic keeps publishing, and each engine shows its own, overlapping part of it, so the feed gathers the same
+story from several engines into one item and grows while the demo runs. Its clock runs :data:`WORLD_SPEED` times as
+fast as the real one: topics publish every five minutes or so, which at speed 1 would bring a one-minute demo less
+than one new article per topic; ten times as fast, a minute of demo is ten minutes of news, about two new articles
+per topic, which the crawl's later rounds (its ``scrape_interval`` is 20 s) pick up.
+
 Unless ``--no-serve``, the web app serves the demo's database while it crawls and after (until Ctrl-C or SIGTERM):
 ``scrapy serve`` in its own process, on a free loopback port, its URL printed before the crawl begins. A crawl
 the user interrupted ends the demo after the summary, without serving on.
@@ -30,7 +37,7 @@ from sqlalchemy import func, select
 from topicstreams import ENGINES
 from topicstreams.cli import ConfiguredCommand, finish_reason
 from topicstreams.config import DB_URL_ENV, PROXY_ENV
-from topicstreams.fakes import FakeEngines
+from topicstreams.fakes import FakeEngines, NewsWorld
 from topicstreams.storage import (
     News,
     Topic,
@@ -47,6 +54,8 @@ def available_engines() -> list[str]:
 
 
 DEMO_TOPICS = ["artificial intelligence", "climate change", "electric vehicles"]
+WORLD_SPEED = 10.0
+"""How much faster than the real clock the demo's news world runs (see the module's docstring)."""
 
 
 def demo_config(fakes: FakeEngines) -> dict:
@@ -180,7 +189,7 @@ class Command(ConfiguredCommand):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         database_url = f"sqlite:///{folder / 'demo.db'}"
-        with FakeEngines(engines=available_engines()) as fakes:
+        with FakeEngines(engines=available_engines(), world=NewsWorld(speed=WORLD_SPEED)) as fakes:
             config_path = folder / "config.yml"
             config_path.write_text(yaml.safe_dump(demo_config(fakes), sort_keys=False))
             print(f"demo: fake engines {', '.join(f'{n} at {fakes.base_url(n)}' for n in fakes.engines)}")

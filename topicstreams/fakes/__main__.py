@@ -1,7 +1,15 @@
-"""``python -m topicstreams.fakes serve [--host 127.0.0.1] [--port-base N] [--engines google,...] [--consent MODE[:LANG]]``
+"""``python -m topicstreams.fakes serve [--host 127.0.0.1] [--port-base N] [--engines google,...] [--consent MODE[:LANG]]
+[--world [--speed X] [--stale ENGINE]]``
 
 Starts the fake engines, prints the YAML config snippet pointing topicstreams at them (stdout, flushed),
 then serves until SIGINT or SIGTERM.
+
+``--world`` serves a news world (:mod:`topicstreams.fakes.world`) instead of the static catalogue: every topic keeps
+publishing, each engine shows its own overlapping part, on a clock running ``--speed`` times as fast as the real one
+(default 1). ``--stale ENGINE`` makes an engine serve yesterday's articles (repeatable, or comma-separated). While
+it serves, ``POST /__fakes__/world`` on any engine's port with ``{"advance": seconds}`` and/or ``{"stale": ENGINE,
+"on": true|false}`` changes it; ``GET /__fakes__/world`` tells its state. The world's settings go to stderr; stdout
+is the config snippet alone, as without it.
 
 ``--consent MODE[:LANG]`` puts every engine's consent wall in front of its results (see
 :mod:`topicstreams.fakes.consent`): MODE is off, wall, redirect or broken; LANG is en (the default), ``local``
@@ -18,6 +26,7 @@ import threading
 
 from topicstreams import ENGINES
 from topicstreams.fakes.server import CONSENT_MODES, FakeEngines
+from topicstreams.fakes.world import NewsWorld
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,7 +41,30 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--consent", action="append", default=[], metavar="[ENGINE=]MODE[:LANG]",
                        help=f"consent walls in front of the results: MODE one of {', '.join(CONSENT_MODES)}; LANG en "
                             "(default), local (each engine's second language) or a language code; repeatable")
+    serve.add_argument("--world", action="store_true",
+                       help="serve an evolving news world (new articles every few minutes, each engine its own part) "
+                            "instead of the static catalogue")
+    serve.add_argument("--speed", type=float, default=None, metavar="X",
+                       help="with --world: world seconds per real second (default: 1)")
+    serve.add_argument("--stale", action="append", default=[], metavar="ENGINE",
+                       help="with --world: ENGINE serves yesterday's articles; repeatable or comma-separated")
     return parser
+
+
+def make_world(args: argparse.Namespace, engines: list[str]) -> NewsWorld | None:
+    """The news world of ``--world``, ``--speed`` and ``--stale`` (None without ``--world``; ValueError on a bad
+    value)."""
+    stale = [name.strip() for spec in args.stale for name in spec.split(",") if name.strip()]
+    if not args.world:
+        if args.speed is not None or stale:
+            raise ValueError("--speed and --stale need --world")
+        return None
+    world = NewsWorld(speed=1.0 if args.speed is None else args.speed)
+    for name in stale:
+        if name not in engines:
+            raise ValueError(f"--stale {name}: engine {name!r} is not served here (served: {', '.join(engines)})")
+        world.set_stale(name)
+    return world
 
 
 def apply_consent(fakes: FakeEngines, specs: list[str]) -> None:
@@ -60,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     if not engines:
         parser.error("--engines: no engine given")
     try:
-        fakes = FakeEngines(engines, host=args.host, ports=args.port_base, verbose=args.verbose)
+        world = make_world(args, engines)
+        fakes = FakeEngines(engines, host=args.host, ports=args.port_base, verbose=args.verbose, world=world)
         apply_consent(fakes, args.consent)
     except ValueError as exc:
         parser.error(str(exc))
@@ -79,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sys.stdout.write(fakes.config_snippet())
         sys.stdout.flush()
+        if world is not None:
+            print(f"news world: speed {world.speed:g}, a new article every ~{world.every:g} s per topic, "
+                  f"stale: {', '.join(world.stale_engines()) or 'none'}; POST /__fakes__/world to change it",
+                  file=sys.stderr, flush=True)
         print("fake engines serving; Ctrl-C to stop", file=sys.stderr, flush=True)
         while not stop.wait(0.5):
             pass

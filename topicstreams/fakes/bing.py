@@ -26,6 +26,10 @@ Every results page (full or fragment) also carries sidebar noise outside the car
 searches" links and a "Trending now" list of off-engine articles that are not in the topic's catalogue
 (:func:`sidebar_urls`). A correct parser stores neither.
 
+With a news world (``FakeEngines(..., world=…)``, see :mod:`topicstreams.fakes.world`) the cards come from the
+world's list of the topic on Bing at the request's world time instead of the catalogue's, paged (and repeated past
+the end) the same way.
+
 Consent walls in front of results (``fakes.consent("bing", …)``, English or French): the cookie notice alone, a
 ``div#bnp_container`` with the buttons ``#bnp_btn_reject`` / ``#bnp_btn_accept`` and no cards; see
 :mod:`topicstreams.fakes.consent`.
@@ -40,6 +44,7 @@ classifier rule covers both paths.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit
@@ -52,7 +57,6 @@ from topicstreams.fakes.catalogue import (
     all_articles,
     digest,
     number,
-    page_count,
     with_tracking,
 )
 from topicstreams.fakes.markup import esc, filler_css, token
@@ -205,17 +209,28 @@ def _tracking(seed: str, rank: int) -> list[tuple[str, str]]:
     return variants[number("variant", seed) % len(variants)]
 
 
-@lru_cache(maxsize=256)
-def layout(topic: str, page: int) -> Layout:
+def layout(topic: str, page: int, articles: Sequence[Article] | None = None) -> Layout:
     """The cards of ``topic``'s 0-based ``page``; past the last page, the last page's articles again.
 
     Tracking parameters, card ids and thumbnails are seeded by the page *asked for*, so a repeated last
-    page has other tracking parameters than the original (the same clean URLs).
+    page has other tracking parameters than the original (the same clean URLs). ``articles``: the topic's whole
+    list to lay out (a news world's, see :mod:`topicstreams.fakes.world`); None, the default: the catalogue's.
     """
-    if page < 0 or not topic.strip():
+    if articles is None:
+        return _catalogue_layout(topic, page)
+    return _layout(topic, page, tuple(articles))
+
+
+@lru_cache(maxsize=256)
+def _catalogue_layout(topic: str, page: int) -> Layout:
+    return _layout(topic, page, tuple(all_articles(topic)) if page >= 0 and topic.strip() else ())
+
+
+def _layout(topic: str, page: int, everything: tuple[Article, ...]) -> Layout:
+    if page < 0 or not topic.strip() or not everything:
         return Layout(topic, page, -1, ())
-    shown = min(page, page_count(topic) - 1)
-    articles = all_articles(topic)[shown * PER_PAGE : (shown + 1) * PER_PAGE]
+    shown = min(page, -(-len(everything) // PER_PAGE) - 1)
+    articles = everything[shown * PER_PAGE : (shown + 1) * PER_PAGE]
     cards = []
     for rank, article in enumerate(articles, start=1):
         seed = digest("bing-card", topic, page, rank, article.url)
@@ -228,16 +243,16 @@ def layout(topic: str, page: int) -> Layout:
     return Layout(topic, page, shown, tuple(cards))
 
 
-def expected_articles(topic: str, page: int) -> list[str]:
+def expected_articles(topic: str, page: int, articles: Sequence[Article] | None = None) -> list[str]:
     """The clean publisher URLs a correct parser + normalizer stores for ``topic``'s 0-based ``page``.
 
     Page 0 is the full page (``/news/search``), page N >= 1 the fragment of ``first=N*10+1``. In card order,
     each once. Past the last page this is **the last page's articles** (what the engine shows there: Bing
     repeats its last page), so a spider must stop on repetition, not on an empty page. ``[]`` for a negative
-    page or a blank topic.
+    page or a blank topic. ``articles``: the topic's whole list (a news world's); None: the catalogue's.
     """
     seen: dict[str, None] = {}
-    for card in layout(topic, page).cards:
+    for card in layout(topic, page, articles).cards:
         seen.setdefault(card.article.url, None)
     return list(seen)
 
@@ -454,9 +469,12 @@ def _sidebar_html(topic: str, page: int, lang: str, tag: str = "aside") -> str:
     )
 
 
-def render_full_page(topic: str, page: int, lang: str, now: float, kind: str = "results") -> tuple[str, str]:
-    """The HTML of a full results page and the kind served ("results" with nothing to show is "empty")."""
-    lay = layout(topic, page) if kind == "results" else None
+def render_full_page(topic: str, page: int, lang: str, now: float, kind: str = "results",
+                     articles: Sequence[Article] | None = None) -> tuple[str, str]:
+    """The HTML of a full results page and the kind served ("results" with nothing to show is "empty").
+
+    ``articles``: the topic's whole list (a news world's); None: the catalogue's."""
+    lay = layout(topic, page, articles) if kind == "results" else None
     if kind == "results" and (lay is None or not lay.cards):
         kind = "empty"
     labels = _LABELS[lang]
@@ -482,9 +500,10 @@ def render_full_page(topic: str, page: int, lang: str, now: float, kind: str = "
     return head + header + main + _FOOTER.format(invalid=INVALID_HOST), kind
 
 
-def render_fragment(topic: str, page: int, lang: str, kind: str = "results") -> tuple[str, str]:
-    """The HTML fragment of the paging endpoint and the kind served."""
-    lay = layout(topic, page) if kind == "results" else None
+def render_fragment(topic: str, page: int, lang: str, kind: str = "results",
+                    articles: Sequence[Article] | None = None) -> tuple[str, str]:
+    """The HTML fragment of the paging endpoint and the kind served (``articles`` as for :func:`render_full_page`)."""
+    lay = layout(topic, page, articles) if kind == "results" else None
     if kind == "results" and (lay is None or not lay.cards):
         kind = "empty"
     first = page * PER_PAGE + 1
@@ -630,10 +649,11 @@ class BingPages(EnginePages):
         lang = page_lang(ctx)
         headers = [("Content-Language", "nl-NL" if lang == "nl" else "en-US")]
         if kind in ("results", "empty", "blank"):
+            articles = ctx.articles_of(topic) if kind == "results" and topic.strip() else None
             if ctx.path == SCROLL_PATH:
-                body, served = render_fragment(topic, page, lang, kind)
+                body, served = render_fragment(topic, page, lang, kind, articles)
             else:
-                body, served = render_full_page(topic, page, lang, ctx.now, kind)
+                body, served = render_full_page(topic, page, lang, ctx.now, kind, articles)
             return Reply(200, body, headers=headers, served=served)
         if kind == "small":
             return Reply(200, _SMALL, served="small")

@@ -24,6 +24,9 @@ What the pages share with the real Brave News (what a Brave parser relies on, se
 * sidebar noise outside ``#results``: related searches (``/news?q=…`` links) and a "Top stories" list of
   bare off-engine ``<li><a>`` links (:func:`sidebar_urls`) a parser must not store.
 
+With a news world (``FakeEngines(..., world=…)``, see :mod:`topicstreams.fakes.world`) the results come from the
+world's list of the topic on Brave at the request's world time instead of the catalogue's, 20 a page as above.
+
 Page kinds of results requests: results, empty, blank, small, pow (the proof-of-work CAPTCHA: HTTP 200, a
 title mentioning "PoW Captcha", a ``challengeSet`` in its ``kit.start`` data, "Confirm you're a human
 being"), ratelimit (HTTP 429 "Too Many Requests"). Other paths: ``/`` (home) and ``/robots.txt``.
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -48,7 +52,6 @@ from topicstreams.fakes.catalogue import (
     SOURCES,
     Article,
     all_articles,
-    articles_from,
     digest,
     number,
     with_tracking,
@@ -157,11 +160,23 @@ def _breadcrumb(url: str) -> str:
     return "".join(f" › {s}" for s in segments).strip()
 
 
+def layout(topic: str, page: int, articles: Sequence[Article] | None = None) -> Layout:
+    """The layout of ``topic``'s 0-based ``page`` (``offset=page``).
+
+    ``articles``: the topic's whole list to lay out (a news world's, see :mod:`topicstreams.fakes.world`); None,
+    the default: the catalogue's."""
+    if articles is None:
+        return _catalogue_layout(topic, page)
+    return _layout(topic, page, tuple(articles))
+
+
 @lru_cache(maxsize=256)
-def layout(topic: str, page: int) -> Layout:
-    """The layout of ``topic``'s 0-based ``page`` (``offset=page``)."""
-    everything = all_articles(topic)
-    articles = articles_from(topic, page * PER_PAGE, PER_PAGE) if page >= 0 and topic.strip() else []
+def _catalogue_layout(topic: str, page: int) -> Layout:
+    return _layout(topic, page, tuple(all_articles(topic)))
+
+
+def _layout(topic: str, page: int, everything: tuple[Article, ...]) -> Layout:
+    articles = everything[page * PER_PAGE : (page + 1) * PER_PAGE] if page >= 0 and topic.strip() else ()
     results = []
     for rank, article in enumerate(articles, start=1):
         seed = digest("brave", topic, page, rank, article.url)
@@ -175,12 +190,13 @@ def layout(topic: str, page: int) -> Layout:
     return Layout(topic, page, len(everything), tuple(results))
 
 
-def expected_articles(topic: str, page: int) -> list[str]:
+def expected_articles(topic: str, page: int, articles: Sequence[Article] | None = None) -> list[str]:
     """The clean publisher URLs a correct parser + normalizer stores for ``topic``'s 0-based ``page``.
 
-    In page order, each once; ``[]`` past the last page: ``articles_from(topic, page * 20, 20)``.
+    In page order, each once; ``[]`` past the last page: ``articles_from(topic, page * 20, 20)`` (or
+    ``articles[page * 20 : page * 20 + 20]`` when given: a news world's list).
     """
-    return [result.article.url for result in layout(topic, page).results]
+    return [result.article.url for result in layout(topic, page, articles).results]
 
 
 def more_results_available(topic: str, page: int) -> bool:
@@ -200,10 +216,14 @@ _TRENDING = (
 )
 
 
-@lru_cache(maxsize=256)
 def _sidebar(topic: str, page: int) -> tuple[tuple[str, str], ...]:
-    if not layout(topic, page).results:
-        return ()
+    """The "Top stories" of the catalogue's page (none past its last page)."""
+    return _stories(topic, page) if layout(topic, page).results else ()
+
+
+@lru_cache(maxsize=256)
+def _stories(topic: str, page: int) -> tuple[tuple[str, str], ...]:
+    """The "Top stories" of a page with results: (url, headline) × 4."""
     out = []
     for i in range(4):
         source = SOURCES[number("side-src", topic, page, i) % len(SOURCES)]
@@ -476,11 +496,12 @@ def _pager_html(lay: Layout, tf: str | None) -> str:
 
 
 def _sidebar_html(topic: str, page: int) -> str:
+    """The sidebar of a page with results."""
     related = "".join(
         f'    <li><a href="{esc(search_path(q, 0, None))}" class="related-query">{esc(q)}</a></li>\n'
         for q in related_searches(topic)
     )
-    stories = "".join(f'    <li><a href="{esc(url)}">{esc(text)}</a></li>\n' for url, text in _sidebar(topic, page))
+    stories = "".join(f'    <li><a href="{esc(url)}">{esc(text)}</a></li>\n' for url, text in _stories(topic, page))
     return (
         f'<aside id="side-right" class="sidebar {S_SIDE}">\n'
         f'<section class="related-queries {S_SIDE}">\n  <div class="sidebar-label">People also search for</div>\n'
@@ -492,10 +513,13 @@ def _sidebar_html(topic: str, page: int) -> str:
 
 
 def render_news_page(
-    topic: str, page: int, now: float, kind: str = "results", tf: str | None = "pd"
+    topic: str, page: int, now: float, kind: str = "results", tf: str | None = "pd",
+    articles: Sequence[Article] | None = None,
 ) -> tuple[str, str]:
-    """The HTML of a news page and the kind actually served ("results" past the last page is "empty")."""
-    lay = layout(topic, page) if kind == "results" else None
+    """The HTML of a news page and the kind actually served ("results" past the last page is "empty").
+
+    ``articles``: the topic's whole list (a news world's); None: the catalogue's."""
+    lay = layout(topic, page, articles) if kind == "results" else None
     if kind == "results" and (lay is None or not lay.results):
         kind = "empty"
     nonce = token("nonce", topic, page, int(now), length=16)
@@ -696,7 +720,8 @@ class BravePages(EnginePages):
         topic = ctx.query.get("q", "")
         tf = ctx.query.get("tf") or None
         if kind in ("results", "empty", "blank"):
-            page, served = render_news_page(topic, _page_of(ctx), ctx.now, kind, tf)
+            articles = ctx.articles_of(topic) if kind == "results" and topic.strip() else None
+            page, served = render_news_page(topic, _page_of(ctx), ctx.now, kind, tf, articles)
             return Reply(200, page, served=served)
         if kind == "small":
             return Reply(200, _SMALL, served="small")

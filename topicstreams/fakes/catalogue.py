@@ -13,6 +13,10 @@ Article URLs are clean publisher URLs on ``.example`` hosts (reserved, never res
 ``https://www.<source-slug>.example/<yyyy>/<topic-slug>-<n>`` or, for the sources that use ids,
 ``https://www.<source-slug>.example/story?id=<digits>`` — there the ``id`` parameter is meaningful
 and a normalizer must keep it.
+
+This is the static world every engine serves by default. :mod:`topicstreams.fakes.world` is the evolving one
+(``FakeEngines(..., world=NewsWorld())``): the same :class:`Article` objects, sources and ``.example`` hosts, other
+URLs, a stream of new articles per topic and a part of it per engine.
 """
 
 from __future__ import annotations
@@ -92,7 +96,8 @@ class Article:
     age_seconds: int
     topic: str
     number: int
-    """1-based position in the topic's whole list (``n`` in path-style URLs)."""
+    """1-based position in the topic's whole list (``n`` in path-style URLs); in a news world
+    (:mod:`topicstreams.fakes.world`), the article's ``k`` in its topic's endless stream."""
     source_slug: str
 
     def published_at(self, now: float) -> int:

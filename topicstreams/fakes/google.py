@@ -25,6 +25,10 @@ with tracking parameters, and on every page:
 These five roles are five different articles, chosen per (topic, page) from a hash. The wrapped targets
 carry tracking parameters too. :func:`expected_articles` gives the clean URLs a correct scraper stores.
 
+With a news world (``FakeEngines(..., world=…)``, see :mod:`topicstreams.fakes.world`) the pages lay out the world's
+list of the topic on Google at the request's world time instead of the catalogue's, 10 a page as above; a page of
+fewer than six articles (a short last page) carries fewer roles (none on a page of one), at least one plain result.
+
 Page kinds of results requests: results, empty, sorry, captcha200, blank, small, consent, restyled.
 ``consent`` is a 302 to the consent wall on the results host (``/consent?continue=…``); the walls in front of
 results (``fakes.consent("google", …)``, on ``/ml`` of the consent host) are in :mod:`topicstreams.fakes.consent`.
@@ -43,6 +47,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -152,29 +157,46 @@ def _tracking(seed: str, rank: int) -> list[tuple[str, str]]:
     return variants[number("variant", seed) % len(variants)]
 
 
-def layout(topic: str, page: int) -> Layout:
-    """The layout of ``topic``'s 0-based ``page`` (``start = page * 10``)."""
-    return layout_at(topic, page * PER_PAGE)
+def layout(topic: str, page: int, articles: Sequence[Article] | None = None) -> Layout:
+    """The layout of ``topic``'s 0-based ``page`` (``start = page * 10``).
+
+    ``articles``: the topic's whole list to lay out (a news world's, see :mod:`topicstreams.fakes.world`); None,
+    the default: the catalogue's."""
+    return layout_at(topic, page * PER_PAGE, articles)
+
+
+def layout_at(topic: str, start: int, articles: Sequence[Article] | None = None) -> Layout:
+    """The layout of the results page of ``topic`` at offset ``start`` (of ``articles``, default the catalogue's)."""
+    if articles is None:
+        return _catalogue_layout_at(topic, start)
+    return _layout_at(topic, start, tuple(articles))
 
 
 @lru_cache(maxsize=256)
-def layout_at(topic: str, start: int) -> Layout:
-    """The layout of the results page of ``topic`` at offset ``start``."""
-    everything = all_articles(topic)
-    articles = everything[start : start + PER_PAGE] if start >= 0 else []
+def _catalogue_layout_at(topic: str, start: int) -> Layout:
+    return _layout_at(topic, start, tuple(all_articles(topic)))
+
+
+def _layout_at(topic: str, start: int, everything: tuple[Article, ...]) -> Layout:
+    articles = everything[start : start + PER_PAGE] if start >= 0 else ()
     if not articles:
         return Layout(topic, start, len(everything), ())
     order = sorted(range(len(articles)), key=lambda i: digest("role", topic, start, i))
-    role_of = {order[k]: role for k, role in enumerate(ROLES) if k < len(order)}
+    # every role on a page of 6 or more (every catalogue page); a shorter page (a news world's last one) keeps
+    # at least one plain result, so a page of one article has it in its HTML
+    roles = ROLES[: min(len(ROLES), len(articles) - 1)]
+    role_of = {order[k]: role for k, role in enumerate(roles)}
 
     # #rso order: the HTML results (catalogue order, the duplicate's second copy 3 places after the first),
     # then the JS result.
     placed: list[tuple[Article, str]] = [(a, role_of.get(i, "plain")) for i, a in enumerate(articles)
                                          if role_of.get(i) != "js"]
-    first = next(k for k, (_, role) in enumerate(placed) if role == "duplicate")
-    placed.insert(min(first + 4, len(placed)), (placed[first][0], "duplicate_again"))
-    js_index = next(i for i, role in role_of.items() if role == "js")
-    placed.append((articles[js_index], "js"))
+    first = next((k for k, (_, role) in enumerate(placed) if role == "duplicate"), None)
+    if first is not None:
+        placed.insert(min(first + 4, len(placed)), (placed[first][0], "duplicate_again"))
+    js_index = next((i for i, role in role_of.items() if role == "js"), None)
+    if js_index is not None:
+        placed.append((articles[js_index], "js"))
 
     slots = []
     for rank, (article, role) in enumerate(placed, start=1):
@@ -196,14 +218,14 @@ def layout_at(topic: str, start: int) -> Layout:
     return Layout(topic, start, len(everything), tuple(slots))
 
 
-def expected_articles(topic: str, page: int) -> list[str]:
+def expected_articles(topic: str, page: int, articles: Sequence[Article] | None = None) -> list[str]:
     """The clean publisher URLs a correct parser + normalizer stores for ``topic``'s 0-based ``page``.
 
     In ``#rso`` order (the JS result last), each once; ``[]`` past the last page. The same set as the
-    catalogue's ``articles_for(topic, page)``.
+    catalogue's ``articles_for(topic, page)`` (or as ``articles[page * 10 : page * 10 + 10]`` when given).
     """
     seen: dict[str, None] = {}
-    for slot in layout(topic, page).slots:
+    for slot in layout(topic, page, articles).slots:
         seen.setdefault(slot.article.url, None)
     return list(seen)
 
@@ -459,14 +481,16 @@ def _pager_html(lay: Layout) -> str:
     )
 
 
-def render_search_page(topic: str, start: int, now: float, kind: str = "results") -> tuple[str, str]:
+def render_search_page(topic: str, start: int, now: float, kind: str = "results",
+                       articles: Sequence[Article] | None = None) -> tuple[str, str]:
     """The HTML of a search page and the kind actually served (results or restyled past the last page: "empty").
 
     ``kind`` is "results", "restyled" (the results page in the :data:`RESTYLED` markup), "empty" or "blank".
+    ``articles``: the topic's whole list (a news world's); None: the catalogue's.
     """
     with_results = kind in ("results", "restyled")
     classes = RESTYLED if kind == "restyled" else NORMAL
-    lay = layout_at(topic, start) if with_results and topic.strip() else None
+    lay = layout_at(topic, start, articles) if with_results and topic.strip() else None
     if with_results and (lay is None or not lay.slots):
         kind = "empty"
     nonce = token("nonce", topic, start, int(now))
@@ -678,7 +702,8 @@ class GooglePages(EnginePages):
                 start = max(0, int(ctx.query.get("start") or 0))
             except ValueError:
                 start = 0
-            page, served = render_search_page(topic, start, ctx.now, kind)
+            articles = ctx.articles_of(topic) if kind in ("results", "restyled") and topic.strip() else None
+            page, served = render_search_page(topic, start, ctx.now, kind, articles)
             return Reply(200, page, served=served)
         if kind == "sorry":
             target = f"{ctx.base_url}/sorry/index?continue={quote(ctx.url, safe='')}&q={token('q', ctx.url, ctx.now)}"

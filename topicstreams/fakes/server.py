@@ -36,6 +36,13 @@ Consent walls: ``fakes.consent("google", "redirect", "de")`` (or ``POST /__fakes
 results request that lacks the engine's consent cookie; ``off`` (the default, and after :meth:`FakeEngines.reset`)
 serves pages as without it. See :mod:`topicstreams.fakes.consent` for the modes, paths, cookies and log fields.
 
+A news world: ``FakeEngines(engines, world=NewsWorld())`` (see :mod:`topicstreams.fakes.world`) gives every engine's
+results pages the world's articles instead of the catalogue's: ``RequestContext.articles`` hands a page renderer the
+topic's list on that engine at the request's world time (None without a world: the catalogue, byte for byte as
+before). ``POST /__fakes__/world`` with ``{"advance": seconds}`` and/or ``{"stale": "bing", "on": true}`` (on any
+engine's port) moves its clock or makes an engine stale; ``GET`` tells its :meth:`~NewsWorld.state`; both answer 404
+when the fakes have no world. :meth:`FakeEngines.reset` of an engine also makes it fresh again (not the clock).
+
 Extensions: ``FakeEngines(engines, extensions=[...])`` adds to every engine's server alike what is not the fake
 engines' own (see :class:`Extension`): more asset paths, asset replies that come first (and may wait), a
 change to every results reply. The package ships none: the render benchmark's page weight
@@ -53,9 +60,9 @@ import threading
 import time
 import zlib
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -63,6 +70,8 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 from topicstreams import ENGINES
+from topicstreams.fakes.catalogue import Article
+from topicstreams.fakes.world import NewsWorld
 
 STEP_KEYS = frozenset({"page", "status", "delay", "headers", "body"})
 CONTROL_PREFIX = "/__fakes__/"
@@ -97,6 +106,9 @@ class RequestContext:
     """The engine's consent mode when the request came (one of :data:`CONSENT_MODES`)."""
     consent_language: str = "en"
     """The language of the engine's consent walls when the request came."""
+    articles: Callable[[str], Sequence[Article]] | None = None
+    """With a news world: a topic's whole list of articles on this engine at the world's time of the call, newest
+    first (``NewsWorld.articles`` of the engine); None without one (the pages take the catalogue's)."""
 
     @property
     def url(self) -> str:
@@ -124,6 +136,10 @@ class RequestContext:
     def on_consent_host(self) -> bool:
         """Whether the request came to the consent host (``localhost``) rather than the results host."""
         return self.host == CONSENT_HOST and self.base_url != self.consent_base_url
+
+    def articles_of(self, topic: str) -> tuple[Article, ...] | None:
+        """``topic``'s whole list on this engine from the news world, newest first; None without a world."""
+        return None if self.articles is None else tuple(self.articles(topic))
 
     def cookies(self) -> dict[str, str]:
         """The request's cookies, name -> value (the first of a repeated name)."""
@@ -310,10 +326,12 @@ def route_key(query: str) -> str:
 class _Engine:
     """The state of one engine's server: its pages, steps, routes and log."""
 
-    def __init__(self, name: str, pages: EnginePages, extensions: tuple[Extension, ...] = ()) -> None:
+    def __init__(self, name: str, pages: EnginePages, extensions: tuple[Extension, ...] = (),
+                 world: NewsWorld | None = None) -> None:
         self.name = name
         self.pages = pages
         self.extensions = extensions
+        self.world = world
         self.asset_prefixes = ASSET_PREFIXES + tuple(p for e in extensions for p in e.asset_prefixes)
         self.lock = threading.Lock()
         self.queue: deque[dict[str, Any]] = deque()
@@ -347,6 +365,8 @@ class _Engine:
             self.routes.clear()
             self.log.clear()
             self.consent_mode, self.consent_language = "off", "en"
+        if self.world is not None:
+            self.world.set_stale(self.name, False)
 
     def set_consent(self, mode: Any, language: Any = "en") -> dict[str, str]:
         if mode not in CONSENT_MODES:
@@ -554,6 +574,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers={name.lower(): value for name, value in self.headers.items()},
             now=now,
             body=body,
+            articles=partial(engine.world.articles, engine.name) if engine.world is not None else None,
         )
         self._send(engine.dispatch(ctx), method)
 
@@ -581,6 +602,15 @@ class _Handler(BaseHTTPRequestHandler):
                 result = engine.set_consent(data.get("mode"), data.get("language", "en"))
             elif method in ("GET", "HEAD") and action == "consent":
                 result = engine.consent_state()
+            elif action == "world" and method in ("GET", "HEAD", "POST"):
+                if engine.world is None:
+                    return Reply(404, json.dumps({"error": "no news world here: these fakes serve the static "
+                                                           "catalogue (FakeEngines(..., world=NewsWorld()) or "
+                                                           "serve --world)"}), "application/json")
+                if method == "POST":
+                    result = engine.world.apply(data, self.server.served)
+                else:
+                    result = engine.world.state()
             else:
                 return Reply(404, json.dumps({"error": f"no control action {method} {action}"}), "application/json")
         except (ValueError, KeyError, TypeError) as exc:
@@ -608,9 +638,11 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], engine: _Engine, verbose: bool) -> None:
+    def __init__(self, address: tuple[str, int], engine: _Engine, verbose: bool,
+                 served: tuple[str, ...] = ()) -> None:
         self.engine = engine
         self.verbose = verbose
+        self.served = served or (engine.name,)  # the engines of its FakeEngines: those a world may make stale
         super().__init__(address, _Handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -629,6 +661,8 @@ class FakeEngines:
     ``ports``: None (free ports), an int ``N`` (google=N, bing=N+1, yahoo=N+2, brave=N+3, whichever are
     started) or a mapping engine -> port (engines missing from it get free ports). ``extensions``: the
     :class:`Extension` instances (or one) every engine's server runs, in order (none: the pages as written).
+    ``world``: a :class:`~topicstreams.fakes.world.NewsWorld` whose articles every engine's results pages show
+    (None, the default: the static catalogue); it is :attr:`world`.
     """
 
     def __init__(
@@ -638,6 +672,7 @@ class FakeEngines:
         ports: int | Mapping[str, int] | None = None,
         verbose: bool = False,
         extensions: Extension | Iterable[Extension] = (),
+        world: NewsWorld | None = None,
     ) -> None:
         names = [engines] if isinstance(engines, str) else list(engines)
         if not names:
@@ -649,7 +684,10 @@ class FakeEngines:
             if not isinstance(extension, Extension):
                 raise TypeError(f"extensions: Extension instances, not {extension!r}")
         self.extensions = added
-        self._engines = {name: _Engine(name, load_pages(name), added) for name in dict.fromkeys(names)}
+        if world is not None and not isinstance(world, NewsWorld):
+            raise TypeError(f"world: a NewsWorld or None, not {world!r}")
+        self.world = world  # the news world the engines' results pages show, or None (the static catalogue)
+        self._engines = {name: _Engine(name, load_pages(name), added, world) for name in dict.fromkeys(names)}
         if ports is None:
             self._ports = {name: 0 for name in self._engines}
         elif isinstance(ports, int):
@@ -667,7 +705,7 @@ class FakeEngines:
         created: list[_Server] = []
         try:
             for name, engine in self._engines.items():
-                server = _Server((self.host, self._ports[name]), engine, self.verbose)
+                server = _Server((self.host, self._ports[name]), engine, self.verbose, self.engines)
                 created.append(server)
                 engine.server = server
                 engine.base_url = f"http://{url_host}:{server.server_address[1]}"
@@ -779,6 +817,7 @@ class FakeEngines:
             self._engine(name).clear_log()
 
     def reset(self, engine: str | None = None) -> None:
-        """Forget scripted steps, routes and logs, and turn consent walls off (of one engine, or all)."""
+        """Forget scripted steps, routes and logs, and turn consent walls off (of one engine, or all); with a news
+        world, the engine is no longer stale (the world's clock goes on)."""
         for name in [engine] if engine else self._engines:
             self._engine(name).reset()

@@ -29,6 +29,9 @@ Every results page also has sidebar noise in ``div#right``: "Trending Now" searc
 ``/search?p=…``) and "Top stories", bare off-engine links to articles outside the catalogue
 (:func:`sidebar_urls`). :func:`expected_articles` gives the clean URLs a correct scraper stores.
 
+With a news world (``FakeEngines(..., world=…)``, see :mod:`topicstreams.fakes.world`) the items come from the
+world's list of the topic on Yahoo at the request's world time instead of the catalogue's, 10 a page as above.
+
 Page kinds of results requests: results, empty, blank, small, consent, guce.
 Other paths: ``/``, ``/robots.txt``, ``/v2/collectConsent`` (GET page, POST answer), ``/consent`` (same).
 """
@@ -38,6 +41,7 @@ from __future__ import annotations
 import base64
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
@@ -47,7 +51,6 @@ from topicstreams.fakes.catalogue import (
     PER_PAGE,
     Article,
     all_articles,
-    articles_for,
     digest,
     number,
     with_tracking,
@@ -196,22 +199,32 @@ def _with_path_params(url: str, ylt: str, ylu: str) -> str:
     return urlunsplit(parts._replace(path=f"{parts.path};_ylt={ylt};_ylu={ylu}"))
 
 
-def layout(topic: str, page: int) -> Layout:
-    """The layout of ``topic``'s 0-based ``page`` (``b = page * 10 + 1``)."""
-    return _layout(topic, max(0, page))
+def layout(topic: str, page: int, articles: Sequence[Article] | None = None) -> Layout:
+    """The layout of ``topic``'s 0-based ``page`` (``b = page * 10 + 1``).
+
+    ``articles``: the topic's whole list to lay out (a news world's, see :mod:`topicstreams.fakes.world`); None,
+    the default: the catalogue's."""
+    if articles is None:
+        return _catalogue_layout(topic, max(0, page))
+    return _layout(topic, max(0, page), tuple(articles))
 
 
 @lru_cache(maxsize=256)
-def _layout(topic: str, page: int) -> Layout:
-    total = len(all_articles(topic))
-    articles = articles_for(topic, page)
+def _catalogue_layout(topic: str, page: int) -> Layout:
+    return _layout(topic, page, tuple(all_articles(topic)))
+
+
+def _layout(topic: str, page: int, everything: tuple[Article, ...]) -> Layout:
+    total = len(everything)
+    articles = everything[page * PER_PAGE : (page + 1) * PER_PAGE]
     if not articles:
         return Layout(topic, page, total, ())
     order = sorted(range(len(articles)), key=lambda i: digest("yahoo-role", topic, page, i))
     direct_count = 1 + number("yahoo-direct", topic, page) % 2
     direct = set(order[:direct_count])
-    bare = {order[direct_count]} | ({order[direct_count + 1]} if number("yahoo-bare", topic, page) % 3 == 0
-                                    and len(order) > direct_count + 1 else set())
+    bare = set(order[direct_count : direct_count + 1])  # none when a short page (a news world's) is all direct
+    if number("yahoo-bare", topic, page) % 3 == 0 and len(order) > direct_count + 1:
+        bare.add(order[direct_count + 1])
     slots = []
     for i, article in enumerate(articles):
         rank = i + 1
@@ -230,12 +243,13 @@ def _layout(topic: str, page: int) -> Layout:
     return Layout(topic, page, total, tuple(slots))
 
 
-def expected_articles(topic: str, page: int) -> list[str]:
+def expected_articles(topic: str, page: int, articles: Sequence[Article] | None = None) -> list[str]:
     """The clean publisher URLs a correct parser + normalizer stores for ``topic``'s 0-based ``page``.
 
-    In page order, each once; ``[]`` past the last page. The catalogue's ``articles_for(topic, page)``.
+    In page order, each once; ``[]`` past the last page. The catalogue's ``articles_for(topic, page)`` (or
+    ``articles[page * 10 : page * 10 + 10]`` when given: a news world's list).
     """
-    return [slot.article.url for slot in layout(topic, page).slots]
+    return [slot.article.url for slot in layout(topic, page, articles).slots]
 
 
 # -- sidebar noise --------------------------------------------------------------------------------------
@@ -468,9 +482,11 @@ def _right_html(topic: str, page: int, with_top: bool) -> str:
 
 
 def render_search_page(topic: str, page: int, now: float, kind: str = "results",
-                       btf: str | None = "d") -> tuple[str, str]:
-    """The HTML of a search page and the kind actually served ("results" past the last page is "empty")."""
-    lay = layout(topic, page) if kind == "results" and topic.strip() else None
+                       btf: str | None = "d", articles: Sequence[Article] | None = None) -> tuple[str, str]:
+    """The HTML of a search page and the kind actually served ("results" past the last page is "empty").
+
+    ``articles``: the topic's whole list (a news world's); None: the catalogue's."""
+    lay = layout(topic, page, articles) if kind == "results" and topic.strip() else None
     if kind == "results" and (lay is None or not lay.slots):
         kind = "empty"
     head = _HEAD.format(
@@ -662,7 +678,8 @@ class YahooPages(EnginePages):
         if kind in ("results", "empty", "blank"):
             page = page_of(ctx.query.get("b") or 1)
             btf = ctx.query.get("btf") or None
-            body, served = render_search_page(topic, page, ctx.now, kind, btf)
+            articles = ctx.articles_of(topic) if kind == "results" and topic.strip() else None
+            body, served = render_search_page(topic, page, ctx.now, kind, btf, articles)
             return Reply(200, body, served=served)
         if kind == "small":
             return Reply(200, _SMALL, served="small")
