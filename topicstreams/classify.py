@@ -172,19 +172,33 @@ def parse_error(exception: BaseException) -> Verdict:
     return Verdict(ResponseClass.ERROR, f"{PARSE_ERROR}{type(exception).__name__}: {exception}")
 
 
+CONNECTION_LEVEL = ("ConnectionRefusedError", "DNSLookupError", "NoRouteError", "ERR_CONNECTION_REFUSED",
+                    "ERR_NAME_NOT_RESOLVED", "ERR_NAME_RESOLUTION_FAILED", "ERR_ADDRESS_UNREACHABLE",
+                    "ERR_INTERNET_DISCONNECTED", "ERR_NETWORK_CHANGED", "ERR_PROXY_CONNECTION_FAILED")
+"""The failures that say the way out of this node is broken (no name resolution, nothing listening, no route) rather
+than what an engine answered: when every engine of a node gets them at once, it is the node's network
+(:mod:`topicstreams.alerts.network`). They are hard blocks, as the engine cannot be reached."""
+
+
+def is_connection_level(reason: str) -> bool:
+    """Whether a verdict's reason is a connection-level failure (:data:`CONNECTION_LEVEL`)."""
+    return reason in CONNECTION_LEVEL
+
+
 def classify_failure(exception: BaseException) -> Verdict:
-    """Classify a request that got no response: resets, refusals and timeouts are hard blocks."""
+    """Classify a request that got no response: resets, refusals, timeouts and the connection-level failures
+    (:data:`CONNECTION_LEVEL`: no name resolution, no route) are hard blocks."""
     from twisted.internet import error as net_error
 
     name = type(exception).__name__
     text = str(exception)
     hard = (net_error.ConnectionRefusedError, net_error.ConnectionLost, net_error.TimeoutError,
-            net_error.TCPTimedOutError, net_error.ConnectionDone)
+            net_error.TCPTimedOutError, net_error.ConnectionDone, net_error.DNSLookupError, net_error.NoRouteError)
     if isinstance(exception, (*hard, ConnectionError, TimeoutError)):
         return Verdict(ResponseClass.HARD_BLOCK, name)
     # Chromium reports network failures of a navigation as Playwright errors carrying net::ERR_* codes.
     for code in ("ERR_CONNECTION_RESET", "ERR_CONNECTION_REFUSED", "ERR_CONNECTION_CLOSED",
-                 "ERR_TIMED_OUT", "ERR_CONNECTION_TIMED_OUT", "Timeout"):
+                 "ERR_TIMED_OUT", "ERR_CONNECTION_TIMED_OUT", *CONNECTION_LEVEL[3:], "Timeout"):
         if code in text:
             return Verdict(ResponseClass.HARD_BLOCK, code)
     first_line = text.strip().splitlines()[0] if text.strip() else ""

@@ -51,6 +51,105 @@ FRESHNESS = ("hour", "day", "week", "month", "any")
 SECRET_TOKENS = ("admin_token", "metrics_token")
 """The ``web.*`` keys that hold secrets (masked by ``config show``)."""
 
+DIGEST_KEYS = ("name", "topics", "engines", "query", "every", "at", "urls", "max_items")
+DIGEST_EVERY = ("as_it_happens", "hour", "day", "week")
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+DIGEST_DEFAULT_AT = {"day": "08:00", "week": "mon 08:00"}
+"""When a daily or weekly digest without ``at`` is sent (UTC)."""
+DIGEST_MAX_ITEMS = 50
+
+
+def apprise_url(key: str, value: Any) -> str:
+    """One Apprise URL (``mailto://…``, ``json://…``, ``slack://…``): one Apprise knows; the error shows it masked."""
+    from topicstreams.alerts.urls import is_valid, masked
+
+    expected = "an Apprise URL such as mailto://user:password@smtp.example.org or json://host/path"
+    if not isinstance(value, str):
+        raise ConfigError(key, value, expected)
+    if not is_valid(value):
+        raise ConfigError(key, masked(value), expected)
+    return value.strip()
+
+
+def event_list(key: str, value: Any) -> list[str]:
+    from topicstreams.alerts.events import EVENTS
+
+    events = list_of(one_of(*EVENTS), "a list of events")(key, value)
+    for index, event in enumerate(events):
+        if event in events[:index]:
+            raise ConfigError(f"{key}[{index}]", event, "an event not already listed")
+    return events
+
+
+_HH_MM = r"([01]\d|2[0-3]):[0-5]\d"
+
+
+def digest_at(key: str, every: str, value: Any) -> str | None:
+    """A digest's ``at``: ``"HH:MM"`` (UTC) for ``day``, ``"mon HH:MM"`` … ``"sun HH:MM"`` for ``week``, nothing for
+    the others."""
+    if every not in DIGEST_DEFAULT_AT:
+        if value not in (None, ""):
+            raise ConfigError(key, value, f"no value: only a day or week digest has a time (every: {every})")
+        return None
+    if value in (None, ""):
+        return DIGEST_DEFAULT_AT[every]
+    if every == "day":
+        if not isinstance(value, str) or not re.fullmatch(_HH_MM, value.strip()):
+            raise ConfigError(key, value, '"HH:MM" in UTC, such as "07:30"')
+        return value.strip()
+    pattern = "(" + "|".join(WEEKDAYS) + r")\s+" + _HH_MM
+    if not isinstance(value, str) or not re.fullmatch(pattern, value.strip().lower()):
+        raise ConfigError(key, value, '"DAY HH:MM" in UTC with DAY one of ' + ", ".join(WEEKDAYS)
+                          + ', such as "mon 07:30"')
+    day, time_of_day = value.strip().lower().split()
+    return f"{day} {time_of_day}"
+
+
+def digest(key: str, value: Any) -> dict:
+    """One ``alerting.digests`` entry, with its defaults filled in."""
+    shape = ("{name, every: " + " | ".join(DIGEST_EVERY) + ", at, topics, engines, query, urls, max_items}")
+    if not isinstance(value, dict):
+        raise ConfigError(key, value, shape)
+    unknown = set(value) - set(DIGEST_KEYS)
+    if unknown:
+        name = sorted(unknown, key=str)[0]
+        raise ConfigError(f"{key}.{name}", value[name], "no such key (known: " + ", ".join(DIGEST_KEYS) + ")")
+    name = value.get("name")
+    if not isinstance(name, str) or not name.strip() or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise ConfigError(f"{key}.name", name, "a non-empty name without control characters")
+    every = value.get("every")
+    if every not in DIGEST_EVERY:
+        raise ConfigError(f"{key}.every", every, "one of " + ", ".join(DIGEST_EVERY))
+    query = value.get("query") or ""
+    if not isinstance(query, str):
+        raise ConfigError(f"{key}.query", query, "search words, or empty for every event")
+    max_items = value.get("max_items", DIGEST_MAX_ITEMS)
+    max_items = DIGEST_MAX_ITEMS if max_items is None else max_items
+    number("an integer from 1 to 1000", low=1, high=1000, integer=True)(f"{key}.max_items", max_items)
+    return {
+        "name": name.strip(),
+        "topics": list_of(topic_name, "a list of topic names ([] for every topic)")(
+            f"{key}.topics", value.get("topics") or []),
+        "engines": list_of(engine_name, "a list of engine names ([] for every engine)")(
+            f"{key}.engines", value.get("engines") or []),
+        "query": query.strip(),
+        "every": every,
+        "at": digest_at(f"{key}.at", every, value.get("at")),
+        "urls": list_of(apprise_url, "a list of Apprise URLs ([] for alerting.urls)")(
+            f"{key}.urls", value.get("urls") or []),
+        "max_items": max_items,
+    }
+
+
+def digest_list(key: str, value: Any) -> list[dict]:
+    digests = list_of(digest, "a list of digests")(key, value)
+    seen: set[str] = set()
+    for index, each in enumerate(digests):
+        if each["name"] in seen:
+            raise ConfigError(f"{key}[{index}].name", each["name"], "a name no other digest has")
+        seen.add(each["name"])
+    return digests
+
 
 class ConfigError(ValueError):
     """A configuration value is wrong: ``KEY: got VALUE, expected WHAT``."""
@@ -357,8 +456,17 @@ SCHEMA: dict = {
         "degrade_factor": number("a number >= 1", low=1),
         "weights": health_weights,
         "history_days": number("days > 0", low=0, low_open=True),
+        "coverage_drop": number("a number above 0, at most 1", low=0, low_open=True, high=1),
     },
-    "alerting": {"webhook_url": webhook_url},
+    "alerting": {
+        "webhook_url": webhook_url,
+        "urls": list_of(apprise_url, "a list of Apprise URLs"),
+        "events": event_list,
+        "repeat": SECONDS,
+        "silence_factor": number("a number >= 1", low=1),
+        "silence_min_events": number("an integer >= 2", low=2, integer=True),
+        "digests": digest_list,
+    },
     "canaries": {
         "interval": SECONDS_POSITIVE,
         "queries": Each(canary_list),
@@ -467,6 +575,11 @@ def validate(data: Mapping, *, url_limit: int | None = None) -> dict:
     if cooldown["max"] < cooldown["initial"]:
         raise ConfigError("scraper.cooldown.max", cooldown["max"],
                           f"seconds >= scraper.cooldown.initial ({cooldown['initial']})")
+    alerting = checked["alerting"]
+    for index, each in enumerate(alerting["digests"]):
+        if not each["urls"] and not alerting["urls"]:
+            raise ConfigError(f"alerting.digests[{index}].urls", [],
+                              "at least one Apprise URL, here or in alerting.urls")
     sla = checked["web"]["sla"]
     for kind, unit in (("latency", "_ms"), ("errors", "")):
         good, critical = sla[f"{kind}_good{unit}"], sla[f"{kind}_critical{unit}"]
@@ -570,6 +683,12 @@ class Config:
         data["database"]["url"] = mask_url(data["database"]["url"])
         if data["alerting"]["webhook_url"]:
             data["alerting"]["webhook_url"] = mask_webhook(data["alerting"]["webhook_url"])
+        if data["alerting"]["urls"] or data["alerting"]["digests"]:
+            from topicstreams.alerts.urls import masked
+
+            data["alerting"]["urls"] = [masked(url) for url in data["alerting"]["urls"]]
+            for each in data["alerting"]["digests"]:
+                each["urls"] = [masked(url) for url in each["urls"]]
         for name in SECRET_TOKENS:
             if data["web"][name]:
                 data["web"][name] = "***"
@@ -580,6 +699,12 @@ class Config:
         URL, proxy and database passwords (for :mod:`topicstreams.log_masking`)."""
         found = [self.data["web"][name] for name in SECRET_TOKENS]
         found.append(self.data["alerting"]["webhook_url"])
+        urls = [*self.data["alerting"]["urls"], *(url for each in self.data["alerting"]["digests"]
+                                                   for url in each["urls"])]
+        if urls:
+            from topicstreams.alerts.urls import secret_parts
+
+            found.extend(part for url in urls for part in secret_parts(url))
         for url in [*self.data["anti_detection"]["proxy"]["proxies"], self.data["database"]["url"]]:
             try:
                 found.append(urlsplit(url).password or "")

@@ -10,6 +10,7 @@ from topicstreams.classify import (
     RunningMedian,
     Verdict,
     classify_failure,
+    is_connection_level,
     classify_response,
     size_verdict,
 )
@@ -67,11 +68,26 @@ def test_verdicts_say_why_and_which_bench():
     (net_error.TimeoutError(), ResponseClass.HARD_BLOCK),
     (Exception("Page.goto: net::ERR_CONNECTION_RESET at https://x"), ResponseClass.HARD_BLOCK),
     (Exception("Page.goto: Timeout 30000ms exceeded."), ResponseClass.HARD_BLOCK),
-    (Exception("Page.goto: net::ERR_NAME_NOT_RESOLVED at https://x"), ResponseClass.ERROR),
+    (Exception("Page.goto: net::ERR_NAME_NOT_RESOLVED at https://x"), ResponseClass.HARD_BLOCK),
+    (net_error.DNSLookupError(), ResponseClass.HARD_BLOCK),
     (ValueError("something else"), ResponseClass.ERROR),
 ])
 def test_failures_without_a_response(exception, expected):
     assert classify_failure(exception).cls is expected
+
+
+@pytest.mark.parametrize(("exception", "connection_level"), [
+    (net_error.ConnectionRefusedError(), True),
+    (net_error.DNSLookupError(), True),
+    (Exception("Page.goto: net::ERR_NAME_NOT_RESOLVED at https://x"), True),
+    (Exception("Page.goto: net::ERR_CONNECTION_REFUSED at https://x"), True),
+    (Exception("Page.goto: net::ERR_ADDRESS_UNREACHABLE at https://x"), True),
+    (Exception("Page.goto: net::ERR_CONNECTION_RESET at https://x"), False),  # the engine hung up: its answer
+    (Exception("Page.goto: Timeout 30000ms exceeded."), False),
+    (ValueError("something else"), False),
+])
+def test_connection_level_failures_say_the_way_out_is_broken(exception, connection_level):
+    assert is_connection_level(classify_failure(exception).reason) is connection_level
 
 
 # -- every engine has its markers ------------------------------------------------------------------------

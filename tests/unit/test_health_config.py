@@ -35,7 +35,8 @@ def test_defaults(tmp_path):
     config = load(tmp_path)
     assert config.get("health") == {
         "window": 600, "min_requests": 50, "baseline_days": 14, "smoothing": 0.3, "degrade_factor": 2,
-        "weights": {"hard_block": 35, "challenge": 25, "soft_block": 25, "latency": 15}, "history_days": 730}
+        "weights": {"hard_block": 35, "challenge": 25, "soft_block": 25, "latency": 15}, "history_days": 730,
+        "coverage_drop": 0.2}
     assert config.get("alerting.webhook_url") == ""
     assert config.get("health.weights") == dict(DEFAULT_WEIGHTS)
     assert validate(load_defaults())["health"] == config.get("health")

@@ -228,27 +228,85 @@ class EngineStatus(Base):
     """Attempts, bytes and browser seconds per valid record: the window's, the baseline's, their ratio."""
     last_canary: Mapped[dict | None] = mapped_column(JSON)
     """The engine's latest canary check: ``{"query", "at", "matched", "results", "problem"}`` (migration 0006)."""
+    coverage: Mapped[dict | None] = mapped_column(JSON)
+    """The coverage signal: ``{"window", "baseline", "drop"}`` (migration 0007)."""
+    connection_failures_since: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    """When the engine's current run of connection-level failures began (None: its last answer was a response)."""
 
 
 class Alert(Base):
-    """A call for a person: an engine paused by a critical score. ``delivery`` says how the webhook went."""
+    """A call for a person: an engine's transition (paused, resumed, recovered, degraded, …), a node's saturation or
+    network, a topic's silence, a digest, a test message. ``engine``, ``node`` and ``band`` are empty where the event
+    has none; ``details`` holds its facts; ``delivery`` sums up how its deliveries went (each attempt is a row of
+    ``alert_deliveries``)."""
 
     __tablename__ = "alerts"
     __table_args__ = (
         Index("ix_alerts_engine_node_created_at", "engine", "node", "created_at"),
+        Index("ix_alerts_created_at_id", "created_at", "id"),
         {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    engine: Mapped[str] = mapped_column(String(32))
-    node: Mapped[str] = mapped_column(String)
+    engine: Mapped[str | None] = mapped_column(String(32))
+    node: Mapped[str | None] = mapped_column(String)
     score: Mapped[int | None] = mapped_column(Integer)
-    band: Mapped[str] = mapped_column(String(16))
+    band: Mapped[str | None] = mapped_column(String(16))
     reasons: Mapped[list] = mapped_column(JSON, server_default=text("'[]'"))
     message: Mapped[str] = mapped_column(String)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), server_default=func.now())
     delivery: Mapped[str | None] = mapped_column(String)
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    event: Mapped[str] = mapped_column(String(32), server_default=text("'paused'"))
+    """What happened (migration 0007): one of :data:`topicstreams.alerts.events.EVENTS`, ``digest`` or ``test``."""
+    topic: Mapped[str | None] = mapped_column(String)
+    details: Mapped[dict | None] = mapped_column(JSON)
+
+
+class AlertDelivery(Base):
+    """One attempt to deliver an alert to one target: its URL masked, when, whether it went through, what came back."""
+
+    __tablename__ = "alert_deliveries"
+    __table_args__ = (
+        Index("ix_alert_deliveries_alert_id", "alert_id", "id"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True,
+                                    autoincrement=True)
+    alert_id: Mapped[int] = mapped_column(Integer, ForeignKey("alerts.id", ondelete="CASCADE"))
+    target: Mapped[str] = mapped_column(String)
+    attempt: Mapped[int] = mapped_column(Integer)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    ok: Mapped[bool] = mapped_column(Boolean)
+    detail: Mapped[str | None] = mapped_column(String)
+
+
+class AlertState(Base):
+    """The state an alert stands for, by key (``silence:<topic>``, ``network:<node>``): changed by a compare-and-set,
+    so that of many processes watching the same thing one sends the alert of a transition."""
+
+    __tablename__ = "alert_states"
+
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    state: Mapped[str] = mapped_column(String(32))
+    since: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    details: Mapped[dict | None] = mapped_column(JSON)
+
+
+class DigestState(Base):
+    """A digest's progress: the end of the period last sent, and the claim of the process sending the next one."""
+
+    __tablename__ = "digest_states"
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    sent_until: Mapped[datetime] = mapped_column(UTCDateTime())
+    """Feed events up to this moment are covered by a digest sent (or an empty period passed)."""
+    claimed_by: Mapped[str | None] = mapped_column(String)
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    """A claim expires then: a process that died mid-send leaves the period to another (sent at most twice)."""
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class HealthWindow(Base):
@@ -290,6 +348,10 @@ class HealthWindow(Base):
     score: Mapped[int | None] = mapped_column(Integer)
     """The smoothed score in force when the window was stored (migration 0006; the daily history's mean and
     minimum)."""
+    coverage_expected: Mapped[int | None] = mapped_column(Integer)
+    """Articles the other engines found for the topics the engine scraped in the window (migration 0007)."""
+    coverage_found: Mapped[int | None] = mapped_column(Integer)
+    """Of those, the ones the engine found too."""
 
 
 BIG_ID = BigInteger().with_variant(Integer(), "sqlite")
@@ -380,6 +442,9 @@ topic_news_engines_table = TopicNewsEngine.__table__
 scraper_cycles_table = ScraperCycle.__table__
 engine_status_table = EngineStatus.__table__
 alerts_table = Alert.__table__
+alert_deliveries_table = AlertDelivery.__table__
+alert_states_table = AlertState.__table__
+digest_states_table = DigestState.__table__
 health_windows_table = HealthWindow.__table__
 scraper_logs_table = ScraperLog.__table__
 health_daily_table = HealthDaily.__table__
@@ -387,11 +452,14 @@ engine_totals_table = EngineTotal.__table__
 
 TABLE_NAMES: tuple[str, ...] = ("topics", "news", "topic_news", "topic_news_engines", "scraper_cycles",
                                  "engine_status", "alerts", "health_windows", "scraper_logs", "health_daily",
-                                 "engine_totals")
+                                 "engine_totals", "alert_deliveries", "alert_states", "digest_states")
 
 __all__ = [
     "TABLE_NAMES",
     "Alert",
+    "AlertDelivery",
+    "AlertState",
+    "DigestState",
     "Base",
     "EngineStatus",
     "EngineTotal",
@@ -404,7 +472,10 @@ __all__ = [
     "TopicNews",
     "TopicNewsEngine",
     "UTCDateTime",
+    "alert_deliveries_table",
+    "alert_states_table",
     "alerts_table",
+    "digest_states_table",
     "engine_status_table",
     "engine_totals_table",
     "health_daily_table",
