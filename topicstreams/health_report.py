@@ -13,11 +13,18 @@ plugins read: 2 when an engine is critical or paused, 1 when one is degraded, el
 
 What is not known reads ``-`` in the table and ``null`` in JSON. The state is the one at ``now``: a cooldown
 that has ended reads ``running``. The reasons put hostility first (the score's reasons), then ``canary
-mismatch``, then the parser's. A row that no running crawl has written lately is *stale*
-(:data:`~topicstreams.storage.engine_status.STALE_AFTER`): its state is the last one known, for a process that
-ended or a node that is gone; the table says so in a line under it, the JSON in ``stale``. Each node's exit-IP
-saturation (:class:`~topicstreams.health.saturation.Saturation`) follows the table as one line, and is the JSON's
-``saturation``.
+mismatch``, then ``coverage`` (:data:`~topicstreams.health.coverage.COVERAGE`, when the status row's coverage says
+``low``), then the parser's; neither ``canary mismatch`` nor ``coverage`` changes the score or the band. A row that
+no running crawl has written lately is *stale* (:data:`~topicstreams.storage.engine_status.STALE_AFTER`): its
+state is the last one known, for a process that ended or a node that is gone; the table says so in a line under
+it, the JSON in ``stale``. Each node's exit-IP saturation (:class:`~topicstreams.health.saturation.Saturation`)
+follows the table as one line, and is the JSON's ``saturation``.
+
+Coverage (:mod:`topicstreams.health.coverage`: of what the other engines found for the topics the engine scraped,
+the share it found too, against its own baseline) is the table's last column, ``window/baseline`` to two places
+(``0.42/0.78``; ``-`` for a share not known, ``-`` alone when neither is), and each JSON engine object's
+``"coverage": {"window", "baseline", "drop"}`` — always that object, its members ``null`` where not known (a row
+not judged yet, or no row at all), so that a script reads ``engine["coverage"]["drop"]`` without a check first.
 
 Nothing here needs Scrapy: a database handle (:func:`topicstreams.storage.database_for`), a node id, the enabled
 engines and the saturation policy are all it takes.
@@ -37,6 +44,7 @@ from topicstreams import ENGINES
 from topicstreams.canaries import CANARY_MISMATCH
 from topicstreams.config import floor_for
 from topicstreams.engine_state import COOLING, PAUSED
+from topicstreams.health.coverage import COVERAGE
 from topicstreams.health.routes import RouteVerdict, judge_routes
 from topicstreams.health.saturation import (
     Saturation,
@@ -50,7 +58,8 @@ from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
 NO_VALUE = "-"
 """What the table prints for a value that is not known."""
 
-COLUMNS = ("engine", "score", "band", "state", "parser score", "p50 ms", "p95 ms", "cooling until", "reasons")
+COLUMNS = ("engine", "score", "band", "state", "parser score", "p50 ms", "p95 ms", "cooling until", "reasons",
+           "coverage")
 """The table's columns; ``--all-nodes`` puts a ``node`` column first."""
 
 NODE_COLUMN = "node"
@@ -59,6 +68,25 @@ NO_ENGINES = "no engines: none is enabled and the database has no engine status"
 """What the table reads when there is no engine to report."""
 
 EXIT_OK, EXIT_DEGRADED, EXIT_CRITICAL = 0, 1, 2
+
+COVERAGE_KEYS = ("window", "baseline", "drop")
+"""The members of each engine's ``coverage`` in the JSON report."""
+
+
+def coverage_value(value: Any) -> float | None:
+    """A share of the status row's coverage as reported: a finite number, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def coverage_text(report: EngineReport) -> str:
+    """The table's coverage cell: ``window/baseline`` to two places (``0.42/0.78``, ``-/0.78``), ``-`` when neither
+    is known."""
+    shares = report.coverage_json()
+    if shares["window"] is None and shares["baseline"] is None:
+        return NO_VALUE
+    return "/".join(NO_VALUE if shares[key] is None else f"{shares[key]:.2f}" for key in ("window", "baseline"))
 
 
 @dataclass(frozen=True)
@@ -91,6 +119,19 @@ class EngineReport:
     """The current window's counts (requests, each class, …), as the status row keeps them."""
     last_canary: dict[str, Any] | None = None
     """The latest canary check: ``{"query", "at", "matched", "results", "problem"}``."""
+    coverage: dict[str, Any] | None = None
+    """The coverage signal as the status row keeps it: ``{"window", "baseline", "drop", "low"}`` (None: not judged
+    yet)."""
+
+    @property
+    def coverage_low(self) -> bool:
+        """Whether the status row says the reason ``coverage`` holds."""
+        return isinstance(self.coverage, Mapping) and self.coverage.get("low") is True
+
+    def coverage_json(self) -> dict[str, float | None]:
+        """``{"window", "baseline", "drop"}``, each None where not known (:func:`coverage_value`)."""
+        coverage = self.coverage if isinstance(self.coverage, Mapping) else {}
+        return {key: coverage_value(coverage.get(key)) for key in COVERAGE_KEYS}
 
     @classmethod
     def of(cls, node: str, engine: str, status: EngineStatusRow | None, now: datetime) -> EngineReport:
@@ -98,8 +139,10 @@ class EngineReport:
         if status is None:
             return cls(node=node, engine=engine)
         state = status.state_at(now)
+        coverage = status.coverage if isinstance(status.coverage, Mapping) else None
+        low = coverage is not None and coverage.get("low") is True
         reasons = [*(status.reasons or ()), *([CANARY_MISMATCH] if status.canary_mismatches else ()),
-                   *(status.parser_reasons or ())]
+                   *([COVERAGE] if low else ()), *(status.parser_reasons or ())]
         return cls(node=node, engine=engine, score=status.score, band=status.band or UNKNOWN, state=state,
                    p50_ms=status.p50_ms, p95_ms=status.p95_ms,
                    cooling_until=status.cooling_until if state == COOLING else None,
@@ -107,7 +150,7 @@ class EngineReport:
                    cost=status.cost, stale=status.stale_at(now),
                    paused_at=status.paused_at if state == PAUSED else None,
                    hostility=tuple(status.reasons or ()), parser_reasons=tuple(status.parser_reasons or ()),
-                   window_counts=status.window_counts, last_canary=status.last_canary)
+                   window_counts=status.window_counts, last_canary=status.last_canary, coverage=coverage)
 
 
 def engine_order(names: Iterable[str]) -> list[str]:
@@ -153,6 +196,7 @@ def _cells(report: EngineReport) -> list[str]:
         _ms(report.p95_ms),
         utc_text(report.cooling_until) or NO_VALUE,
         ", ".join(report.reasons) or NO_VALUE,
+        coverage_text(report),
     ]
 
 
@@ -194,6 +238,7 @@ def engine_json(report: EngineReport) -> dict[str, Any]:
         "cooling_until": utc_text(report.cooling_until),
         "reasons": list(report.reasons),
         "cost": report.cost,
+        "coverage": report.coverage_json(),
         "updated_at": utc_text(report.updated_at),
         "stale": report.stale,
     }

@@ -37,7 +37,8 @@ from topicstreams.storage.engine_status import (
 
 NOW = datetime(2026, 11, 29, 21, 0, 0, tzinfo=UTC)
 ENGINE_KEYS = ["engine", "score", "band", "state", "parser_score", "p50_ms", "p95_ms", "cooling_until", "reasons",
-               "cost", "updated_at", "stale"]
+               "cost", "coverage", "updated_at", "stale"]
+NO_COVERAGE = {"window": None, "baseline": None, "drop": None}
 
 
 def status(engine: str, node: str = "n1", **values) -> EngineStatusRow:
@@ -80,11 +81,11 @@ def test_table_columns_placeholders_and_rounding():
     lines = format_table(report_rows(statuses, "n1", [], NOW) + [EngineReport("n1", "brave")]).splitlines()
     assert cells(lines[0]) == list(COLUMNS)
     assert lines[0].index("score") == len("engine") + 2  # two spaces between columns
-    assert cells(lines[1]) == ["google", "91", "ok", "running", "-", "121", "480", "-", "-"]
-    assert cells(lines[2]) == ["bing", "42", "critical", "paused", "-", "-", "-", "-", "hard_block, challenge"]
-    assert cells(lines[3]) == ["brave", "-", "unknown", "-", "-", "-", "-", "-", "-"]
+    assert cells(lines[1]) == ["google", "91", "ok", "running", "-", "121", "480", "-", "-", "-"]
+    assert cells(lines[2]) == ["bing", "42", "critical", "paused", "-", "-", "-", "-", "hard_block, challenge", "-"]
+    assert cells(lines[3]) == ["brave", "-", "unknown", "-", "-", "-", "-", "-", "-", "-"]
     # aligned: every value starts where its header does
-    for column in ("band", "p50 ms", "reasons"):
+    for column in ("band", "p50 ms", "reasons", "coverage"):
         start = lines[0].index(column)
         assert all(line[start - 2:start] == "  " and line[start] != " " for line in lines[1:])
 
@@ -120,10 +121,10 @@ def test_json_keys_and_nulls():
     assert list(google) == ENGINE_KEYS == list(bing)
     assert google == {"engine": "google", "score": 88, "band": "ok", "state": "running", "parser_score": None,
                       "p50_ms": 101.5, "p95_ms": 300.0, "cooling_until": None, "reasons": ["latency"],
-                      "cost": None, "updated_at": "2026-11-29T20:59:30Z", "stale": False}
+                      "cost": None, "coverage": NO_COVERAGE, "updated_at": "2026-11-29T20:59:30Z", "stale": False}
     assert bing == {"engine": "bing", "score": None, "band": "unknown", "state": None, "parser_score": None,
                     "p50_ms": None, "p95_ms": None, "cooling_until": None, "reasons": [], "cost": None,
-                    "updated_at": None, "stale": False}
+                    "coverage": NO_COVERAGE, "updated_at": None, "stale": False}
     assert json.loads(json.dumps(report)) == report
 
 
@@ -219,10 +220,10 @@ def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
     assert result.returncode == 1, result.stderr  # worst on n1: degraded
     assert cells(result.stdout.splitlines()[0]) == list(COLUMNS)
     assert table(result.stdout) == {
-        ("google",): ["90", "ok", "running", "-", "140", "611", "-", "-"],
-        ("bing",): ["64", "degraded", "cooling", "-", "-", "-", utc_text(soon), "challenge, latency"],
-        ("yahoo",): ["-", "unknown", "-", "-", "-", "-", "-", "-"],  # enabled, never reported
-        ("brave",): ["81", "ok", "running", "-", "-", "-", "-", "-"],  # disabled but has a row; cooldown over
+        ("google",): ["90", "ok", "running", "-", "140", "611", "-", "-", "-"],
+        ("bing",): ["64", "degraded", "cooling", "-", "-", "-", utc_text(soon), "challenge, latency", "-"],
+        ("yahoo",): ["-", "unknown", "-", "-", "-", "-", "-", "-", "-"],  # enabled, never reported
+        ("brave",): ["81", "ok", "running", "-", "-", "-", "-", "-", "-"],  # disabled but has a row; cooldown over
     }
     assert list(table(result.stdout)) == [("google",), ("bing",), ("yahoo",), ("brave",)]
     # bing is robust and cooling; brave is a canary engine (and its cooldown is over): one is not saturation
@@ -244,7 +245,8 @@ def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
     assert cells(every.stdout.splitlines()[0]) == ["node", *COLUMNS]
     assert list(table(every.stdout)) == [("n1", "google"), ("n1", "bing"), ("n1", "yahoo"), ("n1", "brave"),
                                          ("n2", "yahoo")]
-    assert table(every.stdout)[("n2", "yahoo")] == ["20", "critical", "running", "-", "-", "-", "-", "hard_block"]
+    assert table(every.stdout)[("n2", "yahoo")] == ["20", "critical", "running", "-", "-", "-", "-", "hard_block",
+                                                    "-"]
     assert saturation_lines(every.stdout) == ["saturation on n1: not suspected (robust engines cooling: bing)",
                                               "saturation on n2: not suspected"]
     # Every engine is run by one node only: nothing to compare (yahoo on n1 has no row, so n1 does not run it).
@@ -260,6 +262,28 @@ def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
     assert nodes[1]["engines"][0]["band"] == "critical"
     assert [node["saturation"] for node in nodes] == [{"suspected": False, "cooling": ["bing"]},
                                                       {"suspected": False, "cooling": []}]
+
+
+def test_health_command_shows_coverage_as_a_reason_a_column_and_a_json_object(scrapy_cmd, db, env):
+    save_status(db, "google", "n1", state=None, score=97, band="ok", parser_score=100,
+                coverage={"window": 0.312, "baseline": 0.784, "drop": 0.472, "low": True})
+    save_status(db, "bing", "n1", state=None, score=96, band="ok",
+                coverage={"window": None, "baseline": 0.81, "drop": None, "low": False})
+
+    result = scrapy_cmd("health", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr  # a reason of its own: the bands stay ok
+    assert cells(result.stdout.splitlines()[0])[-1] == "coverage"
+    rows = table(result.stdout)
+    assert rows[("google",)][-2:] == ["coverage", "0.31/0.78"]
+    assert rows[("bing",)][-2:] == ["-", "-/0.81"] and rows[("yahoo",)][-1] == "-"
+
+    as_json = scrapy_cmd("health", "--json", env=env)
+    assert as_json.returncode == 0, as_json.stderr
+    engines = {engine["engine"]: engine for engine in json.loads(as_json.stdout)["engines"]}
+    assert engines["google"]["coverage"] == {"window": 0.312, "baseline": 0.784, "drop": 0.472}
+    assert (engines["google"]["reasons"], engines["google"]["band"]) == (["coverage"], "ok")
+    assert engines["bing"]["coverage"] == {"window": None, "baseline": 0.81, "drop": None}
+    assert engines["yahoo"]["coverage"] == NO_COVERAGE  # enabled, never reported
 
 
 def test_resume_lifts_a_pause_and_resolves_its_alerts(scrapy_cmd, db, env):

@@ -1,7 +1,7 @@
 """The monitor's server side on SQLite and PostgreSQL: ``/api/health`` (the report of every node plus the route
 verdicts), resume by a person holding ``web.admin_token`` (every answer of the issue's list, the pause kept on each
 refusal, repeated failures slowed down, the token never in a log line or a URL), and ``/monitor`` itself: service
-level classes, stale rows, saturation, the cycle timeline."""
+level classes, stale rows, saturation, the cycle timeline, coverage."""
 
 from __future__ import annotations
 
@@ -235,3 +235,35 @@ def test_stale_rows_saturation_and_the_cycle_timeline_show(url):
     last = min(hour.timestamp() + 1800, now.timestamp())
     assert float(entries[-2][1:]) == pytest.approx(LEFT + (WIDTH - RIGHT - LEFT) * (last - start) / (
         now.timestamp() - start), abs=1.0)
+
+
+def test_coverage_shows_window_against_baseline_and_the_reason_when_low(url):
+    db = database_for(url)
+    save_status(db, "google", "n1", state="running", score=97, band="ok", reasons=[], parser_score=100,
+                coverage={"window": 0.31, "baseline": 0.78, "drop": 0.47, "low": True})
+    save_status(db, "bing", "n1", state="running", score=95, band="ok",
+                coverage={"window": 0.8, "baseline": 0.79, "drop": -0.01, "low": False})
+    save_status(db, "yahoo", "n1", state="running", score=95, band="ok",  # not what the crawl writes: shown as unknown
+                coverage={"window": "<script>alert(1)</script>", "baseline": None, "drop": None, "low": "yes"})
+    client = app_client(url)
+    html = client.get("/monitor").text
+    assert [row_classes(html, engine, "n1")["coverage"] for engine in ("google", "bing", "yahoo")] == [
+        "level-critical", "level-good", "level-unknown"]
+    google = html[html.index('data-engine="google" data-node="n1"'):]
+    google = google[:google.index("</tr>")]
+    assert ('<span class="coverage-window">31 %</span> <small class="coverage-baseline">vs 78 %</small> '
+            '<span class="reason">coverage</span>') in google
+    assert 'title="finds 31 % of what the other engines find (78 % normally, -47 points)"' in google
+    assert '<td class="reasons"><span class="reason">coverage</span></td>' in google  # a reason; the band stays ok
+    assert '<span class="band band-ok">97</span>' in google
+    yahoo = html[html.index('data-engine="yahoo" data-node="n1"'):]
+    yahoo = yahoo[:yahoo.index("</tr>")]
+    assert '<td class="coverage level-unknown" title="not enough articles found by the other engines in the window ' \
+        'to judge"><span class="muted">-</span></td>' in yahoo and "<script>alert" not in html
+    assert 'class="reason">coverage' not in yahoo
+    engines = {(node["node"], engine["engine"]): engine for node in client.get("/api/health").json()["nodes"]
+               for engine in node["engines"]}
+    assert engines["n1", "google"]["coverage"] == {"window": 0.31, "baseline": 0.78, "drop": 0.47}
+    assert engines["n1", "google"]["reasons"] == ["coverage"] and engines["n1", "google"]["band"] == "ok"
+    assert engines["n1", "yahoo"]["coverage"] == {"window": None, "baseline": None, "drop": None}
+    assert engines["web-host", "brave"]["coverage"] == {"window": None, "baseline": None, "drop": None}  # no row

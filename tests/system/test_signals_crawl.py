@@ -73,7 +73,7 @@ def test_a_redesign_that_drops_fields_lowers_parser_health_not_the_hostility_sco
     line = next(line for line in shown.stdout.splitlines() if line.startswith("google"))
     cells = [cell.strip() for cell in line.split("  ") if cell.strip()]
     assert cells[:5] == ["google", "100", "ok", "running", str(parser)]
-    assert cells[-1] == "missing source, missing published_at"
+    assert cells[-2] == "missing source, missing published_at"
     engine = google_json(scrapy_cmd, cfg)
     assert (engine["score"], engine["parser_score"], engine["reasons"]) == (
         100, parser, ["missing source", "missing published_at"])

@@ -4,7 +4,9 @@
   (:func:`topicstreams.health_report.build_report`, the builder ``scrapy health --json --all-nodes`` uses): state
   (cooling until when, paused since when), the smoothed score and its band, reasons, p50/p95 latency and the
   window's error share coloured by the service levels (``web.sla.*``), parser score and reasons, the last canary
-  check, cost drift; stale rows (no running crawl writes them) marked; per node the exit-IP saturation verdict;
+  check, cost drift, coverage (of what the other engines found for its topics, the share it found too — the window's
+  against its baseline, and the reason ``coverage`` when it dropped; :mod:`topicstreams.health.coverage`); stale
+  rows (no running crawl writes them) marked; per node the exit-IP saturation verdict;
   per engine the route-vs-site verdict (:mod:`topicstreams.health.routes`) and charts drawn on the server
   (:mod:`topicstreams.web.charts`): its cycles over the last 24 hours, its score and p95 over the last 24 hours
   (``health_windows``) and the last 12 months (``health_daily``). Server-rendered and complete without
@@ -34,6 +36,7 @@ from starlette.concurrency import run_in_threadpool
 
 from topicstreams import ENGINES
 from topicstreams.engine_state import COOLING, PAUSED
+from topicstreams.health.coverage import COVERAGE
 from topicstreams.health.routes import RouteVerdict
 from topicstreams.health.score import band_of
 from topicstreams.health_report import EngineReport, HealthReport, build_report, engine_order
@@ -121,6 +124,40 @@ def drift_level(cost: dict[str, Any] | None) -> str:
 
 
 @dataclass(frozen=True)
+class CoverageView:
+    """The coverage cell: the window's share, the baseline's, and how it reads."""
+
+    window: str
+    baseline: str
+    title: str
+    level: str
+    low: bool
+
+    @property
+    def known(self) -> bool:
+        """Whether either share is known (else the cell reads ``-``)."""
+        return self.window != "-" or self.baseline != "-"
+
+
+def coverage_view(report: EngineReport) -> CoverageView:
+    """``window`` and ``baseline`` as percentages (``-`` where not known); ``critical`` when the reason ``coverage``
+    holds, ``good`` when both shares are known and it does not, else ``unknown``."""
+    shares = report.coverage_json()
+    window, baseline, drop = shares["window"], shares["baseline"], shares["drop"]
+    low = report.coverage_low
+    if window is None:
+        title = "not enough articles found by the other engines in the window to judge"
+    elif baseline is None:
+        title = "no baseline yet: too little history of this engine's coverage"
+    else:
+        change = f", {round(-drop * 100):+d} points" if drop is not None else ""
+        title = f"finds {percent(window)} of what the other engines find ({percent(baseline)} normally{change})"
+    level = CRITICAL_LEVEL if low else GOOD if window is not None and baseline is not None else UNKNOWN_LEVEL
+    return CoverageView("-" if window is None else percent(window), "-" if baseline is None else percent(baseline),
+                        title, level, low)
+
+
+@dataclass(frozen=True)
 class Canary:
     text: str
     level: str
@@ -170,6 +207,7 @@ class Row:
     canary: Canary | None
     cost: str | None
     cost_level: str
+    coverage: CoverageView
     resume_action: str | None
     """The Resume form's action, while the engine is paused."""
 
@@ -178,12 +216,13 @@ class Row:
         share, failed, requests = error_share(report.window_counts)
         state_time = report.cooling_until if report.state == COOLING else report.paused_at
         mismatch = ["canary mismatch"] if "canary mismatch" in report.reasons else []
+        coverage = coverage_view(report)
         return cls(
             node=report.node, engine=report.engine, stale=report.stale,
             updated=Moment.of(report.updated_at, now) if report.updated_at else None,
             state=report.state or "-", state_at=Moment.of(state_time, now) if state_time else None,
             score="-" if report.score is None else str(report.score), band=report.band,
-            reasons=[*report.hostility, *mismatch],
+            reasons=[*report.hostility, *mismatch, *([COVERAGE] if coverage.low else [])],
             p50=ms_text(report.p50_ms), p95=ms_text(report.p95_ms), latency=latency_level(report.p95_ms, sla),
             errors="-" if share is None else percent(share),
             errors_title=f"{failed} of {requests} requests in the window" if requests else "no request in the window",
@@ -191,7 +230,7 @@ class Row:
             parser_score="-" if report.parser_score is None else str(report.parser_score),
             parser_band=band_of(report.parser_score), parser_reasons=list(report.parser_reasons),
             canary=canary_view(report.last_canary, now), cost=drift_text(report.cost),
-            cost_level=drift_level(report.cost),
+            cost_level=drift_level(report.cost), coverage=coverage,
             resume_action=resume_path(report.engine, report.node) if report.state == PAUSED else None)
 
 
