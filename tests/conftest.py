@@ -46,6 +46,7 @@ def _fresh_schema_memo() -> Iterator[None]:
     """Each test upgrades its databases anew: the schema extension's once-per-process memo is per test here
     (tests reuse file paths and database names that a process in production never would); likewise each test
     starts with no database known to be away and no small writes waiting."""
+    from topicstreams.alerts.delivery import forget_notifiers
     from topicstreams.storage.availability import forget_availability
     from topicstreams.storage.migrate import forget_upgrades
     from topicstreams.storage.outbox import forget_outboxes
@@ -53,6 +54,7 @@ def _fresh_schema_memo() -> Iterator[None]:
     forget_upgrades()
     forget_availability()
     forget_outboxes()
+    forget_notifiers()
     yield
 
 

@@ -79,6 +79,9 @@ TOPICSTREAMS_CYCLES_ENABLED = True
 # masked, in batches written by a thread of their own, a flood capped, purged after scraper.retention_days; read at
 # /logs and GET /api/logs (topicstreams.extensions.log_store, topicstreams.storage.logs).
 TOPICSTREAMS_LOGS_ENABLED = True
+# Alerts (topicstreams.alerts): each target of an alert is tried once, then again after each of these delays (seconds);
+# every attempt is recorded in alert_deliveries. Delivery runs in a thread of its own, never on the reactor.
+TOPICSTREAMS_ALERT_RETRY_DELAYS = [2.0, 10.0, 30.0]
 
 ITEM_PIPELINES = {
     "topicstreams.pipelines.normalize.NormalizePipeline": 300,

@@ -39,7 +39,7 @@ BIG_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite's rowid 
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("alerts") as batch:
+    with op.batch_alter_table("alerts", table_kwargs={"sqlite_autoincrement": True}) as batch:
         batch.alter_column("engine", existing_type=sa.String(length=32), nullable=True)
         batch.alter_column("node", existing_type=sa.String(), nullable=True)
         batch.alter_column("band", existing_type=sa.String(length=16), nullable=True)
@@ -106,7 +106,7 @@ def downgrade() -> None:
     op.drop_table("alert_deliveries")
     op.drop_index("ix_alerts_created_at_id", "alerts")
     op.execute("DELETE FROM alerts WHERE engine IS NULL OR node IS NULL OR band IS NULL")
-    with op.batch_alter_table("alerts") as batch:
+    with op.batch_alter_table("alerts", table_kwargs={"sqlite_autoincrement": True}) as batch:
         batch.drop_column("details")
         batch.drop_column("topic")
         batch.drop_column("event")
