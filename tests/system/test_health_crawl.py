@@ -110,7 +110,7 @@ def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_
     assert rows(db, "select engine, node, score, band, state from engine_status") == [
         ("google", "node-a", 40, "critical", "paused")]
     alerts = rows(db, "select engine, node, score, band, reasons, delivery, resolved_at from alerts")
-    assert alerts == [("google", "node-a", 40, "critical", '["hard_block", "challenge"]', "webhook 204", None)]
+    assert alerts == [("google", "node-a", 40, "critical", '["hard_block", "challenge"]', "delivered 1/1", None)]
     assert len(webhook.received) == 1
     posted = webhook.received[0]
     assert posted["path"] == "/hooks/T0KEN" and posted["type"] == "application/json"
@@ -121,7 +121,7 @@ def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_
     shown = report(scrapy_cmd, cfg)
     assert shown.returncode == 2, shown.stdout + shown.stderr
     row = google_row(shown.stdout)
-    assert row[:4] == ["google", "40", "critical", "paused"] and row[-1] == "hard_block, challenge", shown.stdout
+    assert row[:4] == ["google", "40", "critical", "paused"] and row[-2] == "hard_block, challenge", shown.stdout
     as_json = report(scrapy_cmd, cfg, "--json")
     assert as_json.returncode == 2
     google = next(e for e in json.loads(as_json.stdout)["engines"] if e["engine"] == "google")

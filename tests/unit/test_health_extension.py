@@ -137,7 +137,7 @@ def test_a_running_process_notices_a_resume_and_judges_afresh_at_the_slowed_pace
     first = run(make_crawler(tmp_path, health), pause_it)
     assert seen["paused"] and store.read_status(first.db, "google", "n1").state == "paused"
     assert [(a["score"], a["reasons"], a["delivery"]) for a in store.read_alerts(first.db)] == [
-        (40, ["hard_block", "challenge"], None)]  # no webhook configured: the log and the table only
+        (40, ["hard_block", "challenge"], "no target")]  # nothing configured: the log and the table only
 
     def resume_it(driven: Driven):
         seen["after restart"] = driven.state.paused
@@ -158,7 +158,9 @@ def test_a_running_process_notices_a_resume_and_judges_afresh_at_the_slowed_pace
     assert seen["no new pause yet"] is False and seen["band"] == "degraded"
     status = store.read_status(second.db, "google", "n1")
     assert (status.state, status.score, status.band) == ("running", 65, "degraded")
-    assert len(store.read_alerts(second.db)) == 1
+    alerts = store.read_alerts(second.db)
+    assert [alert["event"] for alert in alerts] == ["paused", "resumed"]  # no second pause; the resume is told
+    assert alerts[0]["resolved_at"] is not None and alerts[1]["resolved_at"] is None
 
 
 def test_the_status_row_says_cooling_until_when_while_the_engine_is_benched(tmp_path):
@@ -182,14 +184,16 @@ def test_the_status_row_says_cooling_until_when_while_the_engine_is_benched(tmp_
 
 
 def test_an_alert_that_cannot_be_delivered_is_still_kept_and_logged(tmp_path, caplog):
-    crawler = make_crawler(tmp_path, {"min_requests": 2, "smoothing": 1}, webhook_url="http://127.0.0.1:9/hook/SECRET")
-    caplog.set_level(logging.ERROR)
+    crawler = make_crawler(tmp_path, {"min_requests": 2, "smoothing": 1}, webhook_url="http://127.0.0.1:9/hook/SECRET",
+                           TOPICSTREAMS_ALERT_RETRY_DELAYS=[])
+    caplog.set_level(logging.WARNING)
     driven = run(crawler, lambda driven: driven.feed([CHALLENGE, HARD]))
     assert driven.state.paused
     [alert] = store.read_alerts(driven.db)
-    assert alert["delivery"].startswith("webhook failed: ") and alert["resolved_at"] is None
-    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
-    assert any("could not deliver the alert to http://127.0.0.1:9/***" in message for message in errors), errors
+    assert alert["delivery"] == "failed: http://127.0.0.1:9/*** (after 1 attempt)" and alert["resolved_at"] is None
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("could not deliver the paused alert to http://127.0.0.1:9/***" in message for message in warnings), \
+        warnings
     assert not any("SECRET" in message for message in caplog.messages)
 
 

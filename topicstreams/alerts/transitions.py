@@ -87,7 +87,7 @@ def resumed(engine: str, node: str, since: datetime | None, now: datetime, facto
 
 def recovered(engine: str, node: str, score: int | None, was: str, since: datetime | None, now: datetime) -> Alert:
     """Back to ``ok`` after ``was`` (degraded, critical or paused)."""
-    lasted = f" ({was} for {span((now - since).total_seconds())})" if since else ""
+    lasted = f" for {span((now - since).total_seconds())}" if since else ""
     text = (f"{engine} is healthy again on node {node}: health {'-' if score is None else score} (ok) at {when(now)}, "
             f"after being {was}{lasted}.\nBack to its normal pace; nothing to do.")
     return Alert(RECOVERED, f"topicstreams: {engine} recovered on {node}", text, now, engine=engine, node=node,

@@ -13,6 +13,7 @@ is briefly not cooling: no end, no second WARNING). The health extension
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 
 from sqlalchemy import Engine
@@ -22,7 +23,7 @@ from topicstreams.health.saturation import (
     SaturationPolicy,
     judge_saturation,
 )
-from topicstreams.storage.engine_status import read_statuses
+from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,12 @@ class SaturationWatch:
         """The cooling engines the last WARNING named, until the end of saturation is announced."""
         self.clear_since: float | None = None
         """When the verdicts turned clear while saturation is announced (see :data:`CLEAR_AFTER`)."""
+        self.begun_at: datetime | None = None
+        """When the saturation announced began."""
+        self.rows: list[EngineStatusRow] = []
+        """The node's status rows as last read (the network verdict reads the other processes' engines from them)."""
+        self.on_change: Callable[[bool, tuple[str, ...], datetime | None, datetime], None] | None = None
+        """Told of each change announced: (begins, the cooling engines, since when, now) — the alerts."""
 
     def check(self, db: Engine, now: datetime) -> Saturation:
         """Judge now unless judged less than ``every`` seconds ago; log a change. Returns the verdict."""
@@ -51,10 +58,15 @@ class SaturationWatch:
         if self.checked_at is not None and moment - self.checked_at < self.every:
             return self.current
         self.checked_at = moment
-        self.current = verdict = judge_saturation(read_statuses(db, self.node), now, self.policy)
+        self.rows = read_statuses(db, self.node)
+        self.current = verdict = judge_saturation(self.rows, now, self.policy)
         if verdict.suspected:
             self.clear_since = None
             if verdict.cooling != self.announced:
+                if self.announced is None:
+                    self.begun_at = now
+                    if self.on_change is not None:
+                        self.on_change(True, verdict.cooling, None, now)
                 self.announced = verdict.cooling
                 logger.warning("%s (node %s): the node's exit IP is probably at capacity; add a node with its own "
                                "exit IP rather than slowing down", verdict.describe(), self.node)
@@ -62,6 +74,8 @@ class SaturationWatch:
             self.clear_since = moment if self.clear_since is None else self.clear_since
             if moment - self.clear_since >= CLEAR_AFTER:
                 self.announced = self.clear_since = None
+                if self.on_change is not None:
+                    self.on_change(False, (), self.begun_at, now)
                 logger.info("exit IP saturation over on node %s: fewer than %d robust engines cooling for %g s",
                             self.node, self.policy.robust_threshold, CLEAR_AFTER)
         return verdict

@@ -16,8 +16,19 @@ and writes:
 * the engine's :class:`~topicstreams.engine_state.EngineState`: ``degraded`` multiplies the pacing floor and the
   re-scrape interval by ``health.degrade_factor`` (a WARNING names the reasons) until a score is ``ok`` again;
   ``critical`` pauses the engine: it schedules no topic until a person runs ``scrapy health resume ENGINE``;
-* a person's attention, on a pause: a CRITICAL log line with the reasons, a row in ``alerts``, a POST to
-  ``alerting.webhook_url`` when set;
+* a person's attention (:mod:`topicstreams.alerts`): one alert per transition of the engine on this node —
+  ``paused`` (with a CRITICAL log line, and a reminder every ``alerting.repeat`` seconds while it lasts),
+  ``resumed``, ``recovered``, ``degraded``, ``parser_critical``, ``canary_mismatch``, ``coverage_drop`` (and their
+  ends) — handed to the process's notifier, which records and delivers them off the event loop; per node, the
+  ``saturation`` verdict's changes and the ``network_down`` verdict's, sent by whichever process moves the shared
+  state (``alert_states``) first;
+* **coverage** (:mod:`topicstreams.health.coverage`): when a stored window closes, of the articles the other engines
+  found for the topics the engine scraped in it (lagged by one scrape interval), the share it found too, against
+  its own baseline; a drop of ``health.coverage_drop`` while the pages parse fine is reason ``coverage`` — beside the
+  score, never in it;
+* **the node's network** (:mod:`topicstreams.alerts.network`): a connection-level failure (DNS, refused, no route)
+  is held until it is known whether every engine of the node fails alike; then it is left out of the score and
+  the stored window (its class and cooldown stand), so the network being down pauses nothing;
 * the ``engine_status`` row of the engine on this node (score, band, state, cooling until, reasons, window
   counts, parser score and reasons, canary mismatches, the cost per valid record against the baseline's —
   :mod:`topicstreams.health.cost`), which every process and ``scrapy health`` read; the pause lives there, so
@@ -56,9 +67,12 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams import ENGINES
-from topicstreams.alerting import alert_payload, post_webhook
+from topicstreams.alerts import transitions
+from topicstreams.alerts.delivery import Notifier, notifier_for, options_from_settings
+from topicstreams.alerts.events import Alert
+from topicstreams.alerts.network import Held, NetworkWatch, network_watch_for
 from topicstreams.canaries import CANARY_MISMATCH, canaries_for
-from topicstreams.classify import PARSE_ERROR, ResponseClass
+from topicstreams.classify import PARSE_ERROR, ResponseClass, is_connection_level
 from topicstreams.consent import CONSENT
 from topicstreams.engine_state import COOLING, PAUSED, RUNNING, EngineState, state_for
 from topicstreams.extensions.saturation_watch import SaturationWatch, watch_for
@@ -74,6 +88,7 @@ from topicstreams.health.monitor import (
     History,
     ParserAssessment,
 )
+from topicstreams.health.coverage import Coverage, judge_coverage
 from topicstreams.health.score import CRITICAL, DEGRADED, OK, Window
 from topicstreams.health.window import Sample, WindowStats
 from topicstreams.health_report import policy_from_settings
@@ -86,7 +101,9 @@ from topicstreams.signals import (
     response_classified,
 )
 from topicstreams.storage import database_for, utcnow
+from topicstreams.storage import coverage as coverage_store
 from topicstreams.storage import engine_status as store
+from topicstreams.storage.alert_states import transition as change_alert_state
 from topicstreams.storage.availability import availability_of
 from topicstreams.storage.failures import describe
 from topicstreams.storage.outbox import Outbox, outbox_for
@@ -104,6 +121,9 @@ AWAITING_PARSE = 64
 
 BASELINE_RETRY = 60.0
 """Seconds before reading the baseline again when the database could not be read."""
+
+CLOSE_DELIVERY_SECONDS = 30.0
+"""How long a closing crawl waits for its alerts to be delivered (or given up)."""
 
 
 def is_result_page(classification: Classification) -> bool:
@@ -125,14 +145,36 @@ def baseline_history(db: Engine, engine_name: str, node: str, days: float, now: 
 
 class HealthExtension:
     def __init__(self, crawler: Crawler, settings: HealthSettings, database_url: str, node: str,
-                 webhook_url: str, saturation: SaturationWatch | None = None,
-                 canary_queries: tuple[str, ...] = ()) -> None:
+                 notifier: Notifier | None = None, saturation: SaturationWatch | None = None,
+                 canary_queries: tuple[str, ...] = (), *, repeat: float = 0.0, coverage_drop: float = 0.2,
+                 grace: float = 60.0, network: NetworkWatch | None = None) -> None:
         self.crawler = crawler
         self.engine = crawler.spidercls.name
         self.settings = settings
         self.database_url = database_url
         self.node = node
-        self.webhook_url = webhook_url
+        self.notifier = notifier
+        """Where the alerts go (:mod:`topicstreams.alerts.delivery`: recorded and delivered off the event loop)."""
+        self.repeat = repeat
+        """``alerting.repeat``: seconds between two reminders of a pause (0: none)."""
+        self.coverage_drop = coverage_drop
+        self.grace = grace
+        """The coverage's grace: one scrape interval for the engine to find what the others found."""
+        self.network = network
+        self.paused_at: datetime | None = None
+        self.reminded_at: datetime | None = None
+        self.trouble: tuple[str, datetime] | None = None
+        """What the engine was before it recovers (``degraded``, ``paused``) and since when: the recovery's message."""
+        self.parser_alerted = False
+        self.coverage: Coverage | None = None
+        self.coverage_low = False
+        self.coverage_baseline: tuple[int, int] | None = None
+        self.coverage_read_at = -math.inf
+        self.bucket_topics: set[str] = set()
+        """The topics whose results pages the engine got in the stored window (what its coverage is judged on)."""
+        self.paused_score: int | None = None
+        self.health_reasons: tuple[str, ...] = ()
+        """The score and reasons of the pause in force (its reminders repeat them)."""
         self.health = EngineHealth(settings)
         self.db: Any = None
         self.outbox: Outbox | None = None
@@ -144,7 +186,6 @@ class HealthExtension:
         """The smoothed score of the stored window's latest scored response (None: none had a score)."""
         self.awaiting: dict[int, tuple[Classification, Sample]] = {}
         self.baseline_read_at = -math.inf
-        self.deliveries: list[asyncio.Future] = []
         self.ticker: Any = None
         self.saturation = saturation
         self.canary_queries = canary_queries
@@ -165,9 +206,14 @@ class HealthExtension:
         saturation = watch_for(database_url, node, policy_from_settings(
             settings.getdict("TOPICSTREAMS_SATURATION"), settings.getdict("TOPICSTREAMS_PACING"), ENGINES), TICK)
         canaries = canaries_for(settings.getdict("TOPICSTREAMS_CANARIES"), crawler.spidercls.name)
-        extension = cls(crawler, HealthSettings.from_config(settings.getdict("TOPICSTREAMS_HEALTH")), database_url,
-                        node, settings.getdict("TOPICSTREAMS_ALERTING").get("webhook_url") or "", saturation,
-                        tuple(canary.query for canary in canaries))
+        alerting = settings.getdict("TOPICSTREAMS_ALERTING")
+        health = settings.getdict("TOPICSTREAMS_HEALTH")
+        extension = cls(crawler, HealthSettings.from_config(health), database_url, node,
+                        notifier_for(database_url, alerting, node, **options_from_settings(settings)), saturation,
+                        tuple(canary.query for canary in canaries), repeat=float(alerting.get("repeat") or 0),
+                        coverage_drop=float(health.get("coverage_drop", 0.2)),
+                        grace=settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL", 60.0),
+                        network=network_watch_for(database_url, node))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(extension.response_classified, signal=response_classified)
@@ -185,6 +231,10 @@ class HealthExtension:
         self.outbox = outbox_for(self.database_url)
         self.restore()
         self.refresh_baseline(time.time())
+        if self.network is not None:
+            self.network.register(self.engine)
+        if self.saturation is not None and self.saturation.on_change is None:
+            self.saturation.on_change = self.saturation_changed
         self.save_status()
         self.ticker = create_looping_call(self.tick)
         self.ticker.start(TICK, now=False)
@@ -192,12 +242,15 @@ class HealthExtension:
     async def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.ticker is not None and self.ticker.running:
             self.ticker.stop()
+        if self.network is not None:  # failures still held for a verdict are this engine's own after all
+            for held in self.network.taken_by(self.engine):
+                self.score(held.sample, bucket=False)
         self.store_bucket(time.time())
-        if self.deliveries:
-            await asyncio.gather(*self.deliveries, return_exceptions=True)
         if self.outbox is not None and not await asyncio.to_thread(self.outbox.flush):
             logger.warning("[%s] the database did not take the latest status and health rows before the end: "
                            "%d write(s) not kept", self.engine, self.outbox.pending())
+        if self.notifier is not None:
+            await asyncio.to_thread(self.notifier.flush, CLOSE_DELIVERY_SECONDS)
 
     def read(self, what: str, read: Any, *args: Any) -> Any:
         """``read(self.db, *args)``, or None when the database cannot answer (away: not even tried). A read is
@@ -220,6 +273,10 @@ class HealthExtension:
         if row.state == PAUSED:
             self.health.in_force = CRITICAL
             self.state.paused = True
+            self.paused_at = row.paused_at or utcnow()
+            self.paused_score, self.health_reasons = row.score, tuple(row.reasons or ())
+            self.trouble = ("paused", self.paused_at)
+            self.reminded_at = utcnow()  # a restart is no reminder: the next one comes at its period from the pause
             self.state.pace_multiplier = max(1.0, row.pace_multiplier or self.settings.degrade_factor)
             logger.warning("[%s] paused since %s (%s): it schedules no topic until a person runs "
                            "`scrapy health resume %s`", self.engine, f"{row.paused_at:%Y-%m-%d %H:%M:%S}Z"
@@ -227,6 +284,7 @@ class HealthExtension:
         elif row.pace_multiplier and row.pace_multiplier > 1:
             self.health.in_force = DEGRADED
             self.state.pace_multiplier = row.pace_multiplier
+            self.trouble = ("degraded", row.updated_at)
             logger.warning("[%s] slowed down when last seen: the pacing floor and re-scrape interval stay × %g "
                            "until its score is ok again", self.engine, row.pace_multiplier)
 
@@ -238,10 +296,13 @@ class HealthExtension:
             self.refresh_baseline(now)
         if self.state.paused:
             self.check_resumed()
+        if self.state.paused:
+            self.remind(wall(now))
         if time.monotonic() - self.saved_at >= store.HEARTBEAT:
             self.save_status()
         if self.saturation is not None:
             self.read("the node's status rows", self.saturation.check, wall(now))
+        self.settle_held(now)
 
     def refresh_baseline(self, now: float) -> None:
         self.baseline_read_at = now
@@ -266,7 +327,19 @@ class HealthExtension:
         self.state.pace_multiplier = self.settings.degrade_factor
         logger.warning("[%s] resumed by a person: judged afresh from now, at the slowed pace (× %g) until its "
                        "score is ok", self.engine, self.settings.degrade_factor)
+        self.alert(transitions.resumed(self.engine, self.node, self.paused_at, wall(at),
+                                       self.settings.degrade_factor))
+        self.paused_at = self.reminded_at = None
         self.save_status()
+
+    def remind(self, now: datetime) -> None:
+        """While paused, a reminder every ``alerting.repeat`` seconds from the pause."""
+        if self.paused_at is None or not transitions.reminder_due(self.paused_at, self.reminded_at, now, self.repeat):
+            return
+        self.reminded_at = now
+        row_reasons = list(self.health_reasons or ())
+        self.alert(transitions.paused(self.engine, self.node, self.paused_score, row_reasons, self.paused_at, now,
+                                      reminder=True))
 
     # ---- what the crawl reports -----------------------------------------------------------------------
     def response_classified(self, classification: Classification) -> None:
@@ -276,12 +349,45 @@ class HealthExtension:
         self.awaiting[id(classification)] = (classification, sample)
         while len(self.awaiting) > AWAITING_PARSE:
             del self.awaiting[next(iter(self.awaiting))]
-        self.add_to_bucket(sample)
+        if (classification.cls is ResponseClass.OK and classification.topic and not classification.canary
+                and not classification.probe):
+            self.bucket_topics.add(classification.topic)
+        if self.network is not None:
+            connection_level = is_connection_level(classification.reason)
+            self.network.answered(self.engine, sample.at, connection_level, classification.reason)
+            if connection_level:
+                # The node's network or the engine? Held until the verdict says (alerts/network.py); its class and
+                # cooldown stand either way.
+                self.network.hold(self.engine, sample.at, sample)
+                self.settle_held(sample.at)
+                self.save_status()
+                return
+            self.settle_held(sample.at)
+        self.score(sample)
+
+    def score(self, sample: Sample, bucket: bool = True) -> None:
+        """Let ``sample`` count: in the stored window (``bucket``) and in the score, and act on the assessment."""
+        if bucket:
+            self.add_to_bucket(sample)
         assessment = self.health.observe(sample)
         if assessment.score is not None:
             self.bucket_score = assessment.score
         self.act(assessment)
         self.publish(assessment)
+
+    def settle_held(self, now: float) -> None:
+        """Score the connection-level failures the network verdict clears as the engine's own, drop those it puts on
+        the node's network, and announce a change of the verdict."""
+        if self.network is None:
+            return
+        release, dropped = self.network.settle(self.engine, now)
+        for held in release:
+            in_bucket = self.bucket_start is None or held.at >= self.bucket_start
+            self.score(held.sample, bucket=in_bucket)
+        if dropped:
+            logger.info("[%s] %d connection failure(s) left out of the score: the node's network is down",
+                        self.engine, len(dropped))
+        self.announce_network(now)
 
     def page_parsed(self, outcome: PageParsed) -> None:
         found = self.awaiting.pop(id(outcome.classification), None)
@@ -299,6 +405,12 @@ class HealthExtension:
     def report_parser(self, parser: ParserAssessment) -> None:
         if parser.score is not None:
             self.crawler.stats.set_value(f"topicstreams/{self.engine}/parser_score", parser.score)
+        if parser.band == CRITICAL and not self.parser_alerted:
+            self.parser_alerted = True
+            self.alert(transitions.parser_critical(self.engine, self.node, parser.score, parser.reasons, utcnow()))
+        elif parser.band == OK and self.parser_alerted:
+            self.parser_alerted = False
+            self.alert(transitions.parser_critical(self.engine, self.node, parser.score, (), utcnow(), ended=True))
         if not parser.changed:
             return
         if parser.band == OK:
@@ -317,7 +429,12 @@ class HealthExtension:
             if was_wrong:
                 logger.info("[%s] canary %r answers right again (%d results)", self.engine, check.query,
                             check.results)
+                if not self.mismatches:
+                    self.alert(transitions.canary_mismatch(self.engine, self.node, check.query, None, check.at,
+                                                           ended=True))
         else:
+            if not self.mismatches:
+                self.alert(transitions.canary_mismatch(self.engine, self.node, check.query, check.problem, check.at))
             self.mismatches.add(check.query)
             logger.warning("[%s] %s: canary %r: %s; the page looked normal, but it is not what a real visitor "
                            "would see", self.engine, CANARY_MISMATCH, check.query, check.problem)
@@ -326,14 +443,22 @@ class HealthExtension:
     # ---- the bands acting -----------------------------------------------------------------------------
     def act(self, assessment: Assessment) -> None:
         reasons = ", ".join(assessment.reasons) or "no single signal"
+        now = utcnow()
         if assessment.action == SLOW_DOWN:
             self.state.pace_multiplier = self.settings.degrade_factor
             logger.warning("[%s] health %s (degraded): %s; slowing down: the pacing floor and the re-scrape interval "
                            "× %g until it recovers", self.engine, assessment.score, reasons,
                            self.settings.degrade_factor)
+            if self.trouble is None:
+                self.trouble = ("degraded", now)
+            self.alert(transitions.degraded(self.engine, self.node, assessment.score, assessment.reasons,
+                                            self.settings.degrade_factor, now))
         elif assessment.action == RECOVER:
             self.state.pace_multiplier = 1.0
             logger.info("[%s] health %s (ok): back to the normal pace", self.engine, assessment.score)
+            was, since = self.trouble or ("degraded", None)
+            self.trouble = None
+            self.alert(transitions.recovered(self.engine, self.node, assessment.score, was, since, now))
         elif assessment.action == PAUSE:
             self.pause(assessment, reasons)
 
@@ -345,26 +470,62 @@ class HealthExtension:
                    f"`scrapy health resume {self.engine}`")
         logger.critical(message)
         at = utcnow()
+        self.paused_at, self.reminded_at = at, None
+        self.paused_score, self.health_reasons = assessment.score, tuple(assessment.reasons)
+        self.trouble = ("paused", at)
         engine, node, multiplier = self.engine, self.node, self.state.pace_multiplier
         self.outbox.put(f"the pause of {engine} on {node}", lambda db: store.pause(
             db, engine, node, at, pace_multiplier=multiplier), row=(engine, node))
-        alert: dict[str, int] = {}  # its id, once the outbox has written it (before the delivery: in order)
-        self.outbox.put(f"the alert of {engine} on {node}", lambda db: alert.update(id=store.add_alert(
-            db, engine, node, score=assessment.score, band=assessment.band, reasons=assessment.reasons,
-            message=message)))
-        if self.webhook_url:
-            payload = alert_payload(self.engine, self.node, assessment.score, assessment.band, assessment.reasons,
-                                    message, at)
-            delivery = asyncio.get_running_loop().run_in_executor(None, post_webhook, self.webhook_url, payload)
-            delivery.add_done_callback(lambda done: self.delivered(alert, done))
-            self.deliveries.append(delivery)
+        self.alert(transitions.paused(engine, node, assessment.score, assessment.reasons, at, at))
 
-    def delivered(self, alert: dict[str, int], done: asyncio.Future) -> None:
-        self.deliveries.remove(done)
-        if not done.cancelled() and done.exception() is None:
-            delivery = done.result()
-            self.outbox.put("an alert's delivery", lambda db: store.set_alert_delivery(db, alert["id"], delivery)
-                            if "id" in alert else None)
+    # ---- telling a person -----------------------------------------------------------------------------
+    def alert(self, alert: Alert) -> None:
+        """Hand ``alert`` to the notifier, which records and delivers it in its own thread (``alerting.events``
+        chooses what goes out)."""
+        if self.notifier is not None:
+            self.notifier.send(alert)
+
+    def alert_once(self, key: str, from_states: tuple[str, ...], to_state: str, alert: Alert) -> None:
+        """Send ``alert`` if this process is the one that moves the shared state ``key`` (``alert_states``) from
+        one of ``from_states`` to ``to_state``: several processes may see the same node's change."""
+        if self.notifier is None or self.outbox is None:
+            return
+        notifier = self.notifier
+
+        def change(db: Engine) -> None:
+            if change_alert_state(db, key, from_states, to_state, alert.at, alert.details):
+                notifier.send(alert)
+
+        self.outbox.put(f"the {alert.event} alert of node {self.node}", change)
+
+    def saturation_changed(self, begins: bool, cooling: tuple[str, ...], since: datetime | None,
+                           now: datetime) -> None:
+        key = f"saturation:{self.node}"
+        if begins:
+            self.alert_once(key, ("ok",), "saturated", transitions.saturation(self.node, cooling, True, None, now))
+        else:
+            self.alert_once(key, ("saturated",), "ok", transitions.saturation(self.node, (), False, since, now))
+
+    def announce_network(self, now: float) -> None:
+        """Tell a person once when the node's network verdict changes (whichever crawler of the process sees it)."""
+        verdict = self.network.verdict()
+        announced = self.network.announced
+        if verdict.down == announced.down:
+            return
+        self.network.announced = verdict
+        key = f"network:{self.node}"
+        if verdict.down:
+            since = wall(verdict.since) if verdict.since is not None else wall(now)
+            logger.warning("node %s: every engine fails to connect (%s): the node's network, not the engines; "
+                           "these failures are left out of the scores", self.node,
+                           ", ".join(verdict.reasons) or "connection failures")
+            self.alert_once(key, ("ok",), "down", transitions.network_down(
+                self.node, verdict.engines, verdict.reasons, since, wall(now)))
+        else:
+            since = wall(announced.since) if announced.since is not None else None
+            logger.info("node %s: the network is back, the engines answer again", self.node)
+            self.alert_once(key, ("down",), "ok", transitions.network_down(
+                self.node, announced.engines, (), since, wall(now), ended=True))
 
     # ---- what it writes -------------------------------------------------------------------------------
     def publish(self, assessment: Assessment) -> None:
@@ -389,6 +550,12 @@ class HealthExtension:
         when there is one, and the cost of the window ``stats`` (the assessment's by default)."""
         values: dict[str, Any] = {"pace_multiplier": self.state.pace_multiplier,
                                   "canary_mismatches": sorted(self.mismatches)}
+        if self.network is not None:
+            failing = self.network.engines.get(self.engine)
+            values["connection_failures_since"] = (wall(failing.failing_since) if failing is not None
+                                                   and failing.failing_since is not None else None)
+        if self.coverage is not None:
+            values["coverage"] = {**self.coverage.as_json(), "low": self.coverage_low}
         if self.last_canary is not None:
             values["last_canary"] = self.last_canary
         if self.state.paused:
@@ -423,11 +590,49 @@ class HealthExtension:
         """Keep the stored window's samples (up to ``now`` at most) as one row of ``health_windows``."""
         if self.bucket_start is None:
             return
-        start, samples, score = self.bucket_start, self.bucket, self.bucket_score
-        self.bucket, self.bucket_start, self.bucket_score = [], None, None
+        start, samples, score, topics = self.bucket_start, self.bucket, self.bucket_score, self.bucket_topics
+        self.bucket, self.bucket_start, self.bucket_score, self.bucket_topics = [], None, None, set()
         if samples and self.outbox is not None:
             end = min(now, start + self.settings.window)
-            engine, node = self.engine, self.node
+            engine, node, grace = self.engine, self.node, self.grace
             counts = {**WindowStats.of(samples).counts(), "score": score}
-            self.outbox.put(f"a health window of {engine}", lambda db: store.save_window(
-                db, engine, node, wall(start), wall(end), counts))
+            try:
+                loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:  # not on the event loop (a direct call): the coverage is stored, not judged
+                loop = None
+
+            def save(db: Engine) -> None:
+                # The coverage of the window is read here, off the event loop, just before its row is written.
+                expected, found = (coverage_store.window_counts(db, engine, topics, wall(start), wall(end), grace)
+                                   if topics else (0, 0))
+                store.save_window(db, engine, node, wall(start), wall(end),
+                                  {**counts, "coverage_expected": expected, "coverage_found": found})
+                if topics and loop is not None and not loop.is_closed():
+                    loop.call_soon_threadsafe(self.judge_coverage, expected, found)
+
+            self.outbox.put(f"a health window of {engine}", save)
+
+    def judge_coverage(self, expected: int, found: int) -> None:
+        """The stored window's coverage against the engine's own baseline: reason ``coverage`` and one alert when it
+        drops by ``health.coverage_drop`` or more while the pages parse fine, one more when it is back."""
+        if self.coverage_baseline is None or time.time() - self.coverage_read_at >= BASELINE_REFRESH:
+            baseline = self.read("the coverage baseline", coverage_store.baseline_counts, self.engine, self.node,
+                                 self.settings.baseline_days, utcnow())
+            if baseline is not None:
+                self.coverage_baseline, self.coverage_read_at = baseline, time.time()
+        base_expected, base_found = self.coverage_baseline or (0, 0)
+        self.coverage = coverage = judge_coverage(expected, found, base_expected, base_found)
+        parser_ok = self.parser is not None and self.parser.band == OK
+        low = coverage.low(self.coverage_drop, parser_ok)
+        if coverage.window is None:
+            low = self.coverage_low  # too few articles to judge: what is in force stays
+        if low != self.coverage_low:
+            self.coverage_low = low
+            now = utcnow()
+            if low:
+                logger.warning("[%s] coverage %.0f%% of what the other engines found, against its normal %.0f%%, "
+                               "while its pages parse fine: it may be serving stale or filtered results",
+                               self.engine, 100 * coverage.window, 100 * (coverage.baseline or 0))
+            self.alert(transitions.coverage_drop(self.engine, self.node, coverage.window, coverage.baseline, now,
+                                                 ended=not low))
+        self.save_status()

@@ -62,6 +62,10 @@ class EngineStatusRow:
     cost: dict[str, Any] | None = None
     last_canary: dict[str, Any] | None = None
     """The latest canary check: ``{"query", "at" (ISO 8601), "matched", "results", "problem"}``."""
+    coverage: dict[str, Any] | None = None
+    """The coverage signal: ``{"window", "baseline", "drop"}`` (None: not judged yet)."""
+    connection_failures_since: datetime | None = None
+    """When the engine's current run of connection-level failures began (None: its last answer was a response)."""
 
     def stale_at(self, now: datetime) -> bool:
         """Whether no running crawl has written the row lately (its process ended, or its node is gone)."""
@@ -108,7 +112,7 @@ def pause(db: Engine, engine_name: str, node: str, at: datetime | None = None, *
 
 
 def resume(db: Engine, engine_name: str, node: str, at: datetime | None = None) -> bool:
-    """Lift the engine's pause on the node; its open alerts are resolved. False when it was not paused.
+    """Lift the engine's pause on the node; its open pause alerts are resolved. False when it was not paused.
 
     The score that paused it is void from then on (score and band read unknown until a new one is computed);
     the pace multiplier in force stays, so the engine comes back slowed."""
@@ -122,7 +126,8 @@ def resume(db: Engine, engine_name: str, node: str, at: datetime | None = None) 
                     reasons=[])).rowcount
         if lifted:
             conn.execute(update(alerts)
-                         .where(alerts.c.engine == engine_name, alerts.c.node == node, alerts.c.resolved_at.is_(None))
+                         .where(alerts.c.engine == engine_name, alerts.c.node == node, alerts.c.event == "paused",
+                                alerts.c.resolved_at.is_(None))
                          .values(resolved_at=at))
     return bool(lifted)
 
