@@ -123,6 +123,13 @@ def digest(key: str, value: Any) -> dict:
     query = value.get("query") or ""
     if not isinstance(query, str):
         raise ConfigError(f"{key}.query", query, "search words, or empty for every event")
+    if query.strip():
+        from topicstreams.storage.search import SearchError, SearchQuery
+
+        try:
+            SearchQuery.parse(query)
+        except SearchError as exc:
+            raise ConfigError(f"{key}.query", query, f"search words, or empty for every event ({exc})") from None
     max_items = value.get("max_items", DIGEST_MAX_ITEMS)
     max_items = DIGEST_MAX_ITEMS if max_items is None else max_items
     number("an integer from 1 to 1000", low=1, high=1000, integer=True)(f"{key}.max_items", max_items)

@@ -70,6 +70,7 @@ EXTENSIONS = {
     "topicstreams.extensions.watch.HealthExtension": 500,
     "topicstreams.extensions.cycle_accounting.CyclesExtension": 510,
     "topicstreams.extensions.log_store.LogStoreExtension": 520,
+    "topicstreams.extensions.alerting.AlertingExtension": 530,
 }
 TOPICSTREAMS_HEALTH_ENABLED = True
 # Cycle accounting: one scraper_cycles row and one INFO line per engine and scrape_interval window, and the
@@ -82,6 +83,12 @@ TOPICSTREAMS_LOGS_ENABLED = True
 # Alerts (topicstreams.alerts): each target of an alert is tried once, then again after each of these delays (seconds);
 # every attempt is recorded in alert_deliveries. Delivery runs in a thread of its own, never on the reactor.
 TOPICSTREAMS_ALERT_RETRY_DELAYS = [2.0, 10.0, 30.0]
+# Alerts told by the crawl processes: news digests (alerting.digests: hourly, daily and weekly ones claimed by one
+# process of all nodes, as-it-happens batches by the process that stored their events) and topics gone silent
+# (topicstreams.extensions.alerting): looked at every TICK seconds, silence every SILENCE_EVERY seconds.
+TOPICSTREAMS_ALERTS_ENABLED = True
+TOPICSTREAMS_ALERTS_TICK = 30.0
+TOPICSTREAMS_ALERTS_SILENCE_EVERY = 300.0
 
 ITEM_PIPELINES = {
     "topicstreams.pipelines.normalize.NormalizePipeline": 300,

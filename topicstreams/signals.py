@@ -10,7 +10,11 @@ object sent before), so a listener joins the two.
 ``canary_checked`` — sent by the spider once it has read a canary query's results page (``canaries.*``), with
 one keyword argument, ``check``: a :class:`CanaryChecked`.
 
-Health listens to all three; nothing in the request path depends on who listens::
+``events_stored`` — sent by the store pipeline (on the crawl's event loop) after a write of its batches added feed
+events, with one keyword argument, ``stored``: an :class:`EventsStored`. The alerting extension's as-it-happens
+digests listen (:mod:`topicstreams.extensions.alerting`): the process that stored the events sends them.
+
+Health listens to the first three; nothing in the request path depends on who listens::
 
     crawler.signals.connect(handler, signal=topicstreams.signals.response_classified)
 
@@ -28,6 +32,7 @@ from topicstreams.classify import ResponseClass
 response_classified = object()
 page_parsed = object()
 canary_checked = object()
+events_stored = object()
 
 
 @dataclass(frozen=True)
@@ -86,3 +91,15 @@ class CanaryChecked:
     problem: str | None
     """What was wrong with the answer (None when it matched)."""
     at: datetime
+
+
+@dataclass(frozen=True)
+class EventsStored:
+    """Feed events a write of the store added (``topic_news`` rows new to the database)."""
+
+    engine: str
+    """The crawler whose store wrote them."""
+    keys: tuple[tuple[int, str], ...]
+    """The events, as ``(topic_id, news_id)``."""
+    at: datetime
+    """Their ``first_seen_at``."""

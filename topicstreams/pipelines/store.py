@@ -18,6 +18,11 @@ held for the crawl: the items an earlier run left in it are written before any n
 Stats, per engine: ``topicstreams/<engine>/items_stored`` (items committed to the store, duplicates included),
 ``new_events`` (feed events added), ``new_news`` (articles added), ``items_invalid`` (items not storable, never
 handed over); and the writer's ``topicstreams/store/buffered``, ``journaled``, ``replayed``, ``rejected``.
+
+Signal: after a write added feed events, :data:`topicstreams.signals.events_stored` (an
+:class:`~topicstreams.signals.EventsStored`), sent on the crawl's event loop (the write ends in the writer's
+thread). The pipeline only announces; whoever listens (the as-it-happens digests) reads what it needs. The events of
+the writes that close the crawl are announced before ``close_spider`` returns, so before ``spider_closed``.
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ from typing import Any, Self
 from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.signalmanager import SignalManager
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.asyncio import create_looping_call
 
+from topicstreams.signals import EventsStored, events_stored
 from topicstreams.storage.availability import availability_of
-from topicstreams.storage.db import database_for
+from topicstreams.storage.db import database_for, utcnow
 from topicstreams.storage.durable import Backoff, DurableWriter
 from topicstreams.storage.journal import Journal, journal_path
 from topicstreams.storage.writer import NewsWriter, WriteResult, item_problem
@@ -45,7 +52,8 @@ STORED_FIELDS = ("news_id", "url", "title", "source", "snippet", "published_at",
 
 class StorePipeline:
     def __init__(self, url: str, stats: StatsCollector, batch_size: int, flush_seconds: float, *,
-                 journal_dir: str, name: str, buffer_items: int, backoff: Backoff, close_timeout: float) -> None:
+                 journal_dir: str, name: str, buffer_items: int, backoff: Backoff, close_timeout: float,
+                 signals: SignalManager | None = None) -> None:
         if batch_size < 1:
             raise ValueError(f"TOPICSTREAMS_STORE_BATCH_SIZE must be at least 1, not {batch_size}")
         if buffer_items < batch_size:
@@ -66,6 +74,10 @@ class StorePipeline:
         self.store: DurableWriter | None = None
         self._buffer: list[dict[str, Any]] = []
         self._looping_call: Any = None
+        self.signals = signals
+        """Where :data:`~topicstreams.signals.events_stored` goes (None: nowhere)."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The crawl's event loop, which the signal is sent on (None: the pipeline driven by hand)."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -85,6 +97,7 @@ class StorePipeline:
             backoff=Backoff(settings.getfloat("TOPICSTREAMS_STORE_RETRY_INITIAL"),
                             settings.getfloat("TOPICSTREAMS_STORE_RETRY_MAX")),
             close_timeout=settings.getfloat("TOPICSTREAMS_STORE_CLOSE_TIMEOUT"),
+            signals=crawler.signals,
         )
 
     @property
@@ -93,6 +106,10 @@ class StorePipeline:
 
     def open_spider(self) -> None:
         # The schema is in place: the schema extension upgraded the database when the crawler was made.
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
         self.store = DurableWriter(
             NewsWriter(database_for(self.url)), Journal(self.journal_path), availability_of(self.url),
             name=self.name, batch_size=self.batch_size, buffer_items=self.buffer_items, backoff=self.backoff,
@@ -143,6 +160,24 @@ class StorePipeline:
             for engine, count in counts.items():
                 self.stats.inc_value(f"topicstreams/{engine}/{name}", count)
         logger.debug("Stored %s", result.totals())
+        if result.event_keys and self.signals is not None:
+            self._announce(EventsStored(self.name, tuple(result.event_keys), result.written_at or utcnow()))
+
+    def _announce(self, stored: EventsStored) -> None:
+        """The writer's thread: send :data:`~topicstreams.signals.events_stored` on the crawl's event loop (in this
+        thread when the pipeline runs without one)."""
+        loop = self._loop
+        if loop is None:
+            self._send(stored)
+            return
+        try:
+            loop.call_soon_threadsafe(self._send, stored)
+        except RuntimeError:  # the loop is closed: the process is ending, nobody is left to listen
+            logger.debug("Not announcing %d stored events: the event loop is closed", len(stored.keys))
+
+    def _send(self, stored: EventsStored) -> None:
+        assert self.signals is not None
+        self.signals.send_catch_log(signal=events_stored, stored=stored)
 
     def _start_periodic_flush(self) -> None:
         try:

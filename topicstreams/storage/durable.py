@@ -381,6 +381,7 @@ def replay_file(writer: NewsWriter, path: Path, batch_size: int = 500) -> Replay
                 journal.reject(written.rejected)
             done.rejected += len(written.rejected)
             done.result.add(written.result)
+            done.result.event_keys.clear()  # counted; a replay keeps no event of its own in memory
             journal.advance(end, len(items))
             done.items += len(items)
         if is_rejects(path):

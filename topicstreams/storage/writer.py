@@ -26,6 +26,11 @@ New rows get the write time as ``first_seen_at``.
 The counts are exactly the rows this transaction added, whatever other writers do: each
 executemany reports how many of its rows it inserted (SQLite), each statement returns the keys it
 inserted (PostgreSQL). A new row counts for the engine of the first item of the batch that carried it.
+
+The result also names the feed events the transaction added (``event_keys``: what a crawl announces to its
+as-it-happens digests, :data:`topicstreams.signals.events_stored`): PostgreSQL's statement returns them; on SQLite,
+when only some of the batch's events were new, they are the batch's rows carrying this transaction's time (read in
+the transaction, which holds the write lock, through the ``first_seen_at`` index).
 """
 
 from __future__ import annotations
@@ -92,12 +97,19 @@ class WriteResult:
     new_news: Counter[str] = field(default_factory=Counter)
     new_events: Counter[str] = field(default_factory=Counter)
     new_attributions: Counter[str] = field(default_factory=Counter)
+    event_keys: list[tuple[int, str]] = field(default_factory=list)
+    """The feed events added, as ``(topic_id, news_id)``."""
+    written_at: datetime | None = None
+    """The time the write gave its new rows (``first_seen_at``); the latest one of several writes."""
 
     def add(self, other: WriteResult) -> None:
         """Count ``other``'s rows in too (several writes' results as one)."""
         for counts, more in ((self.items, other.items), (self.new_news, other.new_news),
                              (self.new_events, other.new_events), (self.new_attributions, other.new_attributions)):
             counts.update(more)
+        self.event_keys.extend(other.event_keys)
+        if other.written_at is not None and (self.written_at is None or other.written_at > self.written_at):
+            self.written_at = other.written_at
 
     def totals(self) -> dict[str, int]:
         return {
@@ -153,7 +165,7 @@ class NewsWriter:
             news, events, attributions = self._news, self._events, self._attributions
             published_at = news.converter("published_at")
             now = utcnow()
-            result = WriteResult(items=Counter(batch.items))
+            result = WriteResult(items=Counter(batch.items), written_at=now)
 
             news_rows: dict[str, list[tuple[Any, ...]]] = {}
             news_now = news.converter("first_seen_at")(now)
@@ -184,7 +196,9 @@ class NewsWriter:
                 search.store_documents(conn, ((news_id, batch.news[news_id].get("title"),
                                                batch.news[news_id].get("snippet"), batch.news[news_id].get("source"))
                                               for (news_id,) in new_news))
-            events.add(conn, event_rows, result.new_events)
+            added = events.add(conn, event_rows, result.new_events)
+            result.event_keys = (added if added is not None
+                                 else _events_added(conn, event_rows, result.new_events.total(), now))
             attributions.add(conn, attribution_rows, result.new_attributions)
         self._topic_ids.update(ids)  # committed: ids of topics inserted by a rolled-back write are never kept
         return result
@@ -194,6 +208,22 @@ class NewsWriter:
         unknown = [name for name in names if name not in self._topic_ids]
         found = topic_ids(conn, unknown, active=False) if unknown else {}
         return {name: self._topic_ids[name] if name in self._topic_ids else found[name] for name in names}
+
+
+def _events_added(conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ...]]], added: int,
+                  now: datetime) -> list[tuple[int, str]]:
+    """SQLite: the keys of the ``added`` feed events of ``rows_by_engine`` (``(topic_id, news_id, first_seen_at)``
+    rows) that this transaction inserted at ``now``. All or none: the rows themselves; some: the batch's rows that
+    carry ``now``, in this transaction (which holds the write lock)."""
+    if not added:
+        return []
+    keys = [(row[0], row[1]) for rows in rows_by_engine.values() for row in rows]
+    if added >= len(keys):
+        return keys
+    wanted = set(keys)
+    found = conn.execute(select(topic_news_table.c.topic_id, topic_news_table.c.news_id)
+                         .where(topic_news_table.c.first_seen_at == now))
+    return [(topic_id, news_id) for topic_id, news_id in found if (topic_id, news_id) in wanted]
 
 
 _TABLES = (news_table, topic_news_table, topic_news_engines_table)

@@ -135,7 +135,7 @@ class FeedReader:
         if not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be from 1 to {MAX_LIMIT}, not {limit}")
         with self.db.connect() as conn:
-            query = select(*_KEY).select_from(events).where(*self._conditions(conn, feed, before, after))
+            query = select(*_KEY).select_from(events).where(*self.conditions(conn, feed, before, after))
             query = query.order_by(*(_OLDEST_FIRST if after is not None else _NEWEST_FIRST))
             query = query.limit(limit if after is not None else limit + 1)
             if offset:
@@ -145,11 +145,11 @@ class FeedReader:
                 keys.reverse()
             more = after is None and len(keys) > limit
             keys = keys[:limit]
-            items = self._load(conn, keys)
+            items = self.load(conn, keys)
         return FeedPage(items, items[-1].cursor if more else None)
 
     @staticmethod
-    def _conditions(conn: Connection, feed: FeedFilter, before: Cursor | None, after: Cursor | None) -> list:
+    def conditions(conn: Connection, feed: FeedFilter, before: Cursor | None, after: Cursor | None) -> list:
         conditions = []
         if feed.topics:
             # The ids first: one topic is then an equality, whose index gives the order (no sort of its events).
@@ -173,7 +173,7 @@ class FeedReader:
         return conditions
 
     @staticmethod
-    def _load(conn, keys: Sequence[tuple]) -> list[FeedEvent]:
+    def load(conn, keys: Sequence[tuple]) -> list[FeedEvent]:
         """The events of *keys* (in that order), with their articles, topics and engines."""
         if not keys:
             return []
