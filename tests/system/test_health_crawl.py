@@ -158,7 +158,7 @@ def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_
         _, stderr = crawl.communicate(timeout=60)
     assert "resumed by a person" in stderr, stderr[-3000:]
     assert rows(db, "select state, band from engine_status") == [("running", "unknown")]
-    assert rows(db, "select resolved_at is not null from alerts") == [(1,)]
+    assert rows(db, "select event, resolved_at is not null from alerts order by id") == [("paused", 1), ("resumed", 0)]
     after = report(scrapy_cmd, cfg)
     assert after.returncode == 0, after.stdout
     assert google_row(after.stdout)[1:4] == ["-", "unknown", "running"]
@@ -187,7 +187,7 @@ def test_a_degraded_engine_slows_to_twice_its_floor_and_says_why(scrapy_cmd, fak
     db = tmp_path / "news.db"
     assert rows(db, "select score, band, state, reasons, pace_multiplier from engine_status") == [
         (75, "degraded", "running", '["soft_block"]', 2.0)]
-    assert rows(db, "select count(*) from alerts") == [(0,)]
+    assert rows(db, "select event from alerts") == [("degraded",)]  # told once (to no target: none configured)
     assert rows(db, "select count(distinct topic_id) from topic_news") == [(27,)]  # every topic stored
     # The responses are kept as one window of history for later baselines, with the pages' parse outcome.
     # (one row per health.window of wall-clock time: the run may straddle two)

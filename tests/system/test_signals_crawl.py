@@ -119,7 +119,7 @@ def test_a_canary_with_the_wrong_answer_is_flagged_and_its_results_are_not_store
     assert engine["reasons"] == ["canary mismatch"] and engine["score"] == 100  # not part of the score
     shown = report(scrapy_cmd, cfg)
     assert shown.returncode == 0
-    assert next(line for line in shown.stdout.splitlines() if line.startswith("google")).endswith("canary mismatch")
+    assert next(line for line in shown.stdout.splitlines() if line.startswith("google")).endswith("canary mismatch  -")
 
     # The next run finds that canary answering right: the flag is lifted.
     cfg = crawl_config(tmp_path, fakes, floor=FLOOR, scraper={"cooldown": FAST_COOLDOWN}, health={"min_requests": 2},
