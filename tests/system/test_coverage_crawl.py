@@ -3,7 +3,8 @@ where new articles keep coming, each engine showing its own overlapping share. B
 articles for every query, well-formed, parsed perfectly — so no status code, latency or parser signal shows it.
 
 A baseline is seeded into ``health_windows`` (two days back: the baseline leaves the latest day out, so a fresh
-database has none): each engine found 85 % of what the others found. Within two judged windows Bing gets the reason
+database has none): each engine found 85 % of what the others found. Within two judged windows (two low ones in a
+row make the reason) Bing gets the reason
 ``coverage`` and one ``coverage_drop`` alert through a real Apprise ``json://`` receiver, its hostility band still
 ok; Google and Yahoo, honest over the same windows, get none (no false positive — the old articles Bing finds are
 expected of no other engine)."""
@@ -82,9 +83,11 @@ def test_an_engine_serving_stale_pages_loses_coverage_and_is_told_once_the_hones
     assert crawl.returncode == 0, stderr[-3000:]
     assert "bing coverage drop on node-a" in alert["title"], alert
     assert "stale or filtered results" in alert["message"]
-    assert [each["title"] for each in coverage_alerts(json_receiver)] == [alert["title"]]
-
     db = tmp_path / "news.db"
+    windows = rows(db, "select engine, window_end, coverage_expected, coverage_found from health_windows "
+                       "where window_end > datetime('now', '-1 day') order by window_end")
+    assert [each["title"] for each in coverage_alerts(json_receiver)] == [alert["title"]], windows
+
     judged = rows(db, "select window_end from health_windows where engine = 'bing' and coverage_expected >= 5 "
                       "and window_end > datetime('now', '-1 day') order by window_end")
     assert judged, "bing had no window with enough articles to judge"

@@ -23,9 +23,10 @@ and writes:
   ``saturation`` verdict's changes and the ``network_down`` verdict's, sent by whichever process moves the shared
   state (``alert_states``) first;
 * **coverage** (:mod:`topicstreams.health.coverage`): when a stored window closes, of the articles the other engines
-  found for the topics the engine scraped in it (lagged by one scrape interval), the share it found too, against
-  its own baseline; a drop of ``health.coverage_drop`` while the pages parse fine is reason ``coverage`` — beside the
-  score, never in it;
+  found for the topics the engine scraped in it (lagged by one re-scrape interval: the configured one times the
+  slowdown, or the one the engine really keeps when longer — :meth:`HealthExtension.coverage_grace`), the share it
+  found too, against its own baseline; a drop of ``health.coverage_drop`` in two judged windows in a row while the
+  pages parse fine is reason ``coverage`` — beside the score, never in it;
 * **the node's network** (:mod:`topicstreams.alerts.network`): a connection-level failure (DNS, refused, no route)
   is held until it is known whether every engine of the node fails alike; then it is left out of the score and
   the stored window (its class and cooldown stand), so the network being down pauses nothing;
@@ -57,6 +58,7 @@ import asyncio
 import logging
 import math
 import time
+from collections import deque
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -122,6 +124,13 @@ AWAITING_PARSE = 64
 BASELINE_RETRY = 60.0
 """Seconds before reading the baseline again when the database could not be read."""
 
+COVERAGE_CONFIRM = 2
+"""Judged windows in a row whose coverage must be low before the reason and the alert: one window's share of a few
+dozen articles varies by chance, two in a row rarely."""
+
+STORE_MARGIN = 5.0
+"""Seconds added to the coverage's grace for what each engine's store takes to write its finds (batches, outbox)."""
+
 CLOSE_DELIVERY_SECONDS = 30.0
 """How long a closing crawl waits for its alerts to be delivered (or given up)."""
 
@@ -170,6 +179,12 @@ class HealthExtension:
         self.coverage_low = False
         self.coverage_baseline: tuple[int, int] | None = None
         self.coverage_read_at = -math.inf
+        self.coverage_lows = 0
+        """Judged windows in a row with a low coverage (see :data:`COVERAGE_CONFIRM`)."""
+        self.scraped_at: dict[str, float] = {}
+        """Topic -> when its first results page last came back ok."""
+        self.rescrape_gaps: deque[float] = deque(maxlen=256)
+        """Seconds between two ok first pages of the same topic, lately: the engine's real re-scrape interval."""
         self.bucket_topics: set[str] = set()
         """The topics whose results pages the engine got in the stored window (what its coverage is judged on)."""
         self.paused_score: int | None = None
@@ -352,6 +367,11 @@ class HealthExtension:
         if (classification.cls is ResponseClass.OK and classification.topic and not classification.canary
                 and not classification.probe):
             self.bucket_topics.add(classification.topic)
+            if classification.page_type == "first":
+                last = self.scraped_at.get(classification.topic)
+                if last is not None and sample.at > last:
+                    self.rescrape_gaps.append(sample.at - last)
+                self.scraped_at[classification.topic] = sample.at
         if self.network is not None:
             connection_level = is_connection_level(classification.reason)
             self.network.answered(self.engine, sample.at, connection_level, classification.reason)
@@ -594,7 +614,7 @@ class HealthExtension:
         self.bucket, self.bucket_start, self.bucket_score, self.bucket_topics = [], None, None, set()
         if samples and self.outbox is not None:
             end = min(now, start + self.settings.window)
-            engine, node, grace = self.engine, self.node, self.grace
+            engine, node, grace = self.engine, self.node, self.coverage_grace()
             counts = {**WindowStats.of(samples).counts(), "score": score}
             try:
                 loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -612,6 +632,14 @@ class HealthExtension:
 
             self.outbox.put(f"a health window of {engine}", save)
 
+    def coverage_grace(self) -> float:
+        """How long the engine is given to find what another engine found: one re-scrape interval — the configured
+        one times the slowdown in force, or the one it really keeps (the 90th percentile of its recent re-scrapes of
+        a topic) when that is longer, plus :data:`STORE_MARGIN`."""
+        kept = sorted(self.rescrape_gaps)
+        real = kept[min(len(kept) - 1, int(0.9 * len(kept)))] if kept else 0.0
+        return max(self.grace * max(1.0, self.state.pace_multiplier), real) + STORE_MARGIN
+
     def judge_coverage(self, expected: int, found: int) -> None:
         """The stored window's coverage against the engine's own baseline: reason ``coverage`` and one alert when it
         drops by ``health.coverage_drop`` or more while the pages parse fine, one more when it is back."""
@@ -623,9 +651,14 @@ class HealthExtension:
         base_expected, base_found = self.coverage_baseline or (0, 0)
         self.coverage = coverage = judge_coverage(expected, found, base_expected, base_found)
         parser_ok = self.parser is not None and self.parser.band == OK
-        low = coverage.low(self.coverage_drop, parser_ok)
         if coverage.window is None:
             low = self.coverage_low  # too few articles to judge: what is in force stays
+        elif coverage.low(self.coverage_drop, parser_ok):
+            self.coverage_lows += 1
+            low = self.coverage_low or self.coverage_lows >= COVERAGE_CONFIRM
+        else:
+            self.coverage_lows = 0
+            low = False
         if low != self.coverage_low:
             self.coverage_low = low
             now = utcnow()
