@@ -74,11 +74,7 @@ def apprise_url(key: str, value: Any) -> str:
 def event_list(key: str, value: Any) -> list[str]:
     from topicstreams.alerts.events import EVENTS
 
-    events = list_of(one_of(*EVENTS), "a list of events")(key, value)
-    for index, event in enumerate(events):
-        if event in events[:index]:
-            raise ConfigError(f"{key}[{index}]", event, "an event not already listed")
-    return events
+    return distinct(list_of(one_of(*EVENTS), "a list of events"), None, "an event not already listed")(key, value)
 
 
 _HH_MM = r"([01]\d|2[0-3]):[0-5]\d"
@@ -149,13 +145,7 @@ def digest(key: str, value: Any) -> dict:
 
 
 def digest_list(key: str, value: Any) -> list[dict]:
-    digests = list_of(digest, "a list of digests")(key, value)
-    seen: set[str] = set()
-    for index, each in enumerate(digests):
-        if each["name"] in seen:
-            raise ConfigError(f"{key}[{index}].name", each["name"], "a name no other digest has")
-        seen.add(each["name"])
-    return digests
+    return distinct(list_of(digest, "a list of digests"), "name", "a name no other digest has")(key, value)
 
 
 class ConfigError(ValueError):
@@ -232,6 +222,20 @@ def list_of(item: Check, expected: str) -> Check:
             raise ConfigError(key, value, expected)
         return [item(f"{key}[{i}]", v) for i, v in enumerate(value)]
     return check
+
+
+def distinct(check: Check, field: str | None, expected: str) -> Check:
+    """``check`` (a list's), then no two entries alike (by their ``field``, or whole): the second is the error."""
+    def checked(key: str, value: Any) -> Any:
+        entries = check(key, value)
+        seen: list[Any] = []
+        for index, entry in enumerate(entries):
+            mark = entry if field is None else entry[field]
+            if mark in seen:
+                raise ConfigError(f"{key}[{index}]" + (f".{field}" if field else ""), mark, expected)
+            seen.append(mark)
+        return entries
+    return checked
 
 
 def _split_url(key: str, value: Any, expected: str, shown: Any) -> SplitResult:
@@ -378,13 +382,8 @@ def canary(key: str, value: Any) -> dict:
 
 
 def canary_list(key: str, value: Any) -> list[dict]:
-    canaries = list_of(canary, "a list of canary queries")(key, value)
-    seen: set[str] = set()
-    for index, each in enumerate(canaries):
-        if each["query"] in seen:
-            raise ConfigError(f"{key}[{index}].query", each["query"], "a query not already listed for the engine")
-        seen.add(each["query"])
-    return canaries
+    return distinct(list_of(canary, "a list of canary queries"), "query",
+                    "a query not already listed for the engine")(key, value)
 
 
 def optional(check: Check) -> Check:
