@@ -53,6 +53,7 @@ bench: setup
 	$(PY) benchmarks/render.py
 	$(PY) benchmarks/feed.py
 	$(PY) benchmarks/monitor.py
+	$(PY) benchmarks/alerts.py
 
 clean:
 	rm -rf $(VENV) .topicstreams *.egg-info build

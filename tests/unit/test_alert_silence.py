@@ -129,3 +129,55 @@ def test_the_news_again_alert():
 def test_durations_for_people():
     assert [duration(s) for s in (10, 45 * 60, 3600, 7.5 * 3600, 76 * 3600)] == [
         "1 min", "45 min", "1 h", "7 h 30 min", "3 d 4 h"]
+
+
+# ---- the moments kept between checks ----------------------------------------------------------------------------
+def test_moments_kept_between_checks_equal_a_full_read():
+    """Read in pieces — each check the rows since the last watermark minus an overlap, some committed late with an
+    earlier time, topics deactivated and added — the kept moments are what one full read gives."""
+    import random
+
+    from topicstreams.alerts.silence import TopicMoments
+
+    rng = random.Random(5)
+    rows = sorted(((f"t{rng.randrange(4)}", float(rng.randrange(0, 100_000)), rng.randrange(1, 4))
+                   for _ in range(2_000)), key=lambda row: row[1])
+    # each row becomes visible at its time, but one in ten only 200 s later (another process's late commit)
+    visible_at = [moment + (200 if index % 10 == 0 else 0) for index, (_, moment, _) in enumerate(rows)]
+    overlap = 300.0
+    kept = TopicMoments()
+    topics = ["t0", "t1", "t2", "t3"]
+    for clock in range(0, 110_000, 900):
+        if clock == 45_000:
+            topics = ["t0", "t1", "t3", "t4"]  # t2 deactivated, t4 added
+        seen = [row for row, at in zip(rows, visible_at, strict=True) if at <= clock]
+        if kept.watermark is None:
+            kept.replace(topics, seen)
+        else:
+            since = kept.watermark - overlap
+            kept.merge(topics, [row for row in seen if row[1] > since], since)
+    full = TopicMoments()
+    full.replace(topics, rows)
+    assert set(kept.times) == {"t0", "t1", "t3", "t4"}
+    for topic in kept.times:
+        assert list(kept.times[topic]) == list(full.times[topic]) and list(kept.counts[topic]) == list(
+            full.counts[topic]), topic
+    kept.trim(50_000.0)
+    assert all(moment > 50_000.0 for times in kept.times.values() for moment in times)
+    assert len(kept.times["t0"]) == sum(1 for moment in full.times["t0"] if moment > 50_000.0)
+
+
+def test_judging_kept_moments_is_judging_datetimes():
+    from datetime import UTC, datetime, timedelta
+
+    from topicstreams.alerts.silence import judge_moments, judge_silence
+
+    now = datetime(2026, 12, 2, 12, tzinfo=UTC)
+    moments = [(now - timedelta(hours=hours, seconds=seconds), count)
+               for hours in range(10, 200, 3) for seconds, count in ((0, 2), (30, 1))]
+    by_datetimes = judge_silence("t", moments, now, baseline_days=14, factor=2, min_events=10, running=True)
+    ordered = sorted((moment.timestamp(), count) for moment, count in moments)
+    by_seconds = judge_moments("t", [m for m, _ in ordered], [c for _, c in ordered], now, baseline_days=14,
+                               factor=2, min_events=10, running=True)
+    assert by_datetimes == by_seconds
+    assert by_seconds.silent and by_seconds.gap == 3 * 3600 and by_seconds.arrivals == 64

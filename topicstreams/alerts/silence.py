@@ -29,10 +29,12 @@ per topic (:mod:`topicstreams.storage.alert_states`, key ``silence:<topic>``) an
 
 from __future__ import annotations
 
+import bisect
 import statistics
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from topicstreams.alerts.events import SILENCE, Alert
 from topicstreams.alerts.text import html, plain
@@ -101,22 +103,103 @@ def judge_silence(topic: str, event_times: Iterable[tuple[datetime, int]], now: 
     seen them running without a break (None: no more than that they run now, so the quiet counts from the last
     event).
     """
-    start = now - timedelta(days=baseline_days)
-    kept = [(moment, count) for moment, count in event_times if start < moment <= now and count > 0]
-    events = sum(count for _, count in kept)
-    moments = arrivals(moment for moment, _ in kept)
-    gaps = [(later - earlier).total_seconds() for earlier, later in zip(moments, moments[1:], strict=False)]
+    pairs = sorted((moment.timestamp(), count) for moment, count in event_times)
+    return judge_moments(topic, [moment for moment, _ in pairs], [count for _, count in pairs], now,
+                         baseline_days=baseline_days, factor=factor, min_events=min_events, running=running,
+                         running_since=running_since)
+
+
+def judge_moments(topic: str, times: Sequence[float], counts: Sequence[int], now: datetime, *, baseline_days: float,
+                  factor: float, min_events: int, running: bool, running_since: datetime | None = None
+                  ) -> SilenceVerdict:
+    """:func:`judge_silence` on moments as Unix seconds, sorted, with their counts (what :class:`TopicMoments`
+    keeps): no datetime per moment."""
+    end = now.timestamp()
+    first = bisect.bisect_right(times, end - baseline_days * 86400)
+    last = bisect.bisect_right(times, end)
+    events = 0
+    starts: list[float] = []
+    previous: float | None = None
+    latest: float | None = None
+    for index in range(first, last):
+        if counts[index] <= 0:
+            continue
+        moment = times[index]
+        events += counts[index]
+        if previous is None or moment - previous >= ARRIVAL_WINDOW:
+            starts.append(moment)
+        previous = latest = moment
+    gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
     gap = float(statistics.median(gaps)) if gaps else None
     usual = events >= min_events and gap is not None
     threshold = max(MIN_SILENCE, factor * gap) if gap is not None else None
-    last_event = max((moment for moment, _ in kept), default=None)
+    last_event = None if latest is None else datetime.fromtimestamp(latest, UTC)
     quiet = None
     if last_event is not None:
         counted_from = max(last_event, running_since) if running and running_since is not None else last_event
         quiet = max(0.0, (now - counted_from).total_seconds())
     silent = bool(usual and running and threshold is not None and quiet is not None and quiet >= threshold)
-    return SilenceVerdict(topic=topic, at=now, silent=silent, usual=usual, events=events, arrivals=len(moments),
+    return SilenceVerdict(topic=topic, at=now, silent=silent, usual=usual, events=events, arrivals=len(starts),
                           gap=gap, threshold=threshold, last_event=last_event, quiet=quiet, running=running)
+
+
+class TopicMoments:
+    """Each active topic's new-event moments (Unix seconds, sorted, with their counts), kept between two silence
+    checks so that a check reads only what was stored since the last one: a full read of a large feed's baseline
+    period (a thousand topics, 14 days) is seconds of work and a hundred MiB of objects every few minutes; kept in
+    arrays it is a few MiB, and each check reads a few minutes of rows (``benchmarks/alerts.py``).
+
+    :meth:`replace` takes a full read, :meth:`merge` the rows read since :attr:`watermark` minus an overlap (rows
+    another process committed late with a slightly earlier time are read again and replace what was kept for
+    that stretch), :meth:`trim` forgets what left the period."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, array] = {}
+        self.counts: dict[str, array] = {}
+        self.watermark: float | None = None
+        """The newest moment read so far (None: nothing read yet)."""
+
+    def replace(self, topics: Iterable[str], rows: Iterable[tuple[str, float, int]]) -> None:
+        self.times = {topic: array("d") for topic in topics}
+        self.counts = {topic: array("q") for topic in self.times}
+        self.watermark = None
+        self._add(rows)
+
+    def merge(self, topics: Iterable[str], rows: Iterable[tuple[str, float, int]], since: float) -> None:
+        """The active ``topics`` now, and their ``rows`` read after ``since``: what was kept after it is replaced."""
+        active = list(topics)
+        self.times = {topic: self.times.get(topic, array("d")) for topic in active}
+        self.counts = {topic: self.counts.get(topic, array("q")) for topic in active}
+        for topic, times in self.times.items():
+            cut = bisect.bisect_right(times, since)
+            if cut < len(times):
+                del times[cut:]
+                del self.counts[topic][cut:]
+        self._add(rows)
+
+    def _add(self, rows: Iterable[tuple[str, float, int]]) -> None:
+        fresh: dict[str, list[tuple[float, int]]] = {}
+        for topic, moment, count in rows:
+            if topic in self.times:
+                fresh.setdefault(topic, []).append((moment, count))
+                if self.watermark is None or moment > self.watermark:
+                    self.watermark = moment
+        for topic, pairs in fresh.items():
+            pairs.sort()
+            times, counts = self.times[topic], self.counts[topic]
+            if times and pairs[0][0] <= times[-1]:  # out of order: keep the arrays sorted
+                pairs = sorted([*zip(times, counts, strict=True), *pairs])
+                del times[:], counts[:]
+            times.extend(moment for moment, _ in pairs)
+            counts.extend(count for _, count in pairs)
+
+    def trim(self, before: float) -> None:
+        """Forget the moments at or before ``before`` (out of the baseline period)."""
+        for topic, times in self.times.items():
+            cut = bisect.bisect_right(times, before)
+            if cut:
+                del times[:cut]
+                del self.counts[topic][:cut]
 
 
 def duration(seconds: float) -> str:

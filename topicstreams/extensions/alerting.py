@@ -37,6 +37,7 @@ then); a failed read or write is logged once (a WARNING) until one passes again.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 import os
 import threading
@@ -44,7 +45,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scrapy import Spider, signals
@@ -56,7 +57,8 @@ from topicstreams.alerts.digests import SCHEDULED, last_boundary, render_batch, 
 from topicstreams.alerts.silence import (
     OK,
     SILENT,
-    judge_silence,
+    TopicMoments,
+    judge_moments,
     news_again_alert,
     silence_alert,
     state_key,
@@ -70,9 +72,15 @@ from topicstreams.storage.db import database_for
 from topicstreams.storage.engine_status import read_statuses
 from topicstreams.storage.failures import describe
 from topicstreams.storage.search import SearchError
-from topicstreams.storage.silence import new_event_times
+from topicstreams.storage.silence import active_topics, moments_since
 
 logger = logging.getLogger(__name__)
+
+MOMENTS_RELOAD = 86400.0
+"""Seconds between two full reads of the topics' new-event moments (the checks between read what is new)."""
+
+MOMENTS_OVERLAP = 300.0
+"""Seconds of moments read again at each check: rows another process committed late with a slightly earlier time."""
 
 TICK = 30.0
 """Seconds between two looks at the digests (setting ``TOPICSTREAMS_ALERTS_TICK``; tests shorten it)."""
@@ -126,6 +134,9 @@ class AlertingWork:
             kind.append((dict(digest), wanted))
         self.silence_checked: datetime | None = None
         self.running_since: datetime | None = None
+        self.moments = TopicMoments()
+        """Every active topic's new-event moments, kept between silence checks (:meth:`topic_moments`)."""
+        self.moments_loaded_at: datetime | None = None
         """Since when this process has seen the engines running without a break (the silence's quiet counts from
         then at the earliest)."""
         self._lock = threading.Lock()
@@ -293,23 +304,26 @@ class AlertingWork:
         db = self.db
         running = self.running_engines(now)
         self.running_since = (self.running_since or now) if running else None
-        times = new_event_times(db, now - timedelta(days=self.baseline_days))
+        moments = self.topic_moments(db, now)
         states = alert_states.read_states(db, "silence:")
         sent = 0
-        for topic, moments in times.items():
+        for topic, times in moments.times.items():
+            counts = moments.counts[topic]
             key = state_key(topic)
             state = states.get(key)
             if state is not None and state.state == SILENT:
                 last_before = _moment((state.details or {}).get("last_event"))
-                newer = [moment for moment, _ in moments if last_before is None or moment > last_before]
-                if newer and alert_states.transition(
-                        db, key, [SILENT], OK, now, {"ended_at": now.isoformat(),
-                                                    "first_event": min(newer).isoformat(),
-                                                    "last_event": max(newer).isoformat()}):
-                    self.notifier.send(news_again_alert(topic, last_before, min(newer), now, running))
-                    sent += 1
+                after = bisect.bisect_right(times, last_before.timestamp()) if last_before is not None else 0
+                newer = [times[index] for index in range(after, len(times)) if counts[index] > 0]
+                if newer:
+                    first, last = (datetime.fromtimestamp(moment, UTC) for moment in (newer[0], newer[-1]))
+                    if alert_states.transition(db, key, [SILENT], OK, now, {
+                            "ended_at": now.isoformat(), "first_event": first.isoformat(),
+                            "last_event": last.isoformat()}):
+                        self.notifier.send(news_again_alert(topic, last_before, first, now, running))
+                        sent += 1
                 continue
-            verdict = judge_silence(topic, moments, now, baseline_days=self.baseline_days,
+            verdict = judge_moments(topic, times, counts, now, baseline_days=self.baseline_days,
                                     factor=self.silence_factor, min_events=self.silence_min_events,
                                     running=bool(running), running_since=self.running_since)
             if not verdict.silent:
@@ -319,6 +333,24 @@ class AlertingWork:
                 self.notifier.send(alert)
                 sent += 1
         return sent
+
+    def topic_moments(self, db: Any, now: datetime) -> TopicMoments:
+        """Every active topic's new-event moments over the baseline period at ``now``: read whole at the first
+        check, once a day and when the clock went back; otherwise only what was stored since the last read (minus
+        :data:`MOMENTS_OVERLAP`, for rows committed late)."""
+        moments = self.moments
+        names = active_topics(db)
+        start = now - timedelta(days=self.baseline_days)
+        reload = (self.moments_loaded_at is None or now < self.moments_loaded_at
+                  or (now - self.moments_loaded_at).total_seconds() >= MOMENTS_RELOAD)
+        if reload or moments.watermark is None:
+            moments.replace(names.values(), moments_since(db, start, names))
+            self.moments_loaded_at = now
+        else:
+            since = max(start.timestamp(), moments.watermark - MOMENTS_OVERLAP)
+            moments.merge(names.values(), moments_since(db, datetime.fromtimestamp(since, UTC), names), since)
+        moments.trim(start.timestamp())
+        return moments
 
 
 def _moment(value: Any) -> datetime | None:
