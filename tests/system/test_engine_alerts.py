@@ -127,8 +127,8 @@ def test_a_pause_is_recalled_every_repeat_until_a_person_resumes_it_then_its_rec
         "topicstreams: google recovered on n1"]
     messages = [posted.body["message"] for posted in json_receiver.received("/alerts")]
     assert "scrapy health resume google --node n1" in messages[0] and "hard_block, challenge" in messages[0]
-    assert messages[1].startswith("Reminder: google is still paused on node n1, for 60 min")
-    assert messages[2].startswith("Reminder: google is still paused on node n1, for 2 h")
+    assert messages[1].startswith("Reminder: google is still paused on node n1, for 1 h (")
+    assert messages[2].startswith("Reminder: google is still paused on node n1, for 2 h (")
     assert "after being paused" in messages[4]
 
 

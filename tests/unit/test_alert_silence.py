@@ -14,12 +14,11 @@ from topicstreams.alerts.silence import (
     MIN_SILENCE,
     SILENT,
     arrivals,
-    duration,
     judge_silence,
     news_again_alert,
     silence_alert,
 )
-from topicstreams.alerts.text import ZWSP
+from topicstreams.alerts.text import ZWSP, duration
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -127,8 +126,8 @@ def test_the_news_again_alert():
 
 
 def test_durations_for_people():
-    assert [duration(s) for s in (10, 45 * 60, 3600, 7.5 * 3600, 76 * 3600)] == [
-        "1 min", "45 min", "1 h", "7 h 30 min", "3 d 4 h"]
+    assert [duration(s) for s in (10, 45 * 60, 3600, 7.5 * 3600, 76 * 3600, 48 * 3600)] == [
+        "1 min", "45 min", "1 h", "7 h 30 min", "3 d 4 h", "2 d"]
 
 
 # ---- the moments kept between checks ----------------------------------------------------------------------------

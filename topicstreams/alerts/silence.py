@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from topicstreams.alerts.events import SILENCE, Alert
-from topicstreams.alerts.text import html, plain
+from topicstreams.alerts.text import duration, html, plain
 
 ARRIVAL_WINDOW = 60.0
 """Seconds: an event this close to the one before it arrived with it (one scrape, or one burst of scrapes)."""
@@ -200,18 +200,6 @@ class TopicMoments:
             if cut:
                 del times[:cut]
                 del self.counts[topic][:cut]
-
-
-def duration(seconds: float) -> str:
-    """``seconds`` for a person: ``45 min``, ``7 h``, ``7 h 30 min``, ``3 d 4 h``."""
-    minutes = int(round(seconds / 60))
-    if minutes < 60:
-        return f"{max(minutes, 1)} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours} h" + (f" {minutes} min" if minutes else "")
-    days, hours = divmod(hours, 24)
-    return f"{days} d" + (f" {hours} h" if hours else "")
 
 
 def _utc(moment: datetime) -> str:

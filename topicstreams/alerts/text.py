@@ -12,7 +12,8 @@ anyone can write, and a message is read by people and by chat services that act 
 * :func:`html` — for HTML (e-mail): escaped, quotes too, with the same control characters dropped;
 * :func:`http_link` — a URL that may become a link: only ``http``/``https`` with a host (never ``javascript:``,
   ``data:``, ``file:`` …), and nothing that could break out of an attribute or a line;
-* :func:`html_link` — an ``<a>`` for an acceptable link, else the escaped label and the escaped URL as text.
+* :func:`html_link` — an ``<a>`` for an acceptable link, else the escaped label and the escaped URL as text;
+* :func:`duration` — how long something lasted, as every message says it (``45 min``, ``7 h 30 min``, ``3 d 4 h``).
 """
 
 from __future__ import annotations
@@ -90,3 +91,15 @@ def html_link(url: str, label: str) -> str:
     if link is None:
         return html(label) if not url else f"{html(label)} ({html(url)})"
     return f'<a href="{html(link)}">{html(label)}</a>'
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` for a person: ``45 min``, ``7 h``, ``7 h 30 min``, ``3 d 4 h``."""
+    minutes = int(round(seconds / 60))
+    if minutes < 60:
+        return f"{max(minutes, 1)} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h" + (f" {minutes} min" if minutes else "")
+    days, hours = divmod(hours, 24)
+    return f"{days} d" + (f" {hours} h" if hours else "")

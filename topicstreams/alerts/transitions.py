@@ -28,6 +28,7 @@ from topicstreams.alerts.events import (
     SATURATION,
     Alert,
 )
+from topicstreams.alerts.text import duration
 
 NO_REASON = "no single signal"
 
@@ -35,21 +36,6 @@ NO_REASON = "no single signal"
 def when(moment: datetime) -> str:
     """``2026-12-02 16:40:03Z``."""
     return f"{moment:%Y-%m-%d %H:%M:%S}Z"
-
-
-def span(seconds: float) -> str:
-    """A duration as a person reads it: ``45 s``, ``12 min``, ``6 h 5 min``, ``3 d 2 h``."""
-    seconds = max(0, round(seconds))
-    if seconds < 90:
-        return f"{seconds} s"
-    minutes = seconds // 60
-    if minutes < 90:
-        return f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h" if hours else f"{days} d"
 
 
 def _reasons(reasons: Sequence[str]) -> str:
@@ -63,7 +49,7 @@ def _resume_command(engine: str, node: str) -> str:
 def paused(engine: str, node: str, score: int | None, reasons: Sequence[str], since: datetime, now: datetime,
            reminder: bool = False) -> Alert:
     """The engine was paused (or, with ``reminder``, is still paused ``alerting.repeat`` seconds later)."""
-    head = (f"Reminder: {engine} is still paused on node {node}, for {span((now - since).total_seconds())}"
+    head = (f"Reminder: {engine} is still paused on node {node}, for {duration((now - since).total_seconds())}"
             if reminder else f"{engine} is paused on node {node}")
     text = (f"{head} (since {when(since)}).\n"
             f"Why: health {'-' if score is None else score} (critical): {_reasons(reasons)}.\n"
@@ -77,7 +63,7 @@ def paused(engine: str, node: str, score: int | None, reasons: Sequence[str], si
 
 def resumed(engine: str, node: str, since: datetime | None, now: datetime, factor: float) -> Alert:
     """A person lifted the engine's pause."""
-    paused_for = f" after {span((now - since).total_seconds())} paused" if since else ""
+    paused_for = f" after {duration((now - since).total_seconds())} paused" if since else ""
     text = (f"{engine} was resumed on node {node} at {when(now)}{paused_for}.\n"
             f"It is judged afresh from now, at the slowed pace (× {factor:g}) until its score is ok; a recovery "
             f"message follows when it is.")
@@ -87,7 +73,7 @@ def resumed(engine: str, node: str, since: datetime | None, now: datetime, facto
 
 def recovered(engine: str, node: str, score: int | None, was: str, since: datetime | None, now: datetime) -> Alert:
     """Back to ``ok`` after ``was`` (degraded, critical or paused)."""
-    lasted = f" for {span((now - since).total_seconds())}" if since else ""
+    lasted = f" for {duration((now - since).total_seconds())}" if since else ""
     text = (f"{engine} is healthy again on node {node}: health {'-' if score is None else score} (ok) at {when(now)}, "
             f"after being {was}{lasted}.\nBack to its normal pace; nothing to do.")
     return Alert(RECOVERED, f"topicstreams: {engine} recovered on {node}", text, now, engine=engine, node=node,
@@ -113,7 +99,7 @@ def saturation(node: str, cooling: Sequence[str], begins: bool, since: datetime 
                 f"than slowing down.")
         title = f"topicstreams: exit IP saturation on {node}"
     else:
-        lasted = f" after {span((now - since).total_seconds())}" if since else ""
+        lasted = f" after {duration((now - since).total_seconds())}" if since else ""
         text = f"Exit IP saturation over on node {node} at {when(now)}{lasted}: the robust engines answer again."
         title = f"topicstreams: exit IP saturation over on {node}"
     return Alert(SATURATION, title, text, now, node=node, reasons=tuple(cooling),
@@ -175,7 +161,7 @@ def coverage_drop(engine: str, node: str, window: float | None, baseline: float 
 def network_down(node: str, engines: Sequence[str], reasons: Sequence[str], since: datetime | None, now: datetime,
                  ended: bool = False) -> Alert:
     if ended:
-        lasted = f" after {span((now - since).total_seconds())}" if since else ""
+        lasted = f" after {duration((now - since).total_seconds())}" if since else ""
         text = f"The network of node {node} is back at {when(now)}{lasted}: its engines answer again."
         title = f"topicstreams: network back on {node}"
     else:
