@@ -134,11 +134,12 @@ class AlertingWork:
             kind.append((dict(digest), wanted))
         self.silence_checked: datetime | None = None
         self.running_since: datetime | None = None
+        """Since when this process has seen the engines running without a break (the silence's quiet counts from
+        then at the earliest)."""
         self.moments = TopicMoments()
         """Every active topic's new-event moments, kept between silence checks (:meth:`topic_moments`)."""
         self.moments_loaded_at: datetime | None = None
-        """Since when this process has seen the engines running without a break (the silence's quiet counts from
-        then at the earliest)."""
+        """When the moments were last read whole."""
         self._lock = threading.Lock()
         self._pending: dict[tuple[int, str], None] = {}
         self._batch_from: datetime | None = None
