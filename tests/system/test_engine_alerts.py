@@ -195,3 +195,29 @@ def test_saturation_is_told_once_by_one_of_two_processes_when_it_begins_and_when
     assert told(json_receiver) == ["topicstreams: exit IP saturation on n1",
                                    "topicstreams: exit IP saturation over on n1"]
     assert "bing, google" in json_receiver.received("/alerts")[0].body["message"]
+
+
+def test_the_network_verdict_counts_the_engines_another_process_runs_on_the_node(tmp_path, json_receiver):
+    """A crawl of google alone; bing runs in another process of the node (its status row fresh, failing to connect
+    since a minute): google's connection failures are the node's network — one alert, none of them scored."""
+    crawler = make_crawler(tmp_path, json_receiver, health={"min_requests": 2, "smoothing": 1})
+    google = HealthExtension.from_crawler(crawler)
+    from topicstreams.extensions.saturation_watch import SaturationWatch
+
+    google.saturation = SaturationWatch("n1", google.saturation.policy, 0.0)  # reads the node's rows at every tick
+
+    async def body():
+        db = database_for(google.database_url)
+        store.save_status(db, "bing", "n1", state="running",
+                          connection_failures_since=utcnow() - timedelta(minutes=1))
+        for _ in range(4):
+            google.response_classified(classification("google", HARD, reason="ERR_CONNECTION_REFUSED", items=0))
+        google.tick()  # reads bing's row: every engine of the node fails to connect
+        await asyncio.to_thread(google.outbox.flush)
+
+    run([google], body)
+    assert told(json_receiver) == ["topicstreams: network down on n1"]
+    assert "bing, google" in json_receiver.received("/alerts")[0].body["message"]
+    status = store.read_status(database_for(google.database_url), "google", "n1")
+    assert status.state != "paused" and (status.window_counts or {}).get("requests", 0) == 0
+    assert status.connection_failures_since is not None

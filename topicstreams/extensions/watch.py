@@ -317,6 +317,10 @@ class HealthExtension:
             self.save_status()
         if self.saturation is not None:
             self.read("the node's status rows", self.saturation.check, wall(now))
+            if self.network is not None:  # the node's engines that other processes run count for its network too
+                self.network.other_processes(
+                    (row.engine, row.connection_failures_since.timestamp() if row.connection_failures_since else None)
+                    for row in self.saturation.rows if not row.stale_at(wall(now)))
         self.settle_held(now)
 
     def refresh_baseline(self, now: float) -> None:
