@@ -103,6 +103,9 @@ def test_an_engine_serving_stale_pages_loses_coverage_and_is_told_once_the_hones
     honest_windows = rows(db, "select engine, coverage_expected, coverage_found from health_windows where engine "
                               "!= 'bing' and coverage_expected >= 5 and window_end > datetime('now', '-1 day')")
     assert honest_windows, "the honest engines had no window with enough articles to judge"
-    assert all(found / expected > 0.85 - 0.2 for _, expected, found in honest_windows), honest_windows
+    for honest in ("google", "yahoo"):  # over the run, at their normal (one window of ten articles may dip by chance)
+        expected = sum(row[1] for row in honest_windows if row[0] == honest)
+        found = sum(row[2] for row in honest_windows if row[0] == honest)
+        assert found / expected > 0.85 - 0.2, honest_windows
     stored = rows(db, "select event, engine from alerts where event = 'coverage_drop'")
     assert stored == [("coverage_drop", "bing")]
