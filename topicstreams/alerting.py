@@ -4,25 +4,22 @@ is, with the facts beside it) and its POST.
 The body is the same as before Apprise came: ``{"text", "engine", "node", "score", "band", "reasons", "at"}``, now
 with ``"event"`` and ``"topic"`` (``engine``, ``node``, ``band`` and ``topic`` null where the event has none). The
 delivery thread (:mod:`topicstreams.alerts.delivery`) posts it with :func:`webhook_attempt`, once per attempt, and
-records each; :func:`post_webhook` is the single POST that logs its own failure.
+records each.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from topicstreams.config import mask_webhook
 
 if TYPE_CHECKING:
     from topicstreams.alerts.events import Alert
 
-logger = logging.getLogger(__name__)
 
 WEBHOOK_TIMEOUT = 10.0
 """Seconds a webhook may take to answer."""
@@ -57,14 +54,3 @@ def webhook_attempt(url: str, payload: dict[str, Any], timeout: float = WEBHOOK_
         return False, str(getattr(reason, "strerror", None) or reason)
     except (OSError, ValueError) as exc:
         return False, str(getattr(exc, "strerror", None) or exc) or type(exc).__name__
-
-
-def post_webhook(url: str, payload: dict[str, Any], timeout: float = WEBHOOK_TIMEOUT) -> str:
-    """POST ``payload`` as JSON to ``url``; returns how it went (``webhook 200``, ``webhook failed: …``). Never
-    raises: an alert that cannot be delivered is still logged (an ERROR, the URL masked) and in the alerts
-    table."""
-    ok, detail = webhook_attempt(url, payload, timeout)
-    if ok:
-        return f"webhook {detail.removeprefix('HTTP ')}"
-    logger.error("could not deliver the alert to %s: %s", mask_webhook(url), detail)
-    return f"webhook failed: {detail}"
