@@ -41,14 +41,19 @@ def test_a_short_soak_measures_the_crawl_and_stays_under_1_gib(soak):
     for sample in steady:
         kinds = sample["processes_by_kind"]
         assert sample["processes"] > 3 and sample["processes"] == sum(kinds.values()), sample
-        # one driver and one browser for the four engines; a renderer per engine's tab at least
+        # one driver and one browser for the four engines, and at least one renderer at every moment
         assert kinds.get("scrapy") == 1 and kinds.get("driver") == 1 and kinds.get("browser") == 1, kinds
-        assert kinds.get("renderer", 0) >= len(ENGINES), kinds
+        assert kinds.get("renderer", 0) >= 1, kinds
         assert sample["memory_kind"] == "PSS", sample  # Linux: every process's smaps are ours to read
         assert 150 * MiB < sample["memory"] < 16 * 1024 * MiB, sample
         assert sample["memory"] == sum(sample["memory_by_kind"].values())
         assert sample["memory_by_kind"]["browser"] > 0 and sample["memory_by_kind"]["renderer"] > 0
         assert sample["fds"] > 0 and sample["fds"] == sum(sample["fds_by_kind"].values())
+
+    # a renderer per engine's context while all four have a page open (a tab closed between two topics may leave
+    # one engine without a renderer at the moment of a sample, so not in every sample)
+    renderers = [s["processes_by_kind"].get("renderer", 0) for s in steady]
+    assert max(renderers) >= len(ENGINES), renderers
 
     # the crawl stored news and the database grew while it ran
     assert steady[-1]["db_bytes"] > steady[0]["db_bytes"] > 0
