@@ -27,6 +27,8 @@ def config_settings(config: Config) -> dict:
         "TOPICSTREAMS_SOFT_BLOCK_MIN_SIZE_RATIO": scraper["soft_block"]["min_size_ratio"],
         "TOPICSTREAMS_SATURATION": scraper["saturation"],
         "TOPICSTREAMS_SHARD": scraper["shard"],
+        "TOPICSTREAMS_ASSIGNMENT": scraper["assignment"],
+        "TOPICSTREAMS_LEASE_SECONDS": scraper["lease_seconds"],
         "TOPICSTREAMS_RETENTION_DAYS": scraper["retention_days"],
         "TOPICSTREAMS_HEALTH": data["health"],
         "TOPICSTREAMS_ALERTING": data["alerting"],

@@ -46,6 +46,8 @@ DB_URL_ENV = "TOPICSTREAMS_DB_URL"
 PROXY_ENV = "SCRAPER_PROXY"
 
 FRESHNESS = ("hour", "day", "week", "month", "any")
+ASSIGNMENTS = ("shard", "lease")
+"""How a node finds its topics: a static hash shard (``scraper.shard``), or leases on the shared schedule."""
 
 
 SECRET_TOKENS = ("admin_token", "metrics_token")
@@ -451,6 +453,8 @@ SCHEMA: dict = {
             "robust_threshold": number("an integer >= 1", low=1, integer=True),
         },
         "shard": shard,
+        "assignment": one_of(*ASSIGNMENTS),
+        "lease_seconds": SECONDS_POSITIVE,
         "retention_days": number("days > 0", low=0, low_open=True),
     },
     "health": {
@@ -581,6 +585,7 @@ def validate(data: Mapping, *, url_limit: int | None = None) -> dict:
     if cooldown["max"] < cooldown["initial"]:
         raise ConfigError("scraper.cooldown.max", cooldown["max"],
                           f"seconds >= scraper.cooldown.initial ({cooldown['initial']})")
+    check_assignment(checked)
     alerting = checked["alerting"]
     for index, each in enumerate(alerting["digests"]):
         if not each["urls"] and not alerting["urls"]:
@@ -594,6 +599,19 @@ def validate(data: Mapping, *, url_limit: int | None = None) -> dict:
                               f"a value >= web.sla.{kind}_good{unit} ({good})")
     check_urls(checked, url_length_limit() if url_limit is None else url_limit)
     return checked
+
+
+def check_assignment(checked: Mapping) -> None:
+    """Lease mode needs the shared schedule of a PostgreSQL database, and replaces static shards."""
+    scraper = checked["scraper"]
+    if scraper["assignment"] != "lease":
+        return
+    if not str(checked["database"]["url"]).startswith("postgresql"):
+        raise ConfigError("scraper.assignment", "lease", "shard while database.url is not PostgreSQL (the leases "
+                          "live in a database every node shares; SQLite is one machine's file)")
+    if scraper["shard"] != "0/1":
+        raise ConfigError("scraper.shard", scraper["shard"], '"0/1" with scraper.assignment lease (the nodes share '
+                          "the topics through leases, not shards)")
 
 
 def check_urls(checked: Mapping, url_limit: int) -> None:

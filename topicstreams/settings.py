@@ -71,6 +71,7 @@ EXTENSIONS = {
     "topicstreams.extensions.cycle_accounting.CyclesExtension": 510,
     "topicstreams.extensions.log_store.LogStoreExtension": 520,
     "topicstreams.extensions.alerting.AlertingExtension": 530,
+    "topicstreams.extensions.membership.MembershipExtension": 540,
 }
 TOPICSTREAMS_HEALTH_ENABLED = True
 # Cycle accounting: one scraper_cycles row and one INFO line per engine and scrape_interval window, and the
@@ -89,6 +90,13 @@ TOPICSTREAMS_ALERT_RETRY_DELAYS = [2.0, 10.0, 30.0]
 TOPICSTREAMS_ALERTS_ENABLED = True
 TOPICSTREAMS_ALERTS_TICK = 30.0
 TOPICSTREAMS_ALERTS_SILENCE_EVERY = 300.0
+# Membership (topicstreams.extensions.membership): every crawl process writes its row of the nodes table when it
+# starts, every HEARTBEAT seconds and when it stops (scrapy nodes). Lease mode (scraper.assignment: lease,
+# topicstreams.leased_topics): an engine that found nothing due looks at the shared schedule again at most
+# LEASE_POLL seconds later (another node may release a topic at any time).
+TOPICSTREAMS_MEMBERSHIP_ENABLED = True
+TOPICSTREAMS_NODE_HEARTBEAT = 15.0
+TOPICSTREAMS_LEASE_POLL = 5.0
 
 ITEM_PIPELINES = {
     "topicstreams.pipelines.normalize.NormalizePipeline": 300,

@@ -14,6 +14,9 @@ one keyword argument, ``check``: a :class:`CanaryChecked`.
 events, with one keyword argument, ``stored``: an :class:`EventsStored`. The alerting extension's as-it-happens
 digests listen (:mod:`topicstreams.extensions.alerting`): the process that stored the events sends them.
 
+``topic_swept`` — sent by the spider when every page of a topic was read, with two keyword arguments, ``engine`` and
+``topic`` (names). Membership counts them (:mod:`topicstreams.extensions.membership`: ``scrapy nodes``).
+
 Health listens to the first three; nothing in the request path depends on who listens::
 
     crawler.signals.connect(handler, signal=topicstreams.signals.response_classified)
@@ -33,6 +36,7 @@ response_classified = object()
 page_parsed = object()
 canary_checked = object()
 events_stored = object()
+topic_swept = object()
 
 
 @dataclass(frozen=True)

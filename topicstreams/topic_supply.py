@@ -6,7 +6,8 @@ The spider's loop (:mod:`topicstreams.spiders.base`) asks a :class:`TopicSupply`
 (:meth:`~TopicSupply.done`, which answers what becomes of the topic: swept, retried, given up). The loop knows
 nothing else of the topics.
 
-Behind it today, :class:`PassTopics`: the schedule (:class:`~topicstreams.scheduler.TopicSchedule`) over the
+Behind it, in lease mode's continuous runs, :class:`~topicstreams.leased_topics.LeasedTopics` (claims on the schedule
+every node shares); otherwise :class:`PassTopics`: the schedule (:class:`~topicstreams.scheduler.TopicSchedule`) over the
 topics of a pass —
 
 * the ``topics`` argument (missing names inserted inactive: a one-off run never joins the standing list), else
@@ -71,6 +72,10 @@ class TopicSupply(Protocol):
     def open(self) -> None:
         """Before the first topic: prepare (the topics table, the first schedule)."""
 
+    async def prepare(self) -> None:
+        """Before :meth:`take`, when the loop could start a topic: fetch what it will hand out (lease mode claims
+        a topic here, off the reactor); nothing for a pass of the node's own topics."""
+
     def take(self) -> str | None:
         """A topic due now, taken (in flight until :meth:`done`); None when none is due."""
 
@@ -86,6 +91,9 @@ class TopicSupply(Protocol):
 
     def abandon(self) -> list[str]:
         """Once mode on an engine that cannot go on: the topics left, which are given up."""
+
+    def close(self) -> None:
+        """The spider closes: give back whatever is held (lease mode's claims)."""
 
 
 def in_shard(topic: str, shard: str) -> bool:
@@ -173,6 +181,9 @@ class PassTopics:
             warn_no_topics()
 
     # ---- the seam -------------------------------------------------------------------------------------
+    async def prepare(self) -> None:
+        return None
+
     def take(self) -> str | None:
         if self.follows_table and self.schedule.reconcile_due():
             self.reconcile()
@@ -218,16 +229,39 @@ class PassTopics:
             self.schedule.remove(topic)
         return left
 
+    def close(self) -> None:
+        return None
+
 
 def warn_no_topics() -> None:
     logger.warning("no topics to scrape: add some with `scrapy topics add NAME`, "
                    "list them in the config's `topics`, or pass -a topics=a,b")
 
 
+def leases_topics(settings, *, topics: Sequence[str] | None, once: bool) -> bool:
+    """Whether a crawl claims its topics from the shared schedule: lease mode, and not a one-off run (``once=1`` or
+    ``-a topics=`` keep their meaning and claim nothing)."""
+    return settings.get("TOPICSTREAMS_ASSIGNMENT") == "lease" and topics is None and not once
+
+
 def topic_supply_for(settings, state: EngineState, *, topics: Sequence[str] | None, once: bool,
                      problem_of: Callable[[str], str | None] | None = None) -> TopicSupply:
     """The supply of an engine's topics under the crawl's settings (``TOPICSTREAMS_*``); ``problem_of`` says what
-    keeps the engine from taking a name (None: nothing)."""
+    keeps the engine from taking a name (None: nothing). Lease mode's continuous runs claim from the shared
+    schedule (:mod:`topicstreams.leased_topics`); everything else is a pass of this node's own topics."""
+    if leases_topics(settings, topics=topics, once=once):
+        from topicstreams.leased_topics import LeasedTopics
+
+        return LeasedTopics(
+            state,
+            database_url=settings.get("TOPICSTREAMS_DATABASE_URL"),
+            node=settings.get("TOPICSTREAMS_NODE_ID"),
+            interval=settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL"),
+            lease_seconds=settings.getfloat("TOPICSTREAMS_LEASE_SECONDS"),
+            poll=settings.getfloat("TOPICSTREAMS_LEASE_POLL"),
+            seed=settings.getlist("TOPICSTREAMS_TOPICS"),
+            problem_of=problem_of,
+        )
     return PassTopics(
         state,
         database_url=settings.get("TOPICSTREAMS_DATABASE_URL"),

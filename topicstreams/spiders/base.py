@@ -56,7 +56,7 @@ from topicstreams.engines.reader import ItemsOfPage, Reading, reader_from_settin
 from topicstreams.items import NewsItem, missing_fields
 from topicstreams.response_deadline import LOST, PageDeadline, response_budget
 from topicstreams.scheduler import TopicSchedule
-from topicstreams.signals import PageParsed, canary_checked, page_parsed
+from topicstreams.signals import PageParsed, canary_checked, page_parsed, topic_swept
 from topicstreams.topic_names import TopicsRefused, check_topics, shown, topic_problem, url_length_limit
 from topicstreams.topic_supply import Fate, topic_supply_for
 
@@ -154,6 +154,10 @@ class EngineSpider(scrapy.Spider):
         shard = self.settings.get("TOPICSTREAMS_SHARD")
         if shard != "0/1":
             mode += f"; shard {shard}: the topics whose hash falls here"
+        if self.settings.get("TOPICSTREAMS_ASSIGNMENT") == "lease":
+            mode += ("; lease mode: topics claimed from the schedule every node shares" if not (
+                self.once or self.topics_arg is not None) else
+                "; lease mode, but a one-off run (once=1 or -a topics=) claims nothing from the shared schedule")
         self.logger.info("%s spider starting (%s)", self.name, mode)
         self.supply.open()
         canaries, state = self.canary_schedule, self.state
@@ -175,6 +179,7 @@ class EngineSpider(scrapy.Spider):
             if benched or state.paused:
                 await asyncio.sleep(benched or PAUSE_POLL)
                 continue
+            await self.supply.prepare()
             topic = self.supply.take()
             if topic is None:
                 wakes = [wait for wait in (self.supply.wait(), canaries.wait()) if wait is not None]
@@ -222,6 +227,7 @@ class EngineSpider(scrapy.Spider):
         outcome = self.supply.done(topic, verdict)
         if outcome.fate is Fate.SWEPT:
             self.stat("topics_swept")
+            self.crawler.signals.send_catch_log(signal=topic_swept, engine=self.name, topic=topic)
         elif outcome.fate is Fate.GIVEN_UP:
             self.logger.error("gave up topic %r after %d attempt%s: last %s (%s)", topic, outcome.attempts,
                               "" if outcome.attempts == 1 else "s", verdict.cls, verdict.reason)
@@ -231,6 +237,12 @@ class EngineSpider(scrapy.Spider):
                                 f"attempt {outcome.attempts} failed" if self.once else "failed", verdict.cls,
                                 verdict.reason, "after the cooldown" if outcome.retry_in is None else
                                 f"in {outcome.retry_in:g} s")
+
+    def closed(self, reason: str) -> None:
+        """The spider closes (the end of a once run, SIGTERM, Ctrl-C): the supply gives back what it holds."""
+        supply = getattr(self, "supply", None)
+        if supply is not None:
+            supply.close()
 
     def give_up_paused(self) -> None:
         """Once mode on a paused engine: the topics left cannot be scraped until a person resumes it."""

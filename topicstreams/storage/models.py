@@ -309,6 +309,49 @@ class DigestState(Base):
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
+class ScheduleSlot(Base):
+    """Lease mode's shared schedule: one row per (engine, topic) — when it is due, the slot its rhythm is anchored to,
+    and while a node works on it, the lease (node, token, until). See :mod:`topicstreams.storage.schedule`."""
+
+    __tablename__ = "schedule"
+    __table_args__ = (Index("ix_schedule_engine_due_at", "engine", "due_at"),)
+
+    engine: Mapped[str] = mapped_column(String(32), primary_key=True)
+    topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"), primary_key=True)
+    slot_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    """The slot the topic's rhythm is anchored to: the next one is a whole number of intervals later."""
+    due_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    """When it may be claimed: the slot with its jitter, or earlier/later after a failure."""
+    lease_node: Mapped[str | None] = mapped_column(String)
+    lease_token: Mapped[str | None] = mapped_column(String(32))
+    """Of the claim that holds it: only that claim can re-arm or release it."""
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    """The claim holds until then, unless its node extends it; after that any node may claim the row."""
+    last_done_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    last_node: Mapped[str | None] = mapped_column(String)
+    """The node whose claim re-armed it last (after its pages were read)."""
+    scrapes: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+
+
+class NodeProcess(Base):
+    """Membership: one row per crawl process of a node (``scrapy nodes`` shows one line per node id)."""
+
+    __tablename__ = "nodes"
+
+    node: Mapped[str] = mapped_column(String, primary_key=True)
+    process: Mapped[str] = mapped_column(String(32), primary_key=True)
+    """A token of the process (its host, pid and a random part)."""
+    engines: Mapped[list] = mapped_column(JSON)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    heartbeat_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    version: Mapped[str] = mapped_column(String(32))
+    assignment: Mapped[str] = mapped_column(String(16))
+    stopped_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    """When it stopped cleanly (SIGTERM, end of a once run); None while it runs or when it died."""
+    scraped: Mapped[dict | None] = mapped_column(JSON)
+    """Per engine, the topics it scraped in the last scrape interval, as of its heartbeat."""
+
+
 class HealthWindow(Base):
     """One engine's responses on one node over one window of ``health.window`` seconds: the baseline's history."""
 
@@ -449,6 +492,8 @@ health_windows_table = HealthWindow.__table__
 scraper_logs_table = ScraperLog.__table__
 health_daily_table = HealthDaily.__table__
 engine_totals_table = EngineTotal.__table__
+schedule_table = ScheduleSlot.__table__
+nodes_table = NodeProcess.__table__
 
 TABLE_NAMES: tuple[str, ...] = ("topics", "news", "topic_news", "topic_news_engines", "scraper_cycles",
                                  "engine_status", "alerts", "health_windows", "scraper_logs", "health_daily",
