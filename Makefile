@@ -54,6 +54,7 @@ bench: setup
 	$(PY) benchmarks/feed.py
 	$(PY) benchmarks/monitor.py
 	$(PY) benchmarks/alerts.py
+	$(PY) benchmarks/cluster.py
 
 clean:
 	rm -rf $(VENV) .topicstreams *.egg-info build

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 import os
 import pkgutil
 import re
@@ -175,7 +176,8 @@ Check = Callable[[str, Any], Any]
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """An int or a finite float (YAML's ``.inf`` and ``.nan`` are floats, and no setting means them)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def number(expected: str, *, low: float | None = None, high: float | None = None,

@@ -26,6 +26,14 @@ the share it found too, against its own baseline) is the table's last column, ``
 ``"coverage": {"window", "baseline", "drop"}`` — always that object, its members ``null`` where not known (a row
 not judged yet, or no row at all), so that a script reads ``engine["coverage"]["drop"]`` without a check first.
 
+In lease mode (``scraper.assignment: lease``; :func:`lease_interval_of` says it), each engine's JSON object gains
+``"carried_by"``: the nodes whose claims scraped the engine's topics within the last :data:`CARRIED_MARGIN` scrape
+intervals (:func:`topicstreams.storage.schedule.carriers`), sorted; the table says the same in a line under it. In
+shard mode the member is absent: there every node carries its own shard, whatever happens to the others.
+
+Node ids are text anyone who runs a crawl can choose: the table shows them through :func:`terminal_text`, so that
+an escape sequence or a control character in one cannot garble the terminal (JSON escapes them itself).
+
 Nothing here needs Scrapy: a database handle (:func:`topicstreams.storage.database_for`), a node id, the enabled
 engines and the saturation policy are all it takes.
 """
@@ -33,9 +41,10 @@ engines and the saturation policy are all it takes.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Engine
@@ -54,6 +63,7 @@ from topicstreams.health.saturation import (
 from topicstreams.health.score import CRITICAL, DEGRADED, UNKNOWN
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
+from topicstreams.storage.schedule import carriers
 
 NO_VALUE = "-"
 """What the table prints for a value that is not known."""
@@ -71,6 +81,31 @@ EXIT_OK, EXIT_DEGRADED, EXIT_CRITICAL = 0, 1, 2
 
 COVERAGE_KEYS = ("window", "baseline", "drop")
 """The members of each engine's ``coverage`` in the JSON report."""
+
+CARRIED_MARGIN = 1.5
+"""``carried_by`` counts the scrapes of the last 1.5 scrape intervals. One interval is too short: a topic's next due
+time moves up to half the pacing's ``jitter_ratio`` of an interval off its slot (a quarter interval at the default
+0.25), and a claim waits for the engine's pace, so a node that carries an engine's topics can go a little more than
+one interval between two scrapes of the same one. Much longer would keep a node listed after it stopped carrying
+the engine (cooling, paused, gone): at 1.5 it drops out half an interval after its last scrape would have been
+due again."""
+
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+"""Unicode categories a terminal does not print as themselves: controls (the ESC of an escape sequence, the
+carriage return that rewrites a line), invisible formatting (the direction overrides that reorder it), line and
+paragraph separators, lone surrogates. :func:`terminal_text` writes them as escapes."""
+
+SHOWN_HEAD, SHOWN_TAIL = 48, 12
+"""A text longer than :func:`terminal_text`'s ``longest`` shows its first and last characters."""
+
+
+def terminal_text(text: str, longest: int | None = 64) -> str:
+    """Stored text (a node id) for a terminal line: each character of :data:`HIDDEN_CATEGORIES` written as its Python
+    escape (``\\x1b``, ``\\u202e``); past ``longest`` characters (None: no limit), cut in the middle with ``…``."""
+    text = str(text)
+    if longest is not None and len(text) > max(longest, SHOWN_HEAD + SHOWN_TAIL + 1):
+        text = text[:SHOWN_HEAD] + "…" + text[-SHOWN_TAIL:]
+    return "".join(repr(char)[1:-1] if unicodedata.category(char) in HIDDEN_CATEGORIES else char for char in text)
 
 
 def coverage_value(value: Any) -> float | None:
@@ -202,12 +237,16 @@ def _cells(report: EngineReport) -> list[str]:
 
 def format_table(reports: Sequence[EngineReport], all_nodes: bool = False,
                  saturation: Mapping[str, Saturation] | None = None,
-                 routes: Sequence[RouteVerdict] = ()) -> str:
+                 routes: Sequence[RouteVerdict] = (), carried_by: Mapping[str, Sequence[str]] | None = None,
+                 carried_seconds: float | None = None) -> str:
     """A header line, then one line per report, columns left-aligned two spaces apart; then one line per node with
     stale rows, ``stale: …``, one per node of ``saturation``, ``saturation: …`` (``… on NODE: …`` with
-    ``all_nodes``), and with ``routes`` one line of every engine's route-vs-site verdict, ``route vs site: …``."""
+    ``all_nodes``), with ``routes`` one line of every engine's route-vs-site verdict, ``route vs site: …``, and with
+    ``carried_by`` (lease mode) one line of the nodes carrying each reported engine (:func:`carried_line`). Node ids
+    go through :func:`terminal_text`."""
     header = [NODE_COLUMN, *COLUMNS] if all_nodes else list(COLUMNS)
-    lines = [header] + [[report.node, *_cells(report)] if all_nodes else _cells(report) for report in reports]
+    lines = [header] + [[terminal_text(report.node), *_cells(report)] if all_nodes else _cells(report)
+                        for report in reports]
     widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
     table = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in lines]
     stale_by_node: dict[str, list[EngineReport]] = {}
@@ -216,18 +255,31 @@ def format_table(reports: Sequence[EngineReport], all_nodes: bool = False,
             stale_by_node.setdefault(report.node, []).append(report)
     for node, stale in stale_by_node.items():
         written = ", ".join(f"{report.engine} at {utc_text(report.updated_at)}" for report in stale)
-        table.append(f"stale{f' on {node}' if all_nodes else ''}: no running crawl writes these rows, their state "
-                     f"is the last one known (last written: {written})")
+        where = f" on {terminal_text(node)}" if all_nodes else ""
+        table.append(f"stale{where}: no running crawl writes these rows, their state is the last one known (last "
+                     f"written: {written})")
     for node, verdict in sorted((saturation or {}).items()):
-        table.append(f"saturation{f' on {node}' if all_nodes else ''}: {verdict.describe()}")
+        table.append(f"saturation{f' on {terminal_text(node)}' if all_nodes else ''}: {verdict.describe()}")
     if routes:
         table.append("route vs site: " + ", ".join(verdict.describe() for verdict in routes))
+    if carried_by is not None and reports:
+        table.append(carried_line(engine_order(report.engine for report in reports), carried_by, carried_seconds))
     return "\n".join(table)
 
 
-def engine_json(report: EngineReport) -> dict[str, Any]:
-    """One engine's entry of the JSON report."""
-    return {
+def carried_line(engines: Sequence[str], carried_by: Mapping[str, Sequence[str]],
+                 seconds: float | None = None) -> str:
+    """``carried by (scraped in the last 90 s): google by node-a, node-b; bing by no node``."""
+    window = f" (scraped in the last {seconds:g} s)" if seconds is not None else ""
+    parts = [f"{engine} by {', '.join(terminal_text(node) for node in carried_by.get(engine, ())) or 'no node'}"
+             for engine in engines]
+    return f"carried by{window}: " + "; ".join(parts)
+
+
+def engine_json(report: EngineReport, carried_by: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+    """One engine's entry of the JSON report; with ``carried_by`` (lease mode: engine -> nodes), its
+    ``"carried_by"``."""
+    entry = {
         "engine": report.engine,
         "score": report.score,
         "band": report.band,
@@ -242,23 +294,29 @@ def engine_json(report: EngineReport) -> dict[str, Any]:
         "updated_at": utc_text(report.updated_at),
         "stale": report.stale,
     }
+    if carried_by is not None:
+        entry["carried_by"] = sorted(carried_by.get(report.engine, ()))
+    return entry
 
 
-def node_json(node: str, reports: Iterable[EngineReport], saturation: Saturation | None = None) -> dict[str, Any]:
+def node_json(node: str, reports: Iterable[EngineReport], saturation: Saturation | None = None,
+              carried_by: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """The JSON report of one node: its saturation (null when not judged) and its engines among ``reports``."""
     return {"node": node, "saturation": None if saturation is None else saturation.as_json(),
-            "engines": [engine_json(report) for report in reports if report.node == node]}
+            "engines": [engine_json(report, carried_by) for report in reports if report.node == node]}
 
 
 def report_json(reports: Sequence[EngineReport], node: str, all_nodes: bool = False,
-                saturation: Mapping[str, Saturation] | None = None) -> dict[str, Any]:
+                saturation: Mapping[str, Saturation] | None = None,
+                carried_by: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """The JSON report: ``node``'s object, or with ``all_nodes`` ``{"nodes": [...]}`` with one per node;
-    ``saturation`` maps nodes to their verdicts."""
+    ``saturation`` maps nodes to their verdicts; ``carried_by`` (lease mode only) engines to the nodes carrying
+    them."""
     saturation = saturation or {}
     if not all_nodes:
-        return node_json(node, reports, saturation.get(node))
+        return node_json(node, reports, saturation.get(node), carried_by)
     nodes = sorted({node, *(report.node for report in reports)})
-    return {"nodes": [node_json(each, reports, saturation.get(each)) for each in nodes]}
+    return {"nodes": [node_json(each, reports, saturation.get(each), carried_by) for each in nodes]}
 
 
 def exit_status(reports: Iterable[EngineReport]) -> int:
@@ -282,10 +340,15 @@ class HealthReport:
     saturation: Mapping[str, Saturation]
     """Each reported node's exit-IP saturation."""
     all_nodes: bool = False
+    carried_by: Mapping[str, list[str]] | None = None
+    """Lease mode: engine -> the nodes that scraped its topics lately, sorted (None: shard mode)."""
+    carried_seconds: float | None = None
+    """The window ``carried_by`` looked back over, in seconds."""
 
     def as_json(self) -> dict[str, Any]:
         """The object ``scrapy health --json`` prints (:func:`report_json`)."""
-        return report_json(self.engines, self.node, all_nodes=self.all_nodes, saturation=self.saturation)
+        return report_json(self.engines, self.node, all_nodes=self.all_nodes, saturation=self.saturation,
+                           carried_by=self.carried_by)
 
     def as_table(self) -> str:
         """The table ``scrapy health`` prints (:func:`format_table`; with ``all_nodes`` the route-vs-site line under
@@ -293,7 +356,8 @@ class HealthReport:
         if not self.engines:
             return NO_ENGINES
         return format_table(self.engines, all_nodes=self.all_nodes, saturation=self.saturation,
-                            routes=self.routes if self.all_nodes else ())
+                            routes=self.routes if self.all_nodes else (), carried_by=self.carried_by,
+                            carried_seconds=self.carried_seconds)
 
     @property
     def routes(self) -> list[RouteVerdict]:
@@ -320,15 +384,40 @@ class HealthReport:
 
 
 def build_report(db: Engine, *, node: str, enabled: Iterable[str], policy: SaturationPolicy,
-                 all_nodes: bool = False, now: datetime | None = None) -> HealthReport:
+                 all_nodes: bool = False, now: datetime | None = None,
+                 lease_interval: float | None = None) -> HealthReport:
     """The health report of ``node`` (every node with ``all_nodes``) from the status rows in ``db`` at ``now``
-    (the present by default): ``enabled`` are this node's enabled engines, ``policy`` judges the saturation."""
+    (the present by default): ``enabled`` are this node's enabled engines, ``policy`` judges the saturation.
+    ``lease_interval`` is the scrape interval in lease mode (:func:`lease_interval_of`): the report then says which
+    nodes carry each engine (:func:`read_carriers`); None (shard mode) leaves ``carried_by`` out."""
     now = now or utcnow()
     statuses = read_statuses(db, None if all_nodes else node)
     rows = report_rows(statuses, node, enabled, now, all_nodes=all_nodes)
     saturation = {each: judge_saturation([status for status in statuses if status.node == each], now, policy)
                   for each in {node, *(row.node for row in rows)}}
-    return HealthReport(node, rows, saturation, all_nodes)
+    if lease_interval is None:
+        return HealthReport(node, rows, saturation, all_nodes)
+    return HealthReport(node, rows, saturation, all_nodes, carried_by=read_carriers(db, now, lease_interval),
+                        carried_seconds=lease_interval * CARRIED_MARGIN)
+
+
+def carried_since(now: datetime, interval: float) -> datetime:
+    """Where ``carried_by`` starts looking: :data:`CARRIED_MARGIN` scrape intervals before ``now``."""
+    return now - timedelta(seconds=interval * CARRIED_MARGIN)
+
+
+def read_carriers(db: Engine, now: datetime, interval: float) -> dict[str, list[str]]:
+    """Engine -> the nodes whose claims scraped its topics since :func:`carried_since`, sorted (lease mode's
+    shared schedule)."""
+    return {engine: sorted(nodes) for engine, nodes in carriers(db, carried_since(now, interval)).items()}
+
+
+def lease_interval_of(config: Any) -> float | None:
+    """The scrape interval when the configuration (a :class:`~topicstreams.config.Config`) says
+    ``scraper.assignment: lease``, else None: what :func:`build_report` takes as ``lease_interval``."""
+    if config.get("scraper.assignment") != "lease":
+        return None
+    return float(config.get("scraper.scrape_interval"))
 
 
 def policy_from_settings(saturation: Mapping, pacing: Mapping, engines: Collection[str]) -> SaturationPolicy:

@@ -87,11 +87,7 @@ class LeasedTopics:
     # ---- the seam -------------------------------------------------------------------------------------
     def open(self) -> None:
         if self.seed:
-            try:
-                seed_topics(self.db, self.seed)
-            except SQLAlchemyError as exc:
-                logger.warning("[%s] could not seed the topics table (%s): the schedule has the topics already there",
-                               self.engine, describe(exc))
+            self.worker.submit(self.seed_table)
         self.keeper = asyncio.ensure_future(self.keep_leases())
 
     async def prepare(self) -> None:
@@ -142,8 +138,8 @@ class LeasedTopics:
         while self.ready:
             claim = self.ready.popleft()
             if not self.takes(claim.topic):
-                # a name the engine cannot take: its slot passes, the others' go on
-                self.submit(self.rearm, claim)
+                # a name the engine cannot take: given back due at its next slot (not counted as scraped)
+                self.submit(self.pass_over, claim)
                 continue
             self.in_flight[claim.topic] = claim
             return claim.topic
@@ -188,19 +184,19 @@ class LeasedTopics:
         return []
 
     def close(self) -> None:
-        """Release every claim of this supply (ready or in flight), then stop its thread."""
+        """Release every claim of this supply (ready or in flight), then stop its thread.
+
+        The release runs in the supply's thread after whatever is queued there (a re-arm of the topic just settled,
+        a claim being made): it gives back what is held once those are done, never a claim re-armed a moment later."""
         if self.keeper is not None:
             self.keeper.cancel()
-        claims = [*self.ready, *self.in_flight.values()]
-        self.ready.clear()
-        self.in_flight.clear()
-        if claims:
-            future = self.worker.submit(self.release_all, claims)
-            try:
-                future.result(timeout=CLOSE_TIMEOUT)
-            except Exception as exc:  # noqa: BLE001 - the claims expire anyway
-                logger.warning("[%s] could not release %d claim(s) at close (%s): they expire within %g s",
-                               self.engine, len(claims), exc, self.lease_seconds)
+        future = self.worker.submit(self.release_all)
+        try:
+            future.result(timeout=CLOSE_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - the claims expire anyway
+            logger.warning("[%s] could not release the claims of the shared schedule at close (%s): they expire "
+                           "within %g s", self.engine, describe(exc) if isinstance(exc, SQLAlchemyError) else exc,
+                           self.lease_seconds)
         self.worker.shutdown(wait=False)
 
     # ---- in the supply's thread -----------------------------------------------------------------------
@@ -216,6 +212,17 @@ class LeasedTopics:
                            self.engine, describe(exc) if isinstance(exc, SQLAlchemyError) else repr(exc),
                            self.lease_seconds)
 
+    def seed_table(self) -> None:
+        try:
+            seed_topics(self.db, self.seed)
+        except SQLAlchemyError as exc:
+            logger.warning("[%s] could not seed the topics table (%s): the schedule has the topics already there",
+                           self.engine, describe(exc))
+
+    def pass_over(self, claim: shared.Claim) -> None:
+        _, due = shared.next_slot(claim.slot_at, utcnow(), self.interval, self.state.jitter_ratio, self.rng)
+        shared.release(self.db, self.engine, [claim], due_at=due)
+
     def rearm(self, claim: shared.Claim) -> None:
         slot, due = shared.next_slot(claim.slot_at, utcnow(), self.interval, self.state.jitter_ratio, self.rng)
         if not shared.rearm(self.db, self.engine, self.node, [shared.Rearm(claim, slot, due)]):
@@ -227,24 +234,29 @@ class LeasedTopics:
     def release(self, claim: shared.Claim, due_at) -> None:
         shared.release(self.db, self.engine, [claim], due_at=due_at)
 
-    def release_all(self, claims: list[shared.Claim]) -> None:
+    def release_all(self) -> None:
+        """Give back every claim still held (the loop waits on this at close: nothing else touches them now)."""
+        claims = [*self.ready, *self.in_flight.values()]
+        self.ready.clear()
+        self.in_flight.clear()
         released = shared.release_tokens(self.db, sorted({claim.token for claim in claims}))
-        logger.info("[%s] released %d claim(s) of the shared schedule", self.engine, released)
+        if released:
+            logger.info("[%s] released %d claim(s) of the shared schedule: the other nodes take them now",
+                        self.engine, released)
 
-    def extend(self) -> None:
-        tokens = sorted({claim.token for claim in self.in_flight.values()} | {c.token for c in self.ready})
-        if tokens:
-            kept = shared.extend(self.db, tokens, self.lease_seconds)
-            if set(tokens) - kept:
-                logger.warning("[%s] %d claim(s) in flight were taken by another node (their leases expired)",
-                               self.engine, len(set(tokens) - kept))
+    def extend(self, tokens: list[str]) -> None:
+        kept = shared.extend(self.db, tokens, self.lease_seconds)
+        if set(tokens) - kept:
+            logger.warning("[%s] %d claim(s) in flight were taken by another node (their leases expired)",
+                           self.engine, len(set(tokens) - kept))
 
     async def keep_leases(self) -> None:
         """Extend the claims in flight every quarter of the lease, as long as the supply runs."""
         while True:
             await asyncio.sleep(self.lease_seconds / 4)
-            if self.in_flight or self.ready:
+            tokens = sorted({claim.token for claim in [*self.in_flight.values(), *self.ready]})
+            if tokens:
                 try:
-                    await asyncio.wrap_future(self.worker.submit(self.extend))
+                    await asyncio.wrap_future(self.worker.submit(self.extend, tokens))
                 except (SQLAlchemyError, RuntimeError) as exc:
                     logger.debug("[%s] could not extend the leases: %s", self.engine, exc)

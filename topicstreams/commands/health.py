@@ -2,8 +2,10 @@
 
 The report exits 2 when an engine is critical or paused, 1 when one is degraded, else 0 (as monitoring plugins
 read it); 3 when the database cannot be read. Under the table (in JSON: ``"journal"``), this node's store journals
-that hold items not yet in the database, and its reject files. The report is :mod:`topicstreams.health_report`'s to build; this command reads the arguments and the
-configuration, prints it, and exits with its status.
+that hold items not yet in the database, and its reject files. In lease mode (``scraper.assignment: lease``) each
+engine says which nodes carry it: ``"carried_by"`` in JSON, a ``carried by …`` line under the table. The report is
+:mod:`topicstreams.health_report`'s to build; this command reads the arguments and the configuration, prints it,
+and exits with its status.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from topicstreams import ENGINES
 from topicstreams.cli import SubcommandCommand
 from topicstreams.config import mask_url
-from topicstreams.health_report import build_report, policy_from_settings
+from topicstreams.health_report import build_report, lease_interval_of, policy_from_settings
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import resume
 from topicstreams.storage.failures import describe
@@ -105,7 +107,7 @@ class Command(SubcommandCommand):
             report = build_report(
                 self.database(config), node=config.get("node.id"), enabled=config.enabled_engines(),
                 policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES),
-                all_nodes=opts.all_nodes, now=utcnow())
+                all_nodes=opts.all_nodes, now=utcnow(), lease_interval=lease_interval_of(config))
         except SQLAlchemyError as exc:
             print(f"cannot read the health from the database {mask_url(config.get('database.url'))}: "
                   f"{describe(exc)}", file=sys.stderr)

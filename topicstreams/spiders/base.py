@@ -54,6 +54,7 @@ from topicstreams.engine_state import state_for
 from topicstreams.engines import Engine
 from topicstreams.engines.reader import ItemsOfPage, Reading, reader_from_settings
 from topicstreams.items import NewsItem, missing_fields
+from topicstreams.leased_topics import LeasedTopics
 from topicstreams.response_deadline import LOST, PageDeadline, response_budget
 from topicstreams.scheduler import TopicSchedule
 from topicstreams.signals import PageParsed, canary_checked, page_parsed, topic_swept
@@ -82,6 +83,9 @@ class TopicRun:
     """When that request was made (monotonic)."""
     lost: bool = False
     """Its latest page's request never came back in time: the run is over, its late answers belong to no run."""
+    settled: bool = False
+    """Its verdict went to the topic supply (once, by the loop, or by :meth:`EngineSpider.closed` when the spider
+    closed between the last page and the loop's turn)."""
 
     def finish(self, verdict: Verdict) -> None:
         if not self.done.done():
@@ -186,7 +190,10 @@ class EngineSpider(scrapy.Spider):
                 await asyncio.sleep(min(wakes) if wakes else self.scrape_interval)
                 continue
             yield self.begin(topic)  # its later pages follow from parse_results
-            self.settle(topic, await self.outcome(self.run))
+            run = self.run
+            verdict = await self.outcome(run)
+            run.settled = True
+            self.settle(topic, verdict)
 
     def begin(self, topic: str, canary: CanaryQuery | None = None) -> scrapy.Request:
         self.run = TopicRun(topic, asyncio.get_running_loop().create_future(), canary=canary)
@@ -233,16 +240,29 @@ class EngineSpider(scrapy.Spider):
                               "" if outcome.attempts == 1 else "s", verdict.cls, verdict.reason)
             self.stat("topics_given_up")
         else:
-            self.logger.warning("topic %r %s: %s (%s); trying it again %s", topic,
+            again = "after the cooldown" if outcome.retry_in is None else f"in {outcome.retry_in:g} s"
+            if isinstance(self.supply, LeasedTopics):
+                again = ("given back to the shared schedule: a node that still reaches the engine takes it now"
+                         if outcome.retry_in is None else f"given back to the shared schedule, due in "
+                         f"{outcome.retry_in:g} s")
+            else:
+                again = f"trying it again {again}"
+            self.logger.warning("topic %r %s: %s (%s); %s", topic,
                                 f"attempt {outcome.attempts} failed" if self.once else "failed", verdict.cls,
-                                verdict.reason, "after the cooldown" if outcome.retry_in is None else
-                                f"in {outcome.retry_in:g} s")
+                                verdict.reason, again)
 
     def closed(self, reason: str) -> None:
         """The spider closes (the end of a once run, SIGTERM, Ctrl-C): the supply gives back what it holds."""
         supply = getattr(self, "supply", None)
-        if supply is not None:
-            supply.close()
+        if supply is None:
+            return
+        run = getattr(self, "run", None)
+        if run is not None and run.canary is None and not run.settled and not run.lost and run.done.done():
+            # its pages were all read, and the spider closed before the loop's turn came: settle it now, or the
+            # topic would be given back as not scraped (and scraped again by another node in lease mode)
+            run.settled = True
+            self.settle(run.topic, run.done.result())
+        supply.close()
 
     def give_up_paused(self) -> None:
         """Once mode on a paused engine: the topics left cannot be scraped until a person resumes it."""

@@ -314,7 +314,11 @@ class ScheduleSlot(Base):
     and while a node works on it, the lease (node, token, until). See :mod:`topicstreams.storage.schedule`."""
 
     __tablename__ = "schedule"
-    __table_args__ = (Index("ix_schedule_engine_due_at", "engine", "due_at"),)
+    __table_args__ = (
+        Index("ix_schedule_engine_due_at", "engine", "due_at"),
+        Index("ix_schedule_leased", "engine", "lease_until", postgresql_where=text("lease_token IS NOT NULL"),
+              sqlite_where=text("lease_token IS NOT NULL")),
+    )
 
     engine: Mapped[str] = mapped_column(String(32), primary_key=True)
     topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"), primary_key=True)
@@ -497,7 +501,8 @@ nodes_table = NodeProcess.__table__
 
 TABLE_NAMES: tuple[str, ...] = ("topics", "news", "topic_news", "topic_news_engines", "scraper_cycles",
                                  "engine_status", "alerts", "health_windows", "scraper_logs", "health_daily",
-                                 "engine_totals", "alert_deliveries", "alert_states", "digest_states")
+                                 "engine_totals", "alert_deliveries", "alert_states", "digest_states",
+                                 "schedule", "nodes")
 
 __all__ = [
     "TABLE_NAMES",

@@ -63,13 +63,16 @@ def next_slot(slot_at: datetime, now: datetime, interval: float, jitter_ratio: f
 
     Anchored to the slot: the next one is a whole number of intervals after ``slot_at``, the first after ``now``
     (missed slots are skipped, never made up in a burst). Due within ``jitter_ratio`` of an interval around it
-    (``uniform(-j/2, +j/2)``), never before ``now``."""
+    (``uniform(-j/2, +j/2)``). A slot whose due time would already be past (a late scrape, an early jitter) is
+    missed too: the topic is never handed out again at once."""
     step = timedelta(seconds=interval)
     behind = (now - slot_at) / step
     slot = slot_at + step * max(1, math.floor(behind) + 1)
     half = jitter_ratio / 2
-    shift = (rng or random).uniform(-half, half) * interval if half else 0.0
-    return slot, max(now, slot + timedelta(seconds=shift))
+    shift = timedelta(seconds=(rng or random).uniform(-half, half) * interval) if half else timedelta(0)
+    if slot + shift <= now:
+        slot += step
+    return slot, slot + shift
 
 
 def reconcile(db: Engine, engine: str, interval: float, *, now: datetime | None = None) -> tuple[int, int]:
@@ -84,10 +87,11 @@ def reconcile(db: Engine, engine: str, interval: float, *, now: datetime | None 
             INSERT INTO schedule (engine, topic_id, slot_at, due_at)
             SELECT :engine, topic_id, at, at FROM fresh
             ON CONFLICT DO NOTHING"""), {"engine": engine, "interval": interval, "now": now}).rowcount
-        deleted = conn.execute(text("""
+        deleted = conn.execute(text(f"""
             DELETE FROM schedule s USING topics t
-            WHERE s.engine = :engine AND t.id = s.topic_id AND NOT t.active AND s.lease_token IS NULL"""),
-            {"engine": engine}).rowcount
+            WHERE s.engine = :engine AND t.id = s.topic_id AND NOT t.active
+              AND (s.lease_token IS NULL OR s.lease_until <= {NOW})"""),
+            {"engine": engine, "now": now}).rowcount
     return added, deleted
 
 
@@ -116,12 +120,18 @@ def claim(db: Engine, engine: str, node: str, lease_seconds: float, *, limit: in
 
 
 def next_due(db: Engine, engine: str) -> datetime | None:
-    """The earliest moment a row of ``engine`` may be claimable: a free row's due time, or a lease's expiry."""
+    """The earliest moment a row of ``engine`` may be claimable: a free row's due time, or a held one's expiry (or
+    due time, if later). Two index scans (``ix_schedule_engine_due_at`` for the first free row in due order,
+    ``ix_schedule_leased`` for the few held ones) rather than a pass over every row of the engine."""
     with db.connect() as conn:
         return conn.execute(text("""
-            SELECT min(GREATEST(s.due_at, COALESCE(s.lease_until, s.due_at)))
-            FROM schedule s JOIN topics t ON t.id = s.topic_id
-            WHERE s.engine = :engine AND t.active"""), {"engine": engine}).scalar()
+            SELECT LEAST(
+                (SELECT s.due_at FROM schedule s JOIN topics t ON t.id = s.topic_id
+                 WHERE s.engine = :engine AND t.active AND s.lease_token IS NULL
+                 ORDER BY s.due_at LIMIT 1),
+                (SELECT min(GREATEST(s.due_at, s.lease_until)) FROM schedule s JOIN topics t ON t.id = s.topic_id
+                 WHERE s.engine = :engine AND t.active AND s.lease_token IS NOT NULL))"""),
+            {"engine": engine}).scalar()
 
 
 def rearm(db: Engine, engine: str, node: str, done: Sequence[Rearm], *, now: datetime | None = None) -> set[int]:
@@ -198,13 +208,13 @@ def carriers(db: Engine, since: datetime) -> dict[str, dict[str, int]]:
     return found
 
 
-def leases(db: Engine) -> dict[str, dict[str, int]]:
+def leases(db: Engine, *, now: datetime | None = None) -> dict[str, dict[str, int]]:
     """Per node, the rows it holds now per engine (leases not expired)."""
     with db.connect() as conn:
-        rows = conn.execute(text("""
+        rows = conn.execute(text(f"""
             SELECT lease_node, engine, count(*) FROM schedule
-            WHERE lease_token IS NOT NULL AND lease_until > now()
-            GROUP BY lease_node, engine"""), {}).all()
+            WHERE lease_token IS NOT NULL AND lease_until > {NOW}
+            GROUP BY lease_node, engine"""), {"now": now}).all()
     found: dict[str, dict[str, int]] = {}
     for node, engine, count in rows:
         found.setdefault(node, {})[engine] = count

@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from topicstreams import ENGINES
 from topicstreams.config import Config, load_defaults, mask_url
 from topicstreams.health.saturation import SaturationPolicy
-from topicstreams.health_report import policy_from_settings
+from topicstreams.health_report import lease_interval_of, policy_from_settings
 from topicstreams.storage.db import make_reader
 from topicstreams.web.guard import Guard, is_loopback
 from topicstreams.web.params import BadParameter
@@ -69,6 +69,9 @@ class WebSettings:
     chart_keep_seconds: float = KEEP_SECONDS
     """How long the monitor keeps its charts' closed hours and days (:mod:`topicstreams.web.monitor_data`); 0 reads
     everything at each request (the benchmark's cold figures)."""
+    lease_interval: float | None = None
+    """The scrape interval in lease mode (``scraper.assignment: lease``): the health report then says which nodes
+    carry each engine (``carried_by``); None in shard mode."""
 
     @classmethod
     def from_config(cls, config: Config) -> WebSettings:
@@ -78,7 +81,8 @@ class WebSettings:
                    sla=ServiceLevels(**web["sla"]), node=config.get("node.id"),
                    enabled=tuple(config.enabled_engines()),
                    policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"),
-                                               ENGINES))
+                                               ENGINES),
+                   lease_interval=lease_interval_of(config))
 
     @property
     def url(self) -> str:

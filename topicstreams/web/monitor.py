@@ -354,7 +354,8 @@ def health_of(request: Request, now: datetime | None = None) -> HealthReport:
     """Every node's health report, from the app's read-only database."""
     settings = request.app.state.settings
     return build_report(request.app.state.reader.db, node=settings.node, enabled=settings.enabled,
-                        policy=settings.policy, all_nodes=True, now=now or utcnow())
+                        policy=settings.policy, all_nodes=True, now=now or utcnow(),
+                        lease_interval=settings.lease_interval)
 
 
 # ---- the views ------------------------------------------------------------------------------------------------

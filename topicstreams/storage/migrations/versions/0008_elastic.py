@@ -43,6 +43,9 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("engine", "topic_id", name="pk_schedule"),
     )
     op.create_index("ix_schedule_engine_due_at", "schedule", ["engine", "due_at"])
+    # the few rows held at any moment, for the next lease to expire (schedule.next_due)
+    op.create_index("ix_schedule_leased", "schedule", ["engine", "lease_until"],
+                    postgresql_where=sa.text("lease_token IS NOT NULL"), sqlite_where=sa.text("lease_token IS NOT NULL"))
     op.create_table(
         "nodes",
         sa.Column("node", sa.String(), nullable=False),
@@ -60,5 +63,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("nodes")
+    op.drop_index("ix_schedule_leased", "schedule")
     op.drop_index("ix_schedule_engine_due_at", "schedule")
     op.drop_table("schedule")
