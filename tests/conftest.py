@@ -148,6 +148,15 @@ def postgres_url(postgres_server: PostgresServer, postgres_database: str) -> str
     return postgres_server.url(postgres_database)
 
 
+@pytest.fixture
+def pg_url(postgres_url: str) -> str:
+    """A fresh PostgreSQL database at the newest migration (a test module may define its own ``pg_url``)."""
+    from topicstreams.storage import upgrade
+
+    upgrade(postgres_url)
+    return postgres_url
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def feed_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh database with the schema, once an SQLite file and once a PostgreSQL database (the web app's tests)."""

@@ -41,7 +41,7 @@ from topicstreams.storage import schedule as shared
 from topicstreams.storage.db import utcnow
 from topicstreams.storage.failures import describe
 from topicstreams.topic_names import shown
-from topicstreams.topic_supply import RECONCILE_RETRY, Fate, Outcome, warn_no_topics
+from topicstreams.topic_supply import RECONCILE_RETRY, Fate, NameCheck, Outcome, warn_no_topics
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class LeasedTopics:
         self.poll = poll
         self.seed = list(seed)
         self.problem_of = problem_of
-        self.problems: dict[str, str | None] = {}
+        self.takes = NameCheck(self.engine, problem_of)
         self.clock = clock
         self.rng = rng or random.Random()
         self.ready: deque[shared.Claim] = deque()
@@ -144,17 +144,6 @@ class LeasedTopics:
             self.in_flight[claim.topic] = claim
             return claim.topic
         return None
-
-    def takes(self, name: str) -> bool:
-        if self.problem_of is None:
-            return True
-        if name not in self.problems:
-            problem = self.problems[name] = self.problem_of(name)
-            if problem is not None:
-                logger.warning("[%s] topic %s of the topics table is skipped: %s (it was stored before names were "
-                               "checked; `scrapy topics deactivate` takes it off the list)", self.engine, shown(name),
-                               problem)
-        return self.problems[name] is None
 
     def done(self, topic: str, verdict: Verdict) -> Outcome:
         claim = self.in_flight.pop(topic, None)

@@ -105,6 +105,27 @@ def in_shard(topic: str, shard: str) -> bool:
     return int.from_bytes(digest[:8], "big") % count == index
 
 
+class NameCheck:
+    """Whether an engine can take a name of the topics table (``problem_of``); a WARNING the first time it cannot.
+    Each name is looked at once: what keeps the engine from taking it (None: nothing) is kept."""
+
+    def __init__(self, engine: str, problem_of: Callable[[str], str | None] | None) -> None:
+        self.engine = engine
+        self.problem_of = problem_of
+        self.problems: dict[str, str | None] = {}
+
+    def __call__(self, name: str) -> bool:
+        if self.problem_of is None:
+            return True
+        if name not in self.problems:
+            problem = self.problems[name] = self.problem_of(name)
+            if problem is not None:
+                logger.warning("[%s] topic %s of the topics table is skipped: %s (it was stored before names were "
+                               "checked; `scrapy topics deactivate` takes it off the list)", self.engine, shown(name),
+                               problem)
+        return self.problems[name] is None
+
+
 class PassTopics:
     """The schedule over the topics of a pass (see the module docstring)."""
 
@@ -121,8 +142,7 @@ class PassTopics:
         self.once_attempts = once_attempts
         self.shard = shard
         self.problem_of = problem_of
-        self.problems: dict[str, str | None] = {}
-        """Each name looked at so far -> what keeps the engine from taking it (None: nothing); warned once."""
+        self.takes = NameCheck(state.engine, problem_of)
         self.schedule = TopicSchedule(interval, state.jitter_ratio, clock=clock)
         self.follows_table = self.topics_arg is None and not once
         self.attempts: Counter[str] = Counter()
@@ -137,18 +157,6 @@ class PassTopics:
         else:
             names = [name for _, name in active_topics(database_for(self.database_url))]
         return [name for name in names if in_shard(name, self.shard) and self.takes(name)]
-
-    def takes(self, name: str) -> bool:
-        """Whether the engine can take ``name`` (see ``problem_of``); a WARNING the first time it cannot."""
-        if self.problem_of is None:
-            return True
-        if name not in self.problems:
-            problem = self.problems[name] = self.problem_of(name)
-            if problem is not None:
-                logger.warning("[%s] topic %s of the topics table is skipped: %s (it was stored before names were "
-                               "checked; `scrapy topics deactivate` takes it off the list)", self.state.engine,
-                               shown(name), problem)
-        return self.problems[name] is None
 
     def open(self) -> None:
         if self.topics_arg is not None:

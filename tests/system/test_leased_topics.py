@@ -20,12 +20,13 @@ from scrapy.settings import Settings
 from sqlalchemy import Engine, event, text
 
 from tests.conftest import write_config
+from tests.schedule_rows import rows, set_due
 from topicstreams.addon import config_settings
 from topicstreams.classify import ResponseClass, Verdict
 from topicstreams.config import load_config
 from topicstreams.engine_state import CooldownPolicy, EngineState
 from topicstreams.leased_topics import LeasedTopics
-from topicstreams.storage import add_topics, database_for, set_active, upgrade
+from topicstreams.storage import add_topics, database_for, set_active
 from topicstreams.storage import schedule as shared
 from topicstreams.storage.db import utcnow
 from topicstreams.topic_supply import RECONCILE_RETRY, Fate, PassTopics, leases_topics, topic_supply_for
@@ -54,12 +55,6 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def pg_url(postgres_url: str) -> str:
-    upgrade(postgres_url)
-    return postgres_url
-
-
-@pytest.fixture
 def db(pg_url: str) -> Engine:
     return database_for(pg_url)
 
@@ -74,21 +69,7 @@ def scheduled(db: Engine, names: list[str], engine: str = "google") -> None:
     add_topics(db, names)
     now = server_now(db)
     shared.reconcile(db, engine, INTERVAL, now=now - timedelta(hours=1))
-    with db.begin() as conn:
-        for i, name in enumerate(names):
-            due = now - timedelta(seconds=len(names) - i)
-            conn.execute(text("""
-                UPDATE schedule SET due_at = :due, slot_at = :due
-                WHERE engine = :engine AND topic_id = (SELECT id FROM topics WHERE name = :name)"""),
-                {"due": due, "engine": engine, "name": name})
-
-
-def rows(db: Engine, engine: str = "google") -> dict[str, dict]:
-    with db.connect() as conn:
-        found = conn.execute(text("""
-            SELECT t.name, s.* FROM schedule s JOIN topics t ON t.id = s.topic_id WHERE s.engine = :engine"""),
-            {"engine": engine}).mappings().all()
-    return {row["name"]: dict(row) for row in found}
+    set_due(db, {name: now - timedelta(seconds=len(names) - i) for i, name in enumerate(names)}, engine)
 
 
 def leased(url: str, clock: Clock, node: str = "n1", *, jitter: float = 0.0, **options) -> LeasedTopics:

@@ -51,13 +51,6 @@ item = sqlite_storage.item  # a news item dict: item(url, topic="climate", engin
 
 
 @pytest.fixture
-def pg_url(postgres_url: str) -> str:
-    """A fresh PostgreSQL database at the newest migration."""
-    upgrade(postgres_url)
-    return postgres_url
-
-
-@pytest.fixture
 def db(pg_url: str) -> Engine:
     return database_for(pg_url)
 

@@ -16,7 +16,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import Engine, text
 
-from topicstreams.storage import add_topics, database_for, set_active, upgrade
+from tests.schedule_rows import rows, set_due
+from topicstreams.storage import add_topics, database_for, set_active
 from topicstreams.storage import schedule as shared
 from topicstreams.storage.db import make_database
 
@@ -29,13 +30,6 @@ LEASE = 60.0
 
 def at(seconds: float) -> datetime:
     return T0 + timedelta(seconds=seconds)
-
-
-@pytest.fixture
-def pg_url(postgres_url: str) -> str:
-    """A fresh PostgreSQL database at the newest migration."""
-    upgrade(postgres_url)
-    return postgres_url
 
 
 @pytest.fixture
@@ -55,24 +49,6 @@ def engines(pg_url: str):
     yield make
     for each in made:
         each.dispose()
-
-
-def rows(db: Engine, engine: str = "google") -> dict[str, dict]:
-    """The engine's schedule rows by topic name."""
-    with db.connect() as conn:
-        found = conn.execute(text("""
-            SELECT t.name, s.* FROM schedule s JOIN topics t ON t.id = s.topic_id WHERE s.engine = :engine"""),
-            {"engine": engine}).mappings().all()
-    return {row["name"]: dict(row) for row in found}
-
-
-def set_due(db: Engine, due: dict[str, datetime], engine: str = "google") -> None:
-    with db.begin() as conn:
-        for name, when in due.items():
-            conn.execute(text("""
-                UPDATE schedule SET due_at = :due, slot_at = :due
-                WHERE engine = :engine AND topic_id = (SELECT id FROM topics WHERE name = :name)"""),
-                {"due": when, "engine": engine, "name": name})
 
 
 def scheduled(db: Engine, names: list[str], *, engine: str = "google", due: datetime = T0) -> None:
