@@ -159,9 +159,9 @@ class EngineSpider(scrapy.Spider):
         if shard != "0/1":
             mode += f"; shard {shard}: the topics whose hash falls here"
         if self.settings.get("TOPICSTREAMS_ASSIGNMENT") == "lease":
-            mode += ("; lease mode: topics claimed from the schedule every node shares" if not (
-                self.once or self.topics_arg is not None) else
-                "; lease mode, but a one-off run (once=1 or -a topics=) claims nothing from the shared schedule")
+            mode += ("; lease mode: topics claimed from the schedule every node shares"
+                     if isinstance(self.supply, LeasedTopics) else
+                     "; lease mode, but a one-off run (once=1 or -a topics=) claims nothing from the shared schedule")
         self.logger.info("%s spider starting (%s)", self.name, mode)
         self.supply.open()
         canaries, state = self.canary_schedule, self.state
@@ -240,13 +240,13 @@ class EngineSpider(scrapy.Spider):
                               "" if outcome.attempts == 1 else "s", verdict.cls, verdict.reason)
             self.stat("topics_given_up")
         else:
-            again = "after the cooldown" if outcome.retry_in is None else f"in {outcome.retry_in:g} s"
             if isinstance(self.supply, LeasedTopics):
-                again = ("given back to the shared schedule: a node that still reaches the engine takes it now"
-                         if outcome.retry_in is None else f"given back to the shared schedule, due in "
-                         f"{outcome.retry_in:g} s")
+                again = "given back to the shared schedule, " + (
+                    "for a node that still reaches the engine to take now" if outcome.retry_in is None else
+                    f"due in {outcome.retry_in:g} s")
             else:
-                again = f"trying it again {again}"
+                again = "trying it again " + (
+                    "after the cooldown" if outcome.retry_in is None else f"in {outcome.retry_in:g} s")
             self.logger.warning("topic %r %s: %s (%s); %s", topic,
                                 f"attempt {outcome.attempts} failed" if self.once else "failed", verdict.cls,
                                 verdict.reason, again)
