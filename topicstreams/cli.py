@@ -68,6 +68,15 @@ class ConfiguredCommand(ScrapyCommand):
     def refuse(self, args: list[str]) -> None:
         """Exit early for arguments that can never run (before the configuration is read)."""
 
+    @staticmethod
+    def database(config: Config):
+        """The configured database's handle, its schema brought to the latest revision first (once per process)."""
+        from topicstreams.storage import database_for, upgrade_once
+
+        url = config.get("database.url")
+        upgrade_once(url)
+        return database_for(url)
+
 
 class SubcommandCommand(ConfiguredCommand):
     """A command with sub-commands: ``scrapy NAME SUB [ARGS…]``, each handled by a ``do_<sub>`` method."""
@@ -83,15 +92,6 @@ class SubcommandCommand(ConfiguredCommand):
         lines = [self.short_desc(), ""]
         lines += [f"  {name:<12} {desc}" for name, desc in self.subcommands.items()]
         return "\n".join(lines)
-
-    @staticmethod
-    def database(config: Config):
-        """The configured database's handle, its schema brought to the latest revision first (once per process)."""
-        from topicstreams.storage import database_for, upgrade_once
-
-        url = config.get("database.url")
-        upgrade_once(url)
-        return database_for(url)
 
     def run(self, args: list[str], opts) -> None:
         if not args or args[0] not in self.subcommands:

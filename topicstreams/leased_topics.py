@@ -63,7 +63,6 @@ class LeasedTopics:
         self.lease_seconds = lease_seconds
         self.poll = poll
         self.seed = list(seed)
-        self.problem_of = problem_of
         self.takes = NameCheck(self.engine, problem_of)
         self.clock = clock
         self.rng = rng or random.Random()

@@ -141,7 +141,6 @@ class PassTopics:
         self.once = once
         self.once_attempts = once_attempts
         self.shard = shard
-        self.problem_of = problem_of
         self.takes = NameCheck(state.engine, problem_of)
         self.schedule = TopicSchedule(interval, state.jitter_ratio, clock=clock)
         self.follows_table = self.topics_arg is None and not once

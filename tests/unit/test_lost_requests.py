@@ -199,7 +199,7 @@ def test_a_spider_refuses_a_bad_topics_argument_with_one_error(tmp_path, monkeyp
 
 
 def test_the_spider_gives_its_topic_supply_the_rule_of_its_engine(spider):
-    takes = spider.supply.problem_of
+    takes = spider.supply.takes.problem_of
     assert takes("alpha") is None
     assert "its google results URL" in takes("x" * 5000)
     assert "control character" in takes("a\tb")

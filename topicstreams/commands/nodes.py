@@ -15,7 +15,7 @@ import sys
 from scrapy.exceptions import UsageError
 from sqlalchemy.exc import SQLAlchemyError
 
-from topicstreams.cli import ConfiguredCommand, SubcommandCommand
+from topicstreams.cli import ConfiguredCommand
 from topicstreams.config import mask_url
 from topicstreams.nodes_report import build_nodes_report
 from topicstreams.storage import utcnow
@@ -52,7 +52,7 @@ class Command(ConfiguredCommand):
         config = self.config
         try:
             report = build_nodes_report(
-                SubcommandCommand.database(config), heartbeat=self.settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"),
+                self.database(config), heartbeat=self.settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"),
                 lease_mode=config.get("scraper.assignment") == "lease", now=utcnow())
         except SQLAlchemyError as exc:
             print(f"cannot read the nodes from the database {mask_url(config.get('database.url'))}: "
