@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml setup.py
 	touch $(STAMP)
 
 browser: $(STAMP)
-	$(PY) -m topicstreams.browser ensure
+	$(PY) -m topicstreams.browser.chromium ensure
 
 # The tests start their own PostgreSQL server (as the postgres user, in a temporary folder) from Debian's package:
 # installed here when missing and possible; where it is not, those tests skip and say why.
@@ -31,9 +31,9 @@ postgresql:
 	else echo "WARNING: no PostgreSQL server and no root apt-get: the PostgreSQL tests will be skipped"; fi
 
 # The main job: `scrapy db upgrade`, then `scrapy crawlall` and `scrapy serve` side by side until Ctrl-C or SIGTERM
-# (topicstreams/together.py). `exec`: make's SIGTERM reaches the supervisor itself, not a shell in between.
+# (topicstreams/cli/together.py). `exec`: make's SIGTERM reaches the supervisor itself, not a shell in between.
 run: setup
-	TOPICSTREAMS_CONFIG="$${TOPICSTREAMS_CONFIG:-config.example.yml}" exec $(PY) -m topicstreams.together
+	TOPICSTREAMS_CONFIG="$${TOPICSTREAMS_CONFIG:-config.example.yml}" exec $(PY) -m topicstreams.cli.together
 
 # Two pytest-xdist workers, a test file each at a time: most tests wait on a paced crawl, not on the CPU. The files go
 # out in the order tests/conftest.py gives them (no reordering by size): pytest-playwright's browser tests must be

@@ -124,14 +124,14 @@ from benchmarks.feed import (
 from benchmarks.monitor import current_schema, insert_sql, schema_of, text_of
 from topicstreams import ENGINES
 from topicstreams.alerts.delivery import Notifier
-from topicstreams.alerts.silence import judge_silence
-from topicstreams.extensions.alerting import AlertingWork
+from topicstreams.alerts.topic_silence import judge_silence
+from topicstreams.engines.news_urls import news_id
+from topicstreams.extensions.digest_watch import AlertingWork
 from topicstreams.storage import database_for, dispose_databases
-from topicstreams.storage.coverage import baseline_counts, window_counts
-from topicstreams.storage.digests import DigestFilter, period_events, stored_events
+from topicstreams.storage.coverage_counts import baseline_counts, window_counts
+from topicstreams.storage.digest_events import DigestFilter, period_events, stored_events
+from topicstreams.storage.event_times import new_event_times
 from topicstreams.storage.migrate import head_revisions
-from topicstreams.storage.silence import new_event_times
-from topicstreams.urls import news_id
 
 DATA_VERSION = 1
 """The generator's version: a cached database built by another version is built again (SQLite user_version)."""
@@ -224,8 +224,21 @@ def cumulative(weights: dict) -> tuple[list, list[float]]:
     return list(weights), sums
 
 
-WINDOW_COLUMNS = ("engine", "node", "window_start", "window_end", "requests", "ok", "items", "valid_items",
-                  "result_pages", "yielding_pages", "score", "coverage_expected", "coverage_found")
+WINDOW_COLUMNS = (
+    "engine",
+    "node",
+    "window_start",
+    "window_end",
+    "requests",
+    "ok",
+    "items",
+    "valid_items",
+    "result_pages",
+    "yielding_pages",
+    "score",
+    "coverage_expected",
+    "coverage_found",
+)
 
 
 def window_rows(params: Params, first: float, last: float, rnd: random.Random) -> list[tuple]:
@@ -242,8 +255,23 @@ def window_rows(params: Params, first: float, last: float, rnd: random.Random) -
             ok = requests - rnd.randint(0, 4)
             expected = max(0, round(rnd.gauss(expected_mean, max(1.0, math.sqrt(expected_mean)))))
             found = round(expected * rnd.uniform(0.7, 0.85))
-            rows.append((engine, NODE, began, ended, requests, ok, ok * 9, ok * 9 - rnd.randint(0, 3), ok, ok,
-                         rnd.randint(88, 99), expected, found))
+            rows.append(
+                (
+                    engine,
+                    NODE,
+                    began,
+                    ended,
+                    requests,
+                    ok,
+                    ok * 9,
+                    ok * 9 - rnd.randint(0, 3),
+                    ok,
+                    ok,
+                    rnd.randint(88, 99),
+                    expected,
+                    found,
+                )
+            )
         moment += WINDOW
     return rows
 
@@ -286,8 +314,9 @@ def generate(params: Params) -> Iterator[Day]:
                     source, domain = rnd.choice(sources)
                     url = f"https://www.{domain}/{rnd.choice(SECTIONS)}/{slug(title)}-{serial}"
                     article = news_id(url)
-                    published = None if rnd.random() < 0.03 else text_of(
-                        moment - min(rnd.lognormvariate(8.5, 1.2), 7 * 86400))
+                    published = (
+                        None if rnd.random() < 0.03 else text_of(moment - min(rnd.lognormvariate(8.5, 1.2), 7 * 86400))
+                    )
                     day.news.append((article, url, title, source, words.snippet(topic), published, when))
                     topics_of[article] = set()
                     recent.append(article)
@@ -321,19 +350,24 @@ def build(path: Path, params: Params) -> dict[str, int]:
     conn.execute("PRAGMA cache_size = -1000000")  # 1 GB for the build: the indexes stay in memory
     created = text_of(params.start - 86400)
     conn.execute("BEGIN")
-    conn.executemany("INSERT INTO topics (id, name, active, created_at) VALUES (?, ?, 1, ?)",
-                     [(index + 1, name, created) for index, name in enumerate(names_of(params))])
-    conn.executemany(insert_sql("engine_status", ("engine", "node", "score", "band", "state", "updated_at")),
-                     status_rows())
+    conn.executemany(
+        "INSERT INTO topics (id, name, active, created_at) VALUES (?, ?, 1, ?)",
+        [(index + 1, name, created) for index, name in enumerate(names_of(params))],
+    )
+    conn.executemany(
+        insert_sql("engine_status", ("engine", "node", "score", "band", "state", "updated_at")), status_rows()
+    )
     conn.execute("COMMIT")
     days = math.ceil(params.days)
     for number, day in enumerate(generate(params), start=1):
         conn.execute("BEGIN")
-        conn.executemany(insert_sql("news", ("id", "url", "title", "source", "snippet", "published_at",
-                                             "first_seen_at")), day.news)  # the triggers index each for search
+        conn.executemany(
+            insert_sql("news", ("id", "url", "title", "source", "snippet", "published_at", "first_seen_at")), day.news
+        )  # the triggers index each for search
         conn.executemany(insert_sql("topic_news", ("topic_id", "news_id", "first_seen_at")), day.events)
-        conn.executemany(insert_sql("topic_news_engines", ("topic_id", "news_id", "engine", "first_seen_at")),
-                         day.attributions)
+        conn.executemany(
+            insert_sql("topic_news_engines", ("topic_id", "news_id", "engine", "first_seen_at")), day.attributions
+        )
         conn.executemany(insert_sql("health_windows", WINDOW_COLUMNS), day.windows)
         conn.execute("COMMIT")
         if sys.stderr.isatty():
@@ -409,9 +443,15 @@ def minute_keys(path: Path, rnd: random.Random, days: int) -> list[list[tuple[in
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
         for _ in range(50):
             start = END.timestamp() - rnd.uniform(60, span)
-            batches.append([(topic, news) for topic, news in conn.execute(
-                "SELECT topic_id, news_id FROM topic_news WHERE first_seen_at > ? AND first_seen_at <= ?",
-                (text_of(start), text_of(start + 60)))])
+            batches.append(
+                [
+                    (topic, news)
+                    for topic, news in conn.execute(
+                        "SELECT topic_id, news_id FROM topic_news WHERE first_seen_at > ? AND first_seen_at <= ?",
+                        (text_of(start), text_of(start + 60)),
+                    )
+                ]
+            )
     conn.close()
     return batches
 
@@ -433,15 +473,23 @@ def reads(path: Path, params: Params, names: list[str], seed: int) -> tuple[list
         def call() -> int:
             start = (int(rnd.uniform(first, end - WINDOW)) // WINDOW) * WINDOW
             engine = rnd.choice(ENGINES)
-            expected, _found = window_counts(db, engine, topics_of(rnd), datetime.fromtimestamp(start, UTC),
-                                             datetime.fromtimestamp(start + WINDOW, UTC), GRACE)
+            expected, _found = window_counts(
+                db,
+                engine,
+                topics_of(rnd),
+                datetime.fromtimestamp(start, UTC),
+                datetime.fromtimestamp(start + WINDOW, UTC),
+                GRACE,
+            )
             return expected
+
         return call
 
     def baseline(rnd: random.Random) -> Callable[[], int]:
         def call() -> int:
             expected, _found = baseline_counts(db, rnd.choice(ENGINES), NODE, BASELINE_DAYS, END)
             return expected
+
         return call
 
     since = END - timedelta(days=BASELINE_DAYS)
@@ -456,14 +504,28 @@ def reads(path: Path, params: Params, names: list[str], seed: int) -> tuple[list
         started = time.perf_counter()
         silent = 0
         for topic, moments in times.items():
-            verdict = judge_silence(topic, moments, END, baseline_days=BASELINE_DAYS, factor=6, min_events=10,
-                                    running=True, running_since=END - timedelta(days=1))
+            verdict = judge_silence(
+                topic,
+                moments,
+                END,
+                baseline_days=BASELINE_DAYS,
+                factor=6,
+                min_events=10,
+                running=True,
+                running_since=END - timedelta(days=1),
+            )
             silent += verdict.silent
         return silent, (time.perf_counter() - started) * 1000
 
     alerting = {"events": []}  # nothing delivered, nothing recorded: the check's own work alone
-    work = AlertingWork(url, alerting, NODE, baseline_days=BASELINE_DAYS,
-                        notifier=Notifier(url, alerting, NODE, record=False), clock=lambda: end)
+    work = AlertingWork(
+        url,
+        alerting,
+        NODE,
+        baseline_days=BASELINE_DAYS,
+        notifier=Notifier(url, alerting, NODE, record=False),
+        clock=lambda: end,
+    )
 
     def check() -> int:
         work.running_since = END - timedelta(days=1)  # the process has seen the engines running for a day
@@ -482,9 +544,11 @@ def reads(path: Path, params: Params, names: list[str], seed: int) -> tuple[list
                 back = rnd.randrange(recent - 1) if period == "day" and recent > 1 else 0
                 until = last_at - back * 86400
                 start = until - (86400 if period == "day" else 7 * 86400)
-            page = period_events(db, wanted(rnd), datetime.fromtimestamp(start, UTC),
-                                 datetime.fromtimestamp(until, UTC), MAX_ITEMS)
+            page = period_events(
+                db, wanted(rnd), datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(until, UTC), MAX_ITEMS
+            )
             return page.total
+
         return call
 
     def batch(wanted: DigestFilter, rnd: random.Random) -> Callable[[], int]:
@@ -492,6 +556,7 @@ def reads(path: Path, params: Params, names: list[str], seed: int) -> tuple[list
 
         def call() -> int:
             return stored_events(db, wanted, rnd.choice(batches), MAX_ITEMS).total
+
         return call
 
     every = DigestFilter()
@@ -501,8 +566,11 @@ def reads(path: Path, params: Params, names: list[str], seed: int) -> tuple[list
         return DigestFilter(topics=tuple(rnd.sample(names, min(DIGEST_TOPICS, len(names)))))
 
     made = [
-        Read("coverage window_counts, scraped topics", coverage(lambda rnd: rnd.sample(names, scraped),
-                                                                draw("scraped")), TARGET_COVERAGE_MS),
+        Read(
+            "coverage window_counts, scraped topics",
+            coverage(lambda rnd: rnd.sample(names, scraped), draw("scraped")),
+            TARGET_COVERAGE_MS,
+        ),
         Read(EVERY_TOPIC, coverage(lambda rnd: names, draw("every")), None),
         Read("coverage baseline_counts", baseline(draw("baseline")), TARGET_COVERAGE_MS),
         Read(SILENCE_READ, silence_read, None),
@@ -546,8 +614,14 @@ def measure(side: Side, runs: int, budget: float) -> None:
         side.silence_moments = moments[0] if isinstance(moments, tuple) else moments
         side.silence_peak_mib = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
-        side.kept_mib = sum(array.itemsize * len(array) for kept in (work.moments.times, work.moments.counts)
-                            for array in kept.values()) / 2**20
+        side.kept_mib = (
+            sum(
+                array.itemsize * len(array)
+                for kept in (work.moments.times, work.moments.counts)
+                for array in kept.values()
+            )
+            / 2**20
+        )
 
         def step(read: Read, _index: int) -> None:
             gc.collect()  # what the read before left (the whole silence read: 875k objects) is not this one's cost
@@ -567,8 +641,9 @@ def measure(side: Side, runs: int, budget: float) -> None:
 def forget_silence(path: Path) -> int:
     """Delete the silence states the checks wrote (the cached file stays as built); how many topics were silent."""
     with sqlite3.connect(path, isolation_level=None) as conn:
-        silent, = conn.execute("SELECT count(*) FROM alert_states WHERE key LIKE 'silence:%' AND state = 'silent'"
-                               ).fetchone()
+        (silent,) = conn.execute(
+            "SELECT count(*) FROM alert_states WHERE key LIKE 'silence:%' AND state = 'silent'"
+        ).fetchone()
         conn.execute("DELETE FROM alert_states WHERE key LIKE 'silence:%'")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -599,28 +674,40 @@ def report(sides: list[Side], runs: int, budget: float) -> None:
     print(f"{'size MiB':<20}" + "".join(f"{size_mib(side.path):>16,.0f}" for side in sides))
     big, small = sides[0], sides[-1]
     print()
-    print(f"SQLite, ms, in this process on the project's engine (database_for), at {END:%Y-%m-%d %H:%M} UTC; "
-          f"size: the mean result with {big.label} (events, moments, expected articles, silent topics, alerts)")
-    print(f"{'read':<42} {'n':>4} {big.label + ' p50':>16} {big.label + ' p95':>16} {small.label + ' p50':>14} "
-          f"{small.label + ' p95':>14} {'size':>9}  {'bound p95':>9}  verdict")
+    print(
+        f"SQLite, ms, in this process on the project's engine (database_for), at {END:%Y-%m-%d %H:%M} UTC; "
+        f"size: the mean result with {big.label} (events, moments, expected articles, silent topics, alerts)"
+    )
+    print(
+        f"{'read':<42} {'n':>4} {big.label + ' p50':>16} {big.label + ' p95':>16} {small.label + ' p50':>14} "
+        f"{small.label + ' p95':>14} {'size':>9}  {'bound p95':>9}  verdict"
+    )
     for mine, theirs in zip(big.reads, small.reads, strict=True):
-        print(f"{mine.name:<42} {len(mine.ms):>4} {p50(mine.ms):>16.1f} {p95(mine.ms):>16.1f} {p50(theirs.ms):>14.1f} "
-              f"{p95(theirs.ms):>14.1f} {mean(mine.sizes):>9,.0f}  {bound(mine):>9}  {verdict(mine)}")
+        print(
+            f"{mine.name:<42} {len(mine.ms):>4} {p50(mine.ms):>16.1f} {p95(mine.ms):>16.1f} {p50(theirs.ms):>14.1f} "
+            f"{p95(theirs.ms):>14.1f} {mean(mine.sizes):>9,.0f}  {bound(mine):>9}  {verdict(mine)}"
+        )
     if any(len(read.ms) < runs for side in sides for read in side.reads):
-        print(f"(fewer than {runs} calls: the rounds, one call of each read a round, took over --budget {budget:g} s "
-              f"a read)")
+        print(
+            f"(fewer than {runs} calls: the rounds, one call of each read a round, took over --budget {budget:g} s "
+            f"a read)"
+        )
     print()
     for side in sides:
-        print(f"silence read memory ({side.label}): tracemalloc peak {side.silence_peak_mib:,.1f} MiB for "
-              f"{side.silence_moments:,} moments read whole; kept between checks: {side.kept_mib:,.1f} MiB; "
-              f"topics silent at the end: {side.silent_topics}")
+        print(
+            f"silence read memory ({side.label}): tracemalloc peak {side.silence_peak_mib:,.1f} MiB for "
+            f"{side.silence_moments:,} moments read whole; kept between checks: {side.kept_mib:,.1f} MiB; "
+            f"topics silent at the end: {side.silent_topics}"
+        )
     print()
     for title, names in (("coverage", "coverage"), ("silence", "silence check"), ("digests", "digest")):
         held = [read for read in big.reads if read.name.startswith(names) and read.target_ms is not None]
         worst = max(held, key=lambda read: p95(read.ms) / read.target_ms)  # type: ignore[operator]
         ok = all(p95(read.ms) <= read.target_ms for read in held)  # type: ignore[operator]
-        print(f"bound: {title} p95 <= {worst.target_ms:,.0f} ms with {big.label}: {'PASS' if ok else 'FAIL'} "
-              f"(worst: {worst.name}, {p95(worst.ms):.1f} ms)")
+        print(
+            f"bound: {title} p95 <= {worst.target_ms:,.0f} ms with {big.label}: {'PASS' if ok else 'FAIL'} "
+            f"(worst: {worst.name}, {p95(worst.ms):.1f} ms)"
+        )
 
 
 def main() -> None:
@@ -631,8 +718,12 @@ def main() -> None:
     parser.add_argument("--baseline-topics", type=int, default=10, help="topics of the small side (default 10)")
     parser.add_argument("--seed", type=int, default=1, help="the data's random seed (default 1)")
     parser.add_argument("--runs", type=int, default=20, help="calls timed per read and side (default 20)")
-    parser.add_argument("--budget", type=float, default=20.0,
-                        help="seconds at most for each read's series (fewer calls when slower; default 20)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=20.0,
+        help="seconds at most for each read's series (fewer calls when slower; default 20)",
+    )
     parser.add_argument("--cache", help="folder of the cached SQLite files (default .topicstreams/bench)")
     parser.add_argument("--rebuild", action="store_true", help="build the databases even if cached ones fit")
     args = parser.parse_args()
@@ -652,8 +743,10 @@ def main() -> None:
     for side in sides:
         print(f"measuring {side.label} ...", flush=True)
         measure(side, args.runs, args.budget)
-    print(f"measured in {time.perf_counter() - started:.0f} s (load average over the last 5 minutes: "
-          f"{os.getloadavg()[1]:.1f} on {os.cpu_count()} CPUs)")
+    print(
+        f"measured in {time.perf_counter() - started:.0f} s (load average over the last 5 minutes: "
+        f"{os.getloadavg()[1]:.1f} on {os.cpu_count()} CPUs)"
+    )
     report(sides, args.runs, args.budget)
 
 

@@ -5,10 +5,10 @@
                                         [--navigations 1500] [--sample-every 100] [--pace SECONDS]
 
 No Scrapy: the Playwright async API directly, set up as the project's crawl will be. The four fake engines
-(``topicstreams.fakes``, started here as threads of this process) serve their results pages with the render
+(``fake_engines``, started here as threads of this process) serve their results pages with the render
 benchmark's page weight (``benchmarks/page_weight.py``: a render-blocking stylesheet and script, web fonts,
 20 thumbnails, every asset after 50 ms). ONE Chromium (``find_executable()``, headless) is launched with
-``topicstreams.browser.CHROMIUM_ARGS`` (the *base*) on top of Playwright's own default switches; it gets one
+``topicstreams.browser.chromium.CHROMIUM_ARGS`` (the *base*) on top of Playwright's own default switches; it gets one
 browser context per engine (google, bing, yahoo, brave), each with a context route that aborts what
 ``should_abort_request`` aborts (and continues the rest), and ONE tab each.
 
@@ -84,14 +84,29 @@ from parsel import Selector
 from playwright.async_api import async_playwright
 
 from benchmarks.page_weight import PageWeight
-from topicstreams.browser import CHROMIUM_ARGS, DRIVER_NODE_OPTIONS, find_executable, should_abort_request
+from fake_engines import FakeEngines
+from topicstreams.browser.chromium import CHROMIUM_ARGS, DRIVER_NODE_OPTIONS, find_executable, should_abort_request
 from topicstreams.engines import REGISTRY
-from topicstreams.fakes import FakeEngines
 
 ENGINE_NAMES = ("google", "bing", "yahoo", "brave")
-TOPICS = ("climate summit", "central bank rates", "world cup final", "chip export rules", "wildfire season",
-          "space station", "election debate", "housing market", "rail strike", "drought relief", "open source ai",
-          "vaccine trial", "border talks", "oil prices", "solar farm", "ocean cleanup")
+TOPICS = (
+    "climate summit",
+    "central bank rates",
+    "world cup final",
+    "chip export rules",
+    "wildfire season",
+    "space station",
+    "election debate",
+    "housing market",
+    "rail strike",
+    "drought relief",
+    "open source ai",
+    "vaccine trial",
+    "border talks",
+    "oil prices",
+    "solar farm",
+    "ocean cleanup",
+)
 """Plain words only: a rendered page must contain its topic as written. First pages only (a fake Brave topic
 may have a single page)."""
 SAMPLE_SECONDS = 0.25
@@ -101,7 +116,7 @@ MAX_LANE_FAILURES = 3
 RUN_TIMEOUT = 300.0
 """Seconds one run of one variation may take in all."""
 KINDS = ("browser", "renderer", "zygote", "gpu", "net", "other", "driver")
-MIB = 2 ** 20
+MIB = 2**20
 
 
 # -- memory of the process tree ------------------------------------------------------------------------------
@@ -114,7 +129,7 @@ def kind_of(cmdline: list[str]) -> str:
     exe = os.path.basename(cmdline[0])
     if exe == "node" or exe.startswith("node"):
         return "driver"
-    kind = next((a[len("--type="):] for a in cmdline[1:] if a.startswith("--type=")), None)
+    kind = next((a[len("--type=") :] for a in cmdline[1:] if a.startswith("--type=")), None)
     if kind is None:
         return "browser" if "chrom" in exe else "other"
     if kind == "gpu-process":
@@ -219,7 +234,6 @@ class Variation:
             options["ignore_default_args"] = ignored
         return options
 
-
     def names(self) -> list[bytes]:
         """The switch and feature names this variation relies on, as the binary would spell them."""
         switches = [a.lstrip("-").split("=", 1)[0] for a in self.add + self.drop]
@@ -266,8 +280,9 @@ async def playwright_defaults(executable: str) -> PlaywrightDefaults:
                 cmdline = proc.cmdline()
                 if cmdline and kind_of(cmdline) == "browser":
                     switches = tuple(a for a in cmdline[1:] if not a.startswith(("--user-data-dir=",)))
-                    return PlaywrightDefaults(switches, _features(switches, "--disable-features"),
-                                              _features(switches, "--enable-features"))
+                    return PlaywrightDefaults(
+                        switches, _features(switches, "--disable-features"), _features(switches, "--enable-features")
+                    )
         finally:
             await browser.close()
     raise RuntimeError("could not find the browser process to read Playwright's default switches")
@@ -276,7 +291,7 @@ async def playwright_defaults(executable: str) -> PlaywrightDefaults:
 SHIPPED = Variation(
     "shipped",
     node_options=DRIVER_NODE_OPTIONS,
-    note=f"what the project ships: the base + driver:{DRIVER_NODE_OPTIONS} (topicstreams.browser.DRIVER_NODE_OPTIONS)",
+    note=f"what the project ships: the base + driver:{DRIVER_NODE_OPTIONS} (topicstreams.browser.chromium.DRIVER_NODE_OPTIONS)",
 )
 """What the project ships on top of the base. Measured here (Chromium 150 headless shell, Playwright 1.65, 4 engines
 x 20 pages, medians of 3): a 1 MiB young generation for the driver's V8 took about 25 MiB off the driver with no
@@ -318,8 +333,11 @@ def variations() -> list[Variation]:
         "--single-process",
     ):
         out.append(Variation(f"add:{flag}", add=(flag,)))
-    out.append(Variation("add:--disable-gpu,--disable-software-rasterizer",
-                         add=("--disable-gpu", "--disable-software-rasterizer")))
+    out.append(
+        Variation(
+            "add:--disable-gpu,--disable-software-rasterizer", add=("--disable-gpu", "--disable-software-rasterizer")
+        )
+    )
     for features in (
         ("BackForwardCache",),
         ("SpareRendererForSitePerProcess",),
@@ -330,8 +348,13 @@ def variations() -> list[Variation]:
         out.append(Variation("features-off:" + ",".join(features), features_off=features))
     out.append(Variation("features-on:NetworkServiceInProcess2", features_on=("NetworkServiceInProcess2",)))
     out.append(Variation("ctx:service_workers=block", context={"service_workers": "block"}))
-    out.append(Variation("ctx:viewport=800x600", context={"viewport": {"width": 800, "height": 600}},
-                         note="changes the layout pages get"))
+    out.append(
+        Variation(
+            "ctx:viewport=800x600",
+            context={"viewport": {"width": 800, "height": 600}},
+            note="changes the layout pages get",
+        )
+    )
     out.append(Variation("driver:--max-semi-space-size=1", node_options="--max-semi-space-size=1"))
     out.append(Variation("driver:--jitless", node_options="--jitless"))
     out.append(SHIPPED)
@@ -387,7 +410,7 @@ async def visit(page: Any, item: Item) -> str | None:
     try:
         response = await page.goto(item.url, wait_until="domcontentloaded", timeout=30_000)
         text = await page.content()
-    except Exception as exc:  # noqa: BLE001 - a failed navigation is a failed page
+    except Exception as exc:
         return f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
     return check_page(item, response.status if response is not None else None, text)
 
@@ -414,8 +437,13 @@ class DriverEnv:
 # -- flags mode --------------------------------------------------------------------------------------------------
 
 
-async def run_once(variation: Variation, executable: str, defaults: PlaywrightDefaults,
-                   warm: dict[str, Item], timed: dict[str, list[Item]]) -> dict[str, Any]:
+async def run_once(
+    variation: Variation,
+    executable: str,
+    defaults: PlaywrightDefaults,
+    warm: dict[str, Item],
+    timed: dict[str, list[Item]],
+) -> dict[str, Any]:
     """One run of one variation in a fresh driver and browser."""
     result: dict[str, Any] = {"variation": variation.name}
     sampler = Sampler()
@@ -430,7 +458,9 @@ async def run_once(variation: Variation, executable: str, defaults: PlaywrightDe
                     context = await browser.new_context(**variation.context)
                     await context.route("**/*", abort_or_continue)
                     tabs[engine] = await context.new_page()
-                for engine, problem in zip(warm, await asyncio.gather(*(visit(tabs[e], warm[e]) for e in warm))):
+                for engine, problem in zip(
+                    warm, await asyncio.gather(*(visit(tabs[e], warm[e]) for e in warm)), strict=False
+                ):
                     if problem:
                         failures.append(f"warm-up {engine}: {problem}")
 
@@ -453,8 +483,9 @@ async def run_once(variation: Variation, executable: str, defaults: PlaywrightDe
                 result["elapsed"] = time.monotonic() - started
                 result["ok"] = sum(oks)
                 result["pages"] = sum(len(items) for items in timed.values())
-                scripts = await asyncio.gather(*(tabs[e].evaluate("() => !!(window.__tsWeight || {}).functions")
-                                                 for e in timed))
+                scripts = await asyncio.gather(
+                    *(tabs[e].evaluate("() => !!(window.__tsWeight || {}).functions") for e in timed)
+                )
                 result["js_ok"] = all(scripts)
                 await asyncio.sleep(SETTLE_SECONDS)
                 final = sampler.sample()
@@ -465,12 +496,13 @@ async def run_once(variation: Variation, executable: str, defaults: PlaywrightDe
                 floor = sampler.sample()
                 result.update(gc_pss=floor["pss"], gc_dirty=floor["dirty"], kinds=floor["kinds"])
                 await browser.close()
-    except Exception as exc:  # noqa: BLE001 - a variation that breaks the browser is a result too
+    except Exception as exc:
         result["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     finally:
         sampler.stop()
-    result.update(peak_pss=sampler.peak, processes=sampler.processes, failures=failures[:10],
-                  failure_count=len(failures))
+    result.update(
+        peak_pss=sampler.peak, processes=sampler.processes, failures=failures[:10], failure_count=len(failures)
+    )
     return result
 
 
@@ -498,11 +530,15 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
 def print_table(chosen: list[Variation], runs: dict[str, list[dict[str, Any]]]) -> None:
     figures = {v.name: median_of(runs[v.name]) for v in chosen}
     base = figures.get("base")
-    head = (f"{'variation':<46} {'pages/s':>7} {'Δ%':>4} {'peak':>5} {'final':>5} {'Δ':>4} {'GC':>5} {'Δ':>4} {'±':>3} "
-            f"{'dirty':>5} {'Δ':>4} {'procs':>5} " + " ".join(f"{k[:6]:>6}" for k in KINDS) + f" {'OK':>7} js")
-    print("\nmedians; memory in MiB: PSS of the tree (driver + Chromium) at its peak, final (1 s after the last page) and "
-          "GC (after request_gc() in every tab), private dirty after GC; Δ against base; ± = spread of GC PSS over runs; "
-          "per-kind PSS after GC")
+    head = (
+        f"{'variation':<46} {'pages/s':>7} {'Δ%':>4} {'peak':>5} {'final':>5} {'Δ':>4} {'GC':>5} {'Δ':>4} {'±':>3} "
+        f"{'dirty':>5} {'Δ':>4} {'procs':>5} " + " ".join(f"{k[:6]:>6}" for k in KINDS) + f" {'OK':>7} js"
+    )
+    print(
+        "\nmedians; memory in MiB: PSS of the tree (driver + Chromium) at its peak, final (1 s after the last page) and "
+        "GC (after request_gc() in every tab), private dirty after GC; Δ against base; ± = spread of GC PSS over runs; "
+        "per-kind PSS after GC"
+    )
     print(head)
     print("-" * len(head))
     for v in chosen:
@@ -514,12 +550,16 @@ def print_table(chosen: list[Variation], runs: dict[str, list[dict[str, Any]]]) 
         speed = 100 * (f["pages_s"] / base["pages_s"] - 1) if base else 0.0
         delta = f["final"] - base["final"] if base else 0.0
         delta_gc = f["gc"] - base["gc"] if base else 0.0
-        print(f"{v.name:<46} {f['pages_s']:>7.2f} {speed:>+4.0f} {f['peak']:>5.0f} {f['final']:>5.0f} {delta:>+4.0f} "
-              f"{f['gc']:>5.0f} {delta_gc:>+4.0f} {f['spread']:>3.0f} {f['dirty']:>5.0f} {f['dirty'] - base['dirty'] if base else 0.0:>+4.0f} {f['processes']:>5.0f} "
-              + " ".join(f"{f['kinds'][k]:>6.0f}" for k in KINDS)
-              + f" {f['ok']:>3}/{f['pages']:<3} {'ok' if f['js_ok'] else 'NO'}")
-    print("\nnot measured (the browser gets them already): "
-          + "; ".join(f"{flag}: {why}" for flag, why in ALREADY_PASSED.items()))
+        print(
+            f"{v.name:<46} {f['pages_s']:>7.2f} {speed:>+4.0f} {f['peak']:>5.0f} {f['final']:>5.0f} {delta:>+4.0f} "
+            f"{f['gc']:>5.0f} {delta_gc:>+4.0f} {f['spread']:>3.0f} {f['dirty']:>5.0f} {f['dirty'] - base['dirty'] if base else 0.0:>+4.0f} {f['processes']:>5.0f} "
+            + " ".join(f"{f['kinds'][k]:>6.0f}" for k in KINDS)
+            + f" {f['ok']:>3}/{f['pages']:<3} {'ok' if f['js_ok'] else 'NO'}"
+        )
+    print(
+        "\nnot measured (the browser gets them already): "
+        + "; ".join(f"{flag}: {why}" for flag, why in ALREADY_PASSED.items())
+    )
 
 
 async def flags_mode(args: argparse.Namespace, executable: str) -> int:
@@ -538,19 +578,32 @@ async def flags_mode(args: argparse.Namespace, executable: str) -> int:
     noops = {v.name: unknown_to_binary(executable, v) for v in chosen}
     skipped = [v for v in chosen if noops[v.name] and not (args.only and v.name in args.only)]
     if skipped:
-        print("not measured, unknown to this binary (no-ops here; --only NAME measures one anyway): "
-              + "; ".join(f"{v.name} ({', '.join(noops[v.name])})" for v in skipped))
+        print(
+            "not measured, unknown to this binary (no-ops here; --only NAME measures one anyway): "
+            + "; ".join(f"{v.name} ({', '.join(noops[v.name])})" for v in skipped)
+        )
         chosen = [v for v in chosen if v not in skipped]
     _BINARIES.clear()
     duplicated = [a for a in CHROMIUM_ARGS if a in defaults.switches]
-    print(f"{executable}; {len(chosen)} variations x {args.repeat} runs, {args.pages} pages per engine, "
-          f"engines {', '.join(ENGINE_NAMES)} concurrently")
-    print("project flags Playwright passes too (dropping them from CHROMIUM_ARGS alone changes nothing; "
-          f"'drop:FLAG' drops them from both): {', '.join(duplicated) or 'none'}")
-    overridden = [a for a in CHROMIUM_ARGS if "=" in a and a.split("=", 1)[0] in
-                  {s.split("=", 1)[0] for s in defaults.switches if "=" in s} and a not in defaults.switches]
+    print(
+        f"{executable}; {len(chosen)} variations x {args.repeat} runs, {args.pages} pages per engine, "
+        f"engines {', '.join(ENGINE_NAMES)} concurrently"
+    )
+    print(
+        "project flags Playwright passes too (dropping them from CHROMIUM_ARGS alone changes nothing; "
+        f"'drop:FLAG' drops them from both): {', '.join(duplicated) or 'none'}"
+    )
+    overridden = [
+        a
+        for a in CHROMIUM_ARGS
+        if "=" in a
+        and a.split("=", 1)[0] in {s.split("=", 1)[0] for s in defaults.switches if "=" in s}
+        and a not in defaults.switches
+    ]
     if overridden:
-        print(f"project flags that replace one of Playwright's (Chromium keeps the last value): {', '.join(overridden)}")
+        print(
+            f"project flags that replace one of Playwright's (Chromium keeps the last value): {', '.join(overridden)}"
+        )
     runs: dict[str, list[dict[str, Any]]] = {v.name: [] for v in chosen}
     with FakeEngines(ENGINE_NAMES, extensions=[PageWeight()]) as fakes:
         warm, timed = plan(fakes, ENGINE_NAMES, args.pages)
@@ -559,20 +612,29 @@ async def flags_mode(args: argparse.Namespace, executable: str) -> int:
                 try:
                     r = await asyncio.wait_for(run_once(v, executable, defaults, warm, timed), RUN_TIMEOUT)
                 except TimeoutError:
-                    r = {"variation": v.name, "error": f"timed out after {RUN_TIMEOUT:.0f} s", "failures": [],
-                         "failure_count": 0}
+                    r = {
+                        "variation": v.name,
+                        "error": f"timed out after {RUN_TIMEOUT:.0f} s",
+                        "failures": [],
+                        "failure_count": 0,
+                    }
                 runs[v.name].append(r)
-                status = r.get("error") or (f"{r['pages'] / r['elapsed']:.2f} pages/s, peak {r['peak_pss'] / MIB:.0f}, "
-                                            f"final {r['final_pss'] / MIB:.0f}, after GC {r['gc_pss'] / MIB:.0f} MiB, "
-                                            f"{r['processes']} procs, {r['ok']}/{r['pages']} OK")
+                status = r.get("error") or (
+                    f"{r['pages'] / r['elapsed']:.2f} pages/s, peak {r['peak_pss'] / MIB:.0f}, "
+                    f"final {r['final_pss'] / MIB:.0f}, after GC {r['gc_pss'] / MIB:.0f} MiB, "
+                    f"{r['processes']} procs, {r['ok']}/{r['pages']} OK"
+                )
                 print(f"[{round_ + 1}/{args.repeat}] {v.name}: {status}", flush=True)
                 for line in r["failures"][:3]:
                     print(f"    {line}")
     print_table(chosen, runs)
     if args.json:
         Path(args.json).write_text(json.dumps({"defaults": defaults.__dict__, "runs": runs}, indent=1, default=str))
-    bad = any("error" in r or r.get("failure_count") or r.get("ok") != r.get("pages") or not r.get("js_ok")
-              for rs in runs.values() for r in rs)
+    bad = any(
+        "error" in r or r.get("failure_count") or r.get("ok") != r.get("pages") or not r.get("js_ok")
+        for rs in runs.values()
+        for r in rs
+    )
     return 1 if bad else 0
 
 
@@ -589,9 +651,17 @@ def growth_sample(done: int, page: Any, started: float) -> dict[str, Any]:
     snap = tree_snapshot()
     me = psutil.Process().memory_info()
     objects = client_objects(page)
-    return {"navigations": done, "seconds": time.monotonic() - started, "pss": snap["pss"], "kinds": snap["kinds"],
-            "processes": snap["processes"], "py_rss": me.rss, "py_blocks": sys.getallocatedblocks(),
-            "objects": sum(objects.values()), "by_type": dict(objects)}
+    return {
+        "navigations": done,
+        "seconds": time.monotonic() - started,
+        "pss": snap["pss"],
+        "kinds": snap["kinds"],
+        "processes": snap["processes"],
+        "py_rss": me.rss,
+        "py_blocks": sys.getallocatedblocks(),
+        "objects": sum(objects.values()),
+        "by_type": dict(objects),
+    }
 
 
 def slope_per_1000(xs: list[float], ys: list[float]) -> float:
@@ -600,7 +670,7 @@ def slope_per_1000(xs: list[float], ys: list[float]) -> float:
         return 0.0
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     den = sum((x - mx) ** 2 for x in xs)
-    return 1000 * sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
+    return 1000 * sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=False)) / den if den else 0.0
 
 
 def parse_strategy(strategy: str) -> dict[str, int]:
@@ -616,8 +686,16 @@ def parse_strategy(strategy: str) -> dict[str, int]:
     return periods
 
 
-async def tab_growth_run(variation: Variation, strategy: str, executable: str, defaults: PlaywrightDefaults,
-                         warm: Item, items: list[Item], every: int, pace: float = 0.0) -> dict[str, Any]:
+async def tab_growth_run(
+    variation: Variation,
+    strategy: str,
+    executable: str,
+    defaults: PlaywrightDefaults,
+    warm: Item,
+    items: list[Item],
+    every: int,
+    pace: float = 0.0,
+) -> dict[str, Any]:
     periods = parse_strategy(strategy)
     samples: list[dict[str, Any]] = []
     failures: list[str] = []
@@ -663,7 +741,9 @@ async def tab_growth_run(variation: Variation, strategy: str, executable: str, d
             await page.close()
             await asyncio.sleep(0.5)
             gc.collect()
-            after_close = collections.Counter(type(o).__name__ for o in list(page._impl_obj._connection._objects.values()))
+            after_close = collections.Counter(
+                type(o).__name__ for o in list(page._impl_obj._connection._objects.values())
+            )
             out["objects_before_close"] = dict(before_close)
             out["objects_after_close"] = dict(after_close)
             out["py_rss_after_close"] = psutil.Process().memory_info().rss
@@ -679,24 +759,34 @@ def print_growth(result: dict[str, Any]) -> None:
     n = samples[-1]["navigations"] if samples else 0
     rate = n / result["elapsed"] if result.get("elapsed") else 0.0
     print(f"\n== {name}: {n} navigations, {rate:.1f}/s, {result['failure_count']} failed")
-    print(f"{'navs':>5} {'tree':>5} " + " ".join(f"{k[:6]:>6}" for k in KINDS)
-          + f" {'procs':>5} {'py RSS':>6} {'objects':>7}  top client objects")
+    print(
+        f"{'navs':>5} {'tree':>5} "
+        + " ".join(f"{k[:6]:>6}" for k in KINDS)
+        + f" {'procs':>5} {'py RSS':>6} {'objects':>7}  top client objects"
+    )
     for s in samples:
         top = ", ".join(f"{t} {c}" for t, c in sorted(s["by_type"].items(), key=lambda kv: -kv[1])[:4])
-        print(f"{s['navigations']:>5} {s['pss'] / MIB:>5.0f} " + " ".join(f"{s['kinds'][k] / MIB:>6.1f}" for k in KINDS)
-              + f" {s['processes']:>5} {s['py_rss'] / MIB:>6.1f} {s['objects']:>7}  {top}")
+        print(
+            f"{s['navigations']:>5} {s['pss'] / MIB:>5.0f} "
+            + " ".join(f"{s['kinds'][k] / MIB:>6.1f}" for k in KINDS)
+            + f" {s['processes']:>5} {s['py_rss'] / MIB:>6.1f} {s['objects']:>7}  {top}"
+        )
     fit = samples[1:]  # after the first 100: start-up is not growth
     xs = [s["navigations"] for s in fit]
     parts = [f"tree {slope_per_1000(xs, [s['pss'] / MIB for s in fit]):+.1f}"]
     parts += [f"{k} {slope_per_1000(xs, [s['kinds'][k] / MIB for s in fit]):+.1f}" for k in KINDS]
-    parts += [f"python RSS {slope_per_1000(xs, [s['py_rss'] / MIB for s in fit]):+.1f}",
-              f"client objects {slope_per_1000(xs, [s['objects'] for s in fit]):+.0f}"]
+    parts += [
+        f"python RSS {slope_per_1000(xs, [s['py_rss'] / MIB for s in fit]):+.1f}",
+        f"client objects {slope_per_1000(xs, [s['objects'] for s in fit]):+.0f}",
+    ]
     print("growth per 1,000 navigations (MiB; objects): " + ", ".join(parts))
     before, after = result["objects_before_close"], result["objects_after_close"]
     interesting = sorted(set(before) | set(after), key=lambda t: -before.get(t, 0))[:6]
-    print("client objects before -> after closing the last tab: "
-          + ", ".join(f"{t} {before.get(t, 0)}->{after.get(t, 0)}" for t in interesting)
-          + f"; python RSS after close {result['py_rss_after_close'] / MIB:.1f} MiB")
+    print(
+        "client objects before -> after closing the last tab: "
+        + ", ".join(f"{t} {before.get(t, 0)}->{after.get(t, 0)}" for t in interesting)
+        + f"; python RSS after close {result['py_rss_after_close'] / MIB:.1f} MiB"
+    )
 
 
 async def tab_growth_mode(args: argparse.Namespace, executable: str) -> int:
@@ -714,14 +804,17 @@ async def tab_growth_mode(args: argparse.Namespace, executable: str) -> int:
     with FakeEngines(("google",), extensions=[PageWeight()]) as fakes:
         parser = REGISTRY["google"](fakes.base_url("google"), "hour")
         warm = Item("google", "warm up", parser.results_url("warm up", 0))
-        items = [Item("google", TOPICS[i % len(TOPICS)], parser.results_url(TOPICS[i % len(TOPICS)], 0))
-                 for i in range(args.navigations)]
+        items = [
+            Item("google", TOPICS[i % len(TOPICS)], parser.results_url(TOPICS[i % len(TOPICS)], 0))
+            for i in range(args.navigations)
+        ]
         for name in args.flags:
             for strategy in args.strategies:
                 if name == "base" and strategy != "keep" and not args.all_pairs:
                     continue  # the base only as the reference long-lived tab
-                result = await tab_growth_run(by_name[name], strategy, executable, defaults, warm, items,
-                                              args.sample_every, args.pace)
+                result = await tab_growth_run(
+                    by_name[name], strategy, executable, defaults, warm, items, args.sample_every, args.pace
+                )
                 results.append(result)
                 print_growth(result)
                 sys.stdout.flush()
@@ -739,17 +832,29 @@ def main() -> int:
     parser.add_argument("--executable", help="the Chromium to run (default: find_executable())")
     parser.add_argument("--json", help="write the raw results to this file")
     parser.add_argument("--tab-growth", action="store_true", help="measure a long-lived tab's growth instead")
-    parser.add_argument("--flags", nargs="+", default=["base", "shipped"],
-                        help="tab growth: the variations to launch with (default: base shipped)")
-    parser.add_argument("--strategies", nargs="+", default=["keep", "tab:100", "tab:300", "context:300", "gc:10"],
-                        help="tab growth: keep, tab:N, context:N, gc:N (default: keep tab:100 tab:300 context:300 "
-                             "gc:10); "
-                             "the base runs only 'keep' unless --all-pairs")
+    parser.add_argument(
+        "--flags",
+        nargs="+",
+        default=["base", "shipped"],
+        help="tab growth: the variations to launch with (default: base shipped)",
+    )
+    parser.add_argument(
+        "--strategies",
+        nargs="+",
+        default=["keep", "tab:100", "tab:300", "context:300", "gc:10"],
+        help="tab growth: keep, tab:N, context:N, gc:N (default: keep tab:100 tab:300 context:300 "
+        "gc:10); "
+        "the base runs only 'keep' unless --all-pairs",
+    )
     parser.add_argument("--all-pairs", action="store_true", help="tab growth: every strategy with every flag set")
     parser.add_argument("--navigations", type=int, default=1500, help="tab growth: navigations per run (1500)")
     parser.add_argument("--sample-every", type=int, default=100, help="tab growth: sample every N (100)")
-    parser.add_argument("--pace", type=float, default=0.0,
-                        help="tab growth: seconds between two navigations (default 0: as fast as it goes)")
+    parser.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        help="tab growth: seconds between two navigations (default 0: as fast as it goes)",
+    )
     args = parser.parse_args()
     if args.pages < 1 or args.repeat < 1 or args.navigations < 1 or args.sample_every < 1:
         sys.exit("--pages, --repeat, --navigations and --sample-every must be >= 1")

@@ -7,7 +7,7 @@ static shards.
                                  [--url URL] [--seed 1]
 
 Why: lease mode (``scraper.assignment: lease``) hands the shared schedule out through PostgreSQL
-(:mod:`topicstreams.storage.schedule`: ``FOR UPDATE SKIP LOCKED`` claims, leases that expire, re-arms guarded by the
+(:mod:`topicstreams.storage.leases`: ``FOR UPDATE SKIP LOCKED`` claims, leases that expire, re-arms guarded by the
 claim's token). Three crawl processes in Chromium (the system tests) show that it works; whether it holds at the size
 the issue names — 20 nodes, 10,000 topics × 4 engines, nodes dying and joining, one engine blocked on a third of the
 exit IPs — only a simulation on this machine can show. The targets (design bounds, not the tests'):
@@ -97,13 +97,14 @@ REPO = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script: make the project (and tests.postgres_server) importable
     sys.path.insert(0, str(REPO))
 
-from sqlalchemy import Engine, text  # noqa: E402
-from sqlalchemy.exc import SQLAlchemyError  # noqa: E402
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import SQLAlchemyError
 
-from topicstreams import ENGINES  # noqa: E402
-from topicstreams.storage import ensure_topics, upgrade  # noqa: E402
-from topicstreams.storage.db import make_database  # noqa: E402
-from topicstreams.storage.schedule import (  # noqa: E402
+from topicstreams import ENGINES
+from topicstreams.crawl.supply import in_shard
+from topicstreams.storage import ensure_topics, upgrade
+from topicstreams.storage.db import make_database
+from topicstreams.storage.leases import (
     Claim,
     Rearm,
     claim,
@@ -115,7 +116,6 @@ from topicstreams.storage.schedule import (  # noqa: E402
     release,
     release_tokens,
 )
-from topicstreams.topic_supply import in_shard  # noqa: E402
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
 """Simulated second 0 (a fixed moment: nothing depends on the day the benchmark runs)."""
@@ -207,9 +207,20 @@ def make_script(plan: Plan, rng: random.Random) -> Script:
     blocked = tuple(sorted(rng.sample(alive, max(1, len(alive) // 3))))
     interval = plan.interval
     block_until = 5.75 * interval
-    return Script(initial=initial, frozen=frozen, freeze_at=0.75 * interval, freeze_until=0.75 * interval + 1.5 *
-                  plan.lease, killed=killed, kill_at=1.5 * interval, joined=joined, join_at=2.75 * interval,
-                  blocked=blocked, block_at=3.75 * interval, block_until=block_until, end=block_until + 1.5 * interval)
+    return Script(
+        initial=initial,
+        frozen=frozen,
+        freeze_at=0.75 * interval,
+        freeze_until=0.75 * interval + 1.5 * plan.lease,
+        killed=killed,
+        kill_at=1.5 * interval,
+        joined=joined,
+        join_at=2.75 * interval,
+        blocked=blocked,
+        block_at=3.75 * interval,
+        block_until=block_until,
+        end=block_until + 1.5 * interval,
+    )
 
 
 # ---- records ----------------------------------------------------------------------------------------------------
@@ -301,8 +312,17 @@ class SimNode(threading.Thread):
     It looks every ``plan.look`` simulated seconds through the script, then every pace (one row claimed at a time)
     until ``until``, where it stops as SIGTERM stops a node: its claims released."""
 
-    def __init__(self, name: str, plan: Plan, script: Script, url: str, clock: Clock, stop: threading.Event,
-                 seed: int, until: float) -> None:
+    def __init__(
+        self,
+        name: str,
+        plan: Plan,
+        script: Script,
+        url: str,
+        clock: Clock,
+        stop: threading.Event,
+        seed: int,
+        until: float,
+    ) -> None:
         super().__init__(name=name, daemon=True)
         self.node = name
         self.plan = plan
@@ -323,7 +343,7 @@ class SimNode(threading.Thread):
         db = make_database(self.url, pool_size=1, max_overflow=1)
         try:
             self.loop(db)
-        except BaseException as exc:  # noqa: BLE001 - reported by the controller
+        except BaseException as exc:
             self.error = exc
         finally:
             db.dispose()
@@ -380,8 +400,11 @@ class SimNode(threading.Thread):
                     next_start[engine] = max(next_start[engine], now) + pause
                 now, wake, next_extend = woke, woke, woke
 
-            blocked = (node in script.blocked and plan.blocked_engine in plan.engines
-                       and script.block_at <= now < script.block_until)
+            blocked = (
+                node in script.blocked
+                and plan.blocked_engine in plan.engines
+                and script.block_at <= now < script.block_until
+            )
             if blocked and not blocked_now:  # the engine is blocked here: its claims go back at once
                 engine = plan.blocked_engine
                 given = [each.claim for each in held if each.engine == engine]
@@ -440,16 +463,21 @@ class SimNode(threading.Thread):
         for each in ended:
             by_engine[each.engine].append(each)
         for engine, items in by_engine.items():
-            done = [Rearm(each.claim, *next_slot(each.claim.slot_at, moment(each.end), plan.interval, JITTER,
-                                                 self.rng)) for each in items]
+            done = [
+                Rearm(each.claim, *next_slot(each.claim.slot_at, moment(each.end), plan.interval, JITTER, self.rng))
+                for each in items
+            ]
             with self.timed(log, "rearm"):
                 kept = rearm(db, engine, self.node, done, now=moment(now))
             for each in items:
                 refused = each.claim.topic_id not in kept
                 log.refused += refused
                 lapsed = refused or each.end > lease_until.get(each.claim.token, 0.0)
-                log.scrapes.append(Scrape(engine, each.claim.topic_id, micros(each.claim.slot_at), self.node,
-                                          each.start, each.end, lapsed))
+                log.scrapes.append(
+                    Scrape(
+                        engine, each.claim.topic_id, micros(each.claim.slot_at), self.node, each.start, each.end, lapsed
+                    )
+                )
 
 
 # ---- the lease side: the run ------------------------------------------------------------------------------------
@@ -514,11 +542,21 @@ class Counters:
     def read(self) -> tuple[int, int]:
         with self.db.connect() as conn:
             if not self.with_statements:
-                return int(conn.execute(text("SELECT xact_commit + xact_rollback FROM pg_stat_database "
-                                             "WHERE datname = current_database()")).scalar() or 0), 0
-            transactions, statements = conn.execute(text(
-                "SELECT sum(calls) FILTER (WHERE query IN ('COMMIT', 'ROLLBACK')), sum(calls) FROM pg_stat_statements s"
-                " JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database()")).one()
+                return int(
+                    conn.execute(
+                        text(
+                            "SELECT xact_commit + xact_rollback FROM pg_stat_database "
+                            "WHERE datname = current_database()"
+                        )
+                    ).scalar()
+                    or 0
+                ), 0
+            transactions, statements = conn.execute(
+                text(
+                    "SELECT sum(calls) FILTER (WHERE query IN ('COMMIT', 'ROLLBACK')), sum(calls) FROM pg_stat_statements s"
+                    " JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database()"
+                )
+            ).one()
         return int(transactions or 0), int(statements or 0)
 
     def take(self, phase: Phase, seconds: float | None = None) -> None:
@@ -530,9 +568,12 @@ class Counters:
         if self.with_statements:
             phase.statements = statements - self.statements
             with self.db.connect() as conn:
-                mean, most = conn.execute(text(
-                    "SELECT sum(total_exec_time) / nullif(sum(calls), 0), max(max_exec_time) FROM pg_stat_statements"
-                    " WHERE query LIKE '%FOR UPDATE OF s SKIP LOCKED%'")).one()
+                mean, most = conn.execute(
+                    text(
+                        "SELECT sum(total_exec_time) / nullif(sum(calls), 0), max(max_exec_time) FROM pg_stat_statements"
+                        " WHERE query LIKE '%FOR UPDATE OF s SKIP LOCKED%'"
+                    )
+                ).one()
             if mean is not None:
                 phase.claim_mean_ms, phase.claim_max_ms = float(mean), float(most)
             self.reset()
@@ -553,8 +594,10 @@ def prepare(url: str, plan: Plan) -> tuple[dict[int, str], dict[tuple[str, int],
         for engine in plan.engines:  # as the first node to open its supplies makes them
             reconcile(db, engine, plan.interval, now=T0)
         with db.begin() as conn:
-            anchors = {(engine, topic_id): micros(slot) for engine, topic_id, slot in conn.execute(text(
-                "SELECT engine, topic_id, slot_at FROM schedule"))}
+            anchors = {
+                (engine, topic_id): micros(slot)
+                for engine, topic_id, slot in conn.execute(text("SELECT engine, topic_id, slot_at FROM schedule"))
+            }
             conn.execute(text("ANALYZE"))
     finally:
         db.dispose()
@@ -565,8 +608,9 @@ SETTLE = 2.0
 """Wall seconds into the real pace before the server's counts switch phase (the backends report every second)."""
 
 
-def run_leases(url: str, plan: Plan, script: Script, scale: float | None, minutes: float,
-               real_seconds: float) -> LeaseRun:
+def run_leases(
+    url: str, plan: Plan, script: Script, scale: float | None, minutes: float, real_seconds: float
+) -> LeaseRun:
     started = time.perf_counter()
     names, anchors = prepare(url, plan)
     watcher = make_database(url)
@@ -580,9 +624,12 @@ def run_leases(url: str, plan: Plan, script: Script, scale: float | None, minute
     held_at_kill: list[tuple[str, int, int]] = []
     try:
         counters = Counters(watcher)
-        print(f"set up in {time.perf_counter() - started:.0f} s; simulating {script.end:,.0f} s at {clock.scale:.1f}x:"
-              f" about {script.end / clock.scale:.0f} s, then {real_seconds:g} s at a real cluster's pace (the clock "
-              "at 1x, one row claimed at a time)", flush=True)
+        print(
+            f"set up in {time.perf_counter() - started:.0f} s; simulating {script.end:,.0f} s at {clock.scale:.1f}x:"
+            f" about {script.end / clock.scale:.0f} s, then {real_seconds:g} s at a real cluster's pace (the clock "
+            "at 1x, one row claimed at a time)",
+            flush=True,
+        )
         clock.start()
         for each in nodes:
             each.start()
@@ -619,9 +666,13 @@ def run_leases(url: str, plan: Plan, script: Script, scale: float | None, minute
 def held_rows(db: Engine, killed: Sequence[str]) -> list[tuple[str, int, int]]:
     """The rows the dead nodes hold (their leases not yet expired): (engine, topic id, slot)."""
     with db.connect() as conn:
-        rows = conn.execute(text(
-            "SELECT engine, topic_id, slot_at FROM schedule WHERE lease_node = ANY(CAST(:nodes AS text[])) "
-            "AND lease_token IS NOT NULL"), {"nodes": list(killed)}).all()
+        rows = conn.execute(
+            text(
+                "SELECT engine, topic_id, slot_at FROM schedule WHERE lease_node = ANY(CAST(:nodes AS text[])) "
+                "AND lease_token IS NOT NULL"
+            ),
+            {"nodes": list(killed)},
+        ).all()
     return [(engine, topic_id, micros(slot)) for engine, topic_id, slot in rows]
 
 
@@ -630,16 +681,18 @@ def progress(shown: int, plan: Plan, script: Script, nodes: list[SimNode], now: 
     alive = sum(script.alive(each.node, now) for each in nodes)
     lags = [lag for each in nodes for lag in each.logs[0].lags[-50:]]
     claims = [ms for each in nodes for ms in each.logs[0].ms["claim"][-50:]]
-    print(f"  interval {shown}: {alive} nodes, {scrapes:,} scrapes so far (demand {plan.topics * len(plan.engines):,}"
-          f" an interval); recent looks late p95 {quantile(lags, 0.95):.1f} s simulated, claims p95 "
-          f"{quantile(claims, 0.95):.1f} ms", flush=True)
+    print(
+        f"  interval {shown}: {alive} nodes, {scrapes:,} scrapes so far (demand {plan.topics * len(plan.engines):,}"
+        f" an interval); recent looks late p95 {quantile(lags, 0.95):.1f} s simulated, claims p95 "
+        f"{quantile(claims, 0.95):.1f} ms",
+        flush=True,
+    )
 
 
 # ---- the static side --------------------------------------------------------------------------------------------
 
 
-def run_static(plan: Plan, script: Script, names: dict[int, str],
-               anchors: dict[tuple[str, int], int]) -> list[Scrape]:
+def run_static(plan: Plan, script: Script, names: dict[int, str], anchors: dict[tuple[str, int], int]) -> list[Scrape]:
     """The same script under static shards, in virtual time: node i of the initial n scrapes its shard only."""
     count = len(script.initial)
     shards: dict[str, list[int]] = {name: [] for name in script.initial}
@@ -654,8 +707,9 @@ def run_static(plan: Plan, script: Script, names: dict[int, str],
         dies = script.kill_at if node in script.killed else math.inf
         for engine in plan.engines:
             blocked = node in script.blocked and engine == plan.blocked_engine
-            queue = [(anchors[(engine, topic_id)] / 1e6, topic_id, anchors[(engine, topic_id)])
-                     for topic_id in topic_ids]
+            queue = [
+                (anchors[(engine, topic_id)] / 1e6, topic_id, anchors[(engine, topic_id)]) for topic_id in topic_ids
+            ]
             heapq.heapify(queue)
             free = 0.0
             while queue:
@@ -724,8 +778,13 @@ class Figures:
     blocked_carriers: int = 0
 
 
-def figures(scrapes: list[Scrape], plan: Plan, script: Script, anchors: dict[tuple[str, int], int],
-            held_at_kill: Sequence[tuple[str, int, int]] = ()) -> Figures:
+def figures(
+    scrapes: list[Scrape],
+    plan: Plan,
+    script: Script,
+    anchors: dict[tuple[str, int], int],
+    held_at_kill: Sequence[tuple[str, int, int]] = (),
+) -> Figures:
     found = Figures(scrapes=len(scrapes))
     by_slot: dict[tuple[str, int, int], list[Scrape]] = defaultdict(list)
     for each in scrapes:
@@ -765,8 +824,13 @@ def figures(scrapes: list[Scrape], plan: Plan, script: Script, anchors: dict[tup
             slot += step
     found.phases = {name: tuple(row) for name, row in counts.items()}  # type: ignore[misc]
     found.blocked_topics_short = len(short_topics)
-    found.blocked_carriers = len({each.node for each in scrapes if each.engine == plan.blocked_engine
-                                  and script.block_at <= each.start < script.block_until})
+    found.blocked_carriers = len(
+        {
+            each.node
+            for each in scrapes
+            if each.engine == plan.blocked_engine and script.block_at <= each.start < script.block_until
+        }
+    )
 
     found.held = len(held_at_kill)
     times = []
@@ -808,8 +872,9 @@ def seconds_text(value: float | None) -> str:
     return "never" if value is None else f"{value:,.0f} s"
 
 
-def report(plan: Plan, script: Script, run: LeaseRun, lease: Figures, static: Figures,
-           static_dead: int, static_blocked: int) -> None:
+def report(
+    plan: Plan, script: Script, run: LeaseRun, lease: Figures, static: Figures, static_dead: int, static_blocked: int
+) -> None:
     interval = plan.interval
     scripted, real = run.scripted, run.real
     print()
@@ -827,89 +892,138 @@ def report(plan: Plan, script: Script, run: LeaseRun, lease: Figures, static: Fi
     row("  of them never scraped", f"{lease.missed:,}", f"{static.missed:,}")
     for name, low, high in script.phases():
         mine, theirs = lease.phases[name], static.phases[name]
-        row(f"  late / due, slots {low / interval:.2f}-{high / interval:.2f} ({name})", f"{mine[1]:,} / {mine[0]:,}",
-            f"{theirs[1]:,} / {theirs[0]:,}")
+        row(
+            f"  late / due, slots {low / interval:.2f}-{high / interval:.2f} ({name})",
+            f"{mine[1]:,} / {mine[0]:,}",
+            f"{theirs[1]:,} / {theirs[0]:,}",
+        )
     if lease.held and lease.takeover is not None:
         lease_takeover = f"{seconds_text(lease.takeover)} ({lease.held:,} rows held)"
     elif lease.held:
         lease_takeover = f"{lease.taken_over:,} of {lease.held:,} rows"
     else:
         lease_takeover = "- (no row held)"
-    row(f"takeover after the kill of {len(script.killed)}", lease_takeover,
-        f"never ({static_dead:,} pairs idle)" if static_dead else "-")
+    row(
+        f"takeover after the kill of {len(script.killed)}",
+        lease_takeover,
+        f"never ({static_dead:,} pairs idle)" if static_dead else "-",
+    )
     for node in script.joined:
-        row(f"{node} (joined) at {SHARE_TARGET:.0%} of its fair share (over 2 int.)",
-            f"{seconds_text(lease.shares.get(node))} ({lease.two_intervals[node]:.0%})", "never (no shard)")
+        row(
+            f"{node} (joined) at {SHARE_TARGET:.0%} of its fair share (over 2 int.)",
+            f"{seconds_text(lease.shares.get(node))} ({lease.two_intervals[node]:.0%})",
+            "never (no shard)",
+        )
     engine = plan.blocked_engine
-    row(f"{engine} blocked on {len(script.blocked)}: its slots late / due", f"{lease.blocked_late:,} / "
-        f"{lease.blocked_slots:,}", f"{static.blocked_late:,} / {static.blocked_slots:,}")
-    row(f"  {engine} topics with a slot late or lost", f"{lease.blocked_topics_short:,} of {plan.topics:,}",
-        f"{static.blocked_topics_short:,} of {plan.topics:,}")
-    row(f"  nodes that scraped {engine} during the block", f"{lease.blocked_carriers}",
-        f"{static.blocked_carriers} ({static_blocked:,} topics idle)")
+    row(
+        f"{engine} blocked on {len(script.blocked)}: its slots late / due",
+        f"{lease.blocked_late:,} / {lease.blocked_slots:,}",
+        f"{static.blocked_late:,} / {static.blocked_slots:,}",
+    )
+    row(
+        f"  {engine} topics with a slot late or lost",
+        f"{lease.blocked_topics_short:,} of {plan.topics:,}",
+        f"{static.blocked_topics_short:,} of {plan.topics:,}",
+    )
+    row(
+        f"  nodes that scraped {engine} during the block",
+        f"{lease.blocked_carriers}",
+        f"{static.blocked_carriers} ({static_blocked:,} topics idle)",
+    )
     labels = ((real, "real pace"), (scripted, f"clock {scripted.scale:.0f}x"))
     for phase, label in labels:
         claims = phase.ms("claim")
-        row(f"claim latency p50 / p95, real ms ({label})",
-            f"{quantile(claims, 0.5):.1f} / {quantile(claims, 0.95):.1f}", "- (no database)")
+        row(
+            f"claim latency p50 / p95, real ms ({label})",
+            f"{quantile(claims, 0.5):.1f} / {quantile(claims, 0.95):.1f}",
+            "- (no database)",
+        )
     for phase, label in labels:
         figure = f"{phase.transactions / phase.server_seconds:,.0f}"
         if phase.statements is not None:
             figure += f" / {phase.statements / phase.server_seconds:,.0f}"
-        row(f"server xacts{' / statements' if phase.statements is not None else ''} per real s ({label})",
-            figure, "-")
+        row(f"server xacts{' / statements' if phase.statements is not None else ''} per real s ({label})", figure, "-")
 
-    for phase, title in ((scripted, f"the scripted run, the clock {scripted.scale:.1f}x"),
-                         (real, "at a real cluster's pace, the clock 1x, one row claimed at a time")):
+    for phase, title in (
+        (scripted, f"the scripted run, the clock {scripted.scale:.1f}x"),
+        (real, "at a real cluster's pace, the clock 1x, one row claimed at a time"),
+    ):
         print()
-        print(f"schedule statements, {title}: {phase.seconds:.0f} s real, {phase.simulated:,.0f} s simulated; real "
-              "ms around each call")
+        print(
+            f"schedule statements, {title}: {phase.seconds:.0f} s real, {phase.simulated:,.0f} s simulated; real "
+            "ms around each call"
+        )
         print(f"{'call':<16}{'calls':>10}{'per real s':>12}{'per sim. s':>12}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
         for kind in KINDS:
             values = phase.ms(kind)
-            print(f"{kind:<16}{len(values):>10,}{len(values) / phase.seconds:>12,.1f}"
-                  f"{len(values) / phase.simulated:>12,.2f}{quantile(values, 0.5):>9.1f}"
-                  f"{quantile(values, 0.95):>9.1f}{max(values, default=float('nan')):>9.1f}")
+            print(
+                f"{kind:<16}{len(values):>10,}{len(values) / phase.seconds:>12,.1f}"
+                f"{len(values) / phase.simulated:>12,.2f}{quantile(values, 0.5):>9.1f}"
+                f"{quantile(values, 0.95):>9.1f}{max(values, default=float('nan')):>9.1f}"
+            )
         simulated = phase.server_seconds * phase.scale
-        source = ("pg_stat_statements" if phase.statements is not None else
-                  "pg_stat_database, pings included, reported up to 10 s late: pg_stat_statements not loaded")
-        line = (f"server ({source}): {phase.transactions:,} transactions in {phase.server_seconds:.0f} s "
-                f"({phase.transactions / phase.server_seconds:,.0f} per real s, {phase.transactions / simulated:,.1f} "
-                "per simulated s)")
+        source = (
+            "pg_stat_statements"
+            if phase.statements is not None
+            else "pg_stat_database, pings included, reported up to 10 s late: pg_stat_statements not loaded"
+        )
+        line = (
+            f"server ({source}): {phase.transactions:,} transactions in {phase.server_seconds:.0f} s "
+            f"({phase.transactions / phase.server_seconds:,.0f} per real s, {phase.transactions / simulated:,.1f} "
+            "per simulated s)"
+        )
         if phase.statements is not None:
-            line += (f", {phase.statements:,} statements ({phase.statements / phase.server_seconds:,.0f} per real s, "
-                     f"{phase.statements / simulated:,.1f} per simulated s; BEGIN and COMMIT included)")
+            line += (
+                f", {phase.statements:,} statements ({phase.statements / phase.server_seconds:,.0f} per real s, "
+                f"{phase.statements / simulated:,.1f} per simulated s; BEGIN and COMMIT included)"
+            )
         print(line)
         if phase.claim_mean_ms is not None:
-            print(f"the claim statement on the server (pg_stat_statements): mean {phase.claim_mean_ms:.2f} ms, max "
-                  f"{phase.claim_max_ms:.1f} ms")
+            print(
+                f"the claim statement on the server (pg_stat_statements): mean {phase.claim_mean_ms:.2f} ms, max "
+                f"{phase.claim_max_ms:.1f} ms"
+            )
         lags = [lag for log in phase.logs.values() for lag in log.lags]
-        print(f"keeping up with the clock: node looks late by p50 {quantile(lags, 0.5):.1f} / p95 "
-              f"{quantile(lags, 0.95):.1f} / max {max(lags, default=0.0):.1f} simulated s")
+        print(
+            f"keeping up with the clock: node looks late by p50 {quantile(lags, 0.5):.1f} / p95 "
+            f"{quantile(lags, 0.95):.1f} / max {max(lags, default=0.0):.1f} simulated s"
+        )
     released = sum(log.released for log in scripted.logs.values())
     refused = sum(log.refused for log in scripted.logs.values())
     print()
-    print(f"claims released by the blocked nodes: {released:,}; re-arms refused (the lease taken by another node): "
-          f"{refused:,}; load average over the last 5 minutes: {os.getloadavg()[1]:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"claims released by the blocked nodes: {released:,}; re-arms refused (the lease taken by another node): "
+        f"{refused:,}; load average over the last 5 minutes: {os.getloadavg()[1]:.1f} on {os.cpu_count()} CPUs"
+    )
 
     print()
     clean = lease.doubles - lease.doubles_lapsed
-    verdict(f"0 slots scraped twice without an expired lease ({clean:,}; {lease.doubles_lapsed:,} with one)",
-            clean == 0)
+    verdict(
+        f"0 slots scraped twice without an expired lease ({clean:,}; {lease.doubles_lapsed:,} with one)", clean == 0
+    )
     bound = plan.lease + interval
     if script.killed:
-        verdict(f"takeover <= lease + one interval ({bound:,.0f} s): {seconds_text(lease.takeover)}",
-                lease.takeover is not None and lease.takeover <= bound)
+        verdict(
+            f"takeover <= lease + one interval ({bound:,.0f} s): {seconds_text(lease.takeover)}",
+            lease.takeover is not None and lease.takeover <= bound,
+        )
     if script.joined:
         shares = ", ".join(f"{node} {seconds_text(lease.shares.get(node))}" for node in script.joined)
-        verdict(f"new node at {SHARE_TARGET:.0%} of its share within two intervals ({2 * interval:,.0f} s): {shares}",
-                all(value is not None and value <= 2 * interval for value in lease.shares.values()))
+        verdict(
+            f"new node at {SHARE_TARGET:.0%} of its share within two intervals ({2 * interval:,.0f} s): {shares}",
+            all(value is not None and value <= 2 * interval for value in lease.shares.values()),
+        )
     p95 = quantile(real.ms("claim"), 0.95)
-    verdict(f"claim p95 <= {TARGET_CLAIM_P95_MS:g} ms at {len(real.logs)} nodes at a real cluster's pace: "
-            f"{p95:.1f} ms ({quantile(scripted.ms('claim'), 0.95):.1f} ms with the clock {scripted.scale:.0f}x)",
-            p95 <= TARGET_CLAIM_P95_MS)
-    verdict(f"every {engine} topic scraped every interval by the nodes that reach it during the block "
-            f"({lease.blocked_topics_short:,} topics with a slot late or lost)", lease.blocked_topics_short == 0)
+    verdict(
+        f"claim p95 <= {TARGET_CLAIM_P95_MS:g} ms at {len(real.logs)} nodes at a real cluster's pace: "
+        f"{p95:.1f} ms ({quantile(scripted.ms('claim'), 0.95):.1f} ms with the clock {scripted.scale:.0f}x)",
+        p95 <= TARGET_CLAIM_P95_MS,
+    )
+    verdict(
+        f"every {engine} topic scraped every interval by the nodes that reach it during the block "
+        f"({lease.blocked_topics_short:,} topics with a slot late or lost)",
+        lease.blocked_topics_short == 0,
+    )
 
 
 def verdict(text_: str, ok: bool) -> None:
@@ -919,48 +1033,74 @@ def verdict(text_: str, ok: bool) -> None:
 def print_plan(plan: Plan, script: Script) -> None:
     interval = plan.interval
     reach = (plan.nodes - len(script.killed) + len(script.joined) - len(script.blocked)) / plan.nodes * plan.capacity
-    print(f"cluster: {plan.nodes} nodes, {plan.topics:,} topics x {len(plan.engines)} engines "
-          f"({', '.join(plan.engines)}), interval {interval:g} s, lease {plan.lease:g} s, a look every "
-          f"{plan.look:g} s (simulated)")
-    print(f"pace: a topic start every {plan.pace:.3f} s per node and engine: capacity {plan.capacity:g}x the demand "
-          f"({plan.capacity * (plan.nodes - len(script.killed)) / plan.nodes:.2f}x after the kill, {reach:.2f}x for "
-          f"{plan.blocked_engine} on the nodes that reach it during the block)")
-    print(f"script (intervals): 0 steady; {script.freeze_at / interval:g} {script.frozen} frozen for "
-          f"{script.freeze_until - script.freeze_at:g} s; {script.kill_at / interval:g} killed "
-          f"{', '.join(script.killed) or '-'}; {script.join_at / interval:g} joined {', '.join(script.joined) or '-'}"
-          f"; {script.block_at / interval:g}-{script.block_until / interval:g} {plan.blocked_engine} blocked on "
-          f"{', '.join(script.blocked)}; end {script.end / interval:g}")
+    print(
+        f"cluster: {plan.nodes} nodes, {plan.topics:,} topics x {len(plan.engines)} engines "
+        f"({', '.join(plan.engines)}), interval {interval:g} s, lease {plan.lease:g} s, a look every "
+        f"{plan.look:g} s (simulated)"
+    )
+    print(
+        f"pace: a topic start every {plan.pace:.3f} s per node and engine: capacity {plan.capacity:g}x the demand "
+        f"({plan.capacity * (plan.nodes - len(script.killed)) / plan.nodes:.2f}x after the kill, {reach:.2f}x for "
+        f"{plan.blocked_engine} on the nodes that reach it during the block)"
+    )
+    print(
+        f"script (intervals): 0 steady; {script.freeze_at / interval:g} {script.frozen} frozen for "
+        f"{script.freeze_until - script.freeze_at:g} s; {script.kill_at / interval:g} killed "
+        f"{', '.join(script.killed) or '-'}; {script.join_at / interval:g} joined {', '.join(script.joined) or '-'}"
+        f"; {script.block_at / interval:g}-{script.block_until / interval:g} {plan.blocked_engine} blocked on "
+        f"{', '.join(script.blocked)}; end {script.end / interval:g}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=20, help="nodes at the start (default 20)")
     parser.add_argument("--topics", type=int, default=10000, help="active topics (default 10000)")
-    parser.add_argument("--engines", type=int, default=len(ENGINES), choices=range(1, len(ENGINES) + 1),
-                        help=f"engines, the first of {', '.join(ENGINES)} (default {len(ENGINES)})")
+    parser.add_argument(
+        "--engines",
+        type=int,
+        default=len(ENGINES),
+        choices=range(1, len(ENGINES) + 1),
+        help=f"engines, the first of {', '.join(ENGINES)} (default {len(ENGINES)})",
+    )
     pace = parser.add_mutually_exclusive_group()
-    pace.add_argument("--minutes", type=float, default=3.5,
-                      help="wall minutes the script lasts, setting the clock's scale (default 3.5)")
+    pace.add_argument(
+        "--minutes",
+        type=float,
+        default=3.5,
+        help="wall minutes the script lasts, setting the clock's scale (default 3.5)",
+    )
     pace.add_argument("--scale", type=float, help="simulated seconds per wall second (instead of --minutes)")
     parser.add_argument("--interval", type=float, default=600.0, help="scrape interval, simulated s (default 600)")
     parser.add_argument("--lease", type=float, default=120.0, help="scraper.lease_seconds (default 120)")
-    parser.add_argument("--capacity", type=float, default=1.5,
-                        help="the cluster's capacity over the demand, setting each node's pace (default 1.5)")
+    parser.add_argument(
+        "--capacity",
+        type=float,
+        default=1.5,
+        help="the cluster's capacity over the demand, setting each node's pace (default 1.5)",
+    )
     parser.add_argument("--look", type=float, default=10.0, help="simulated s between a node's looks (default 10)")
-    parser.add_argument("--real-seconds", type=float, default=40.0,
-                        help="wall seconds at a real cluster's pace after the script, for the claim latency "
-                             "(default 40)")
+    parser.add_argument(
+        "--real-seconds",
+        type=float,
+        default=40.0,
+        help="wall seconds at a real cluster's pace after the script, for the claim latency (default 40)",
+    )
     parser.add_argument("--url", help="an empty PostgreSQL database (default: a throw-away server of its own)")
     parser.add_argument("--seed", type=int, default=1, help="random seed of the script and the draws (default 1)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     if args.real_seconds < 2 * SETTLE:
         parser.error(f"--real-seconds takes {2 * SETTLE:g} or more")
-    if min(args.nodes, args.topics) < 2 or min(args.interval, args.lease, args.capacity, args.look,
-                                              args.minutes, args.real_seconds, args.scale or 1) <= 0:
+    if (
+        min(args.nodes, args.topics) < 2
+        or min(args.interval, args.lease, args.capacity, args.look, args.minutes, args.real_seconds, args.scale or 1)
+        <= 0
+    ):
         parser.error("--nodes and --topics take 2 or more, the times, --capacity and --scale positive numbers")
-    plan = Plan(args.nodes, args.topics, ENGINES[:args.engines], args.interval, args.lease, args.capacity,
-                args.look, args.seed)
+    plan = Plan(
+        args.nodes, args.topics, ENGINES[: args.engines], args.interval, args.lease, args.capacity, args.look, args.seed
+    )
     script = make_script(plan, random.Random(args.seed))
     print_plan(plan, script)
     started = time.perf_counter()
@@ -971,14 +1111,17 @@ def main() -> None:
 
         with PostgresServer(settings={"shared_preload_libraries": "pg_stat_statements"}) as server:
             print(f"server: {server.version} (a throw-away one; --url to use another)", flush=True)
-            run = run_leases(server.create_database("cluster"), plan, script, args.scale, args.minutes,
-                             args.real_seconds)
+            run = run_leases(
+                server.create_database("cluster"), plan, script, args.scale, args.minutes, args.real_seconds
+            )
     measured = time.perf_counter()
     lease = figures(run.scrapes, plan, script, run.anchors, run.held_at_kill)
     static = figures(run_static(plan, script, run.names, run.anchors), plan, script, run.anchors)
     dead, blocked = static_lost(plan, script, run.names)
-    print(f"static side simulated and both judged in {time.perf_counter() - measured:.0f} s; whole run "
-          f"{time.perf_counter() - started:.0f} s")
+    print(
+        f"static side simulated and both judged in {time.perf_counter() - measured:.0f} s; whole run "
+        f"{time.perf_counter() - started:.0f} s"
+    )
     report(plan, script, run, lease, static, dead, blocked)
 
 

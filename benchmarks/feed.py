@@ -91,12 +91,13 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from topicstreams import ENGINES
+from topicstreams.engines.news_urls import news_id
 from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage.db import make_reader
+from topicstreams.storage.feed_reads import Cursor, FeedFilter, FeedReader
 from topicstreams.storage.migrate import head_revisions
-from topicstreams.storage.search import SEARCH_TABLE, TEXT_CONFIG, SearchQuery, document
-from topicstreams.urls import news_id
-from topicstreams.web.queries import Cursor, FeedFilter, FeedReader
+from topicstreams.storage.search import SEARCH_TABLE, TEXT_CONFIG
+from topicstreams.text.search_words import SearchQuery, document
 
 DATA_VERSION = 1
 """The generator's version: a cached database built by another version is built again (SQLite user_version)."""
@@ -140,31 +141,185 @@ music industry|publishing|museums|architecture|archaeology|astronomy|robotics|dr
 cloud computing|open source|chip exports|satellite internet|5g networks|telecoms|banking|insurance|
 real estate|construction|steel industry|car industry|chemicals|pharmaceuticals|biotech|gene editing|
 wildlife|national parks|flooding|sea levels|glaciers|hurricanes|earthquakes|volcanoes""".replace("\n", "")
-TOPIC_QUALIFIERS = ("regulation", "investment", "research", "policy", "jobs", "prices", "technology", "funding",
-                    "exports", "safety")
+TOPIC_QUALIFIERS = (
+    "regulation",
+    "investment",
+    "research",
+    "policy",
+    "jobs",
+    "prices",
+    "technology",
+    "funding",
+    "exports",
+    "safety",
+)
 
-SOURCE_FIRST = ("Daily", "Evening", "Morning", "National", "Metro", "Coastal", "Northern", "Southern", "Western",
-                "Eastern", "City", "County", "Valley", "Harbour", "Capital", "Global", "Union", "Independent",
-                "Weekly", "Sunday", "Central", "Highland", "Lakeside", "River", "Prairie", "Atlantic", "Pacific",
-                "Summit", "Bay", "Frontier")
-SOURCE_SECOND = ("Herald", "Times", "Post", "Chronicle", "Gazette", "Tribune", "Observer", "Courier", "Ledger",
-                 "Standard", "Journal", "Examiner", "Record", "Sentinel", "Dispatch", "Express", "Bulletin",
-                 "Review", "Monitor", "Wire", "Report", "Press", "News", "Telegraph", "Mirror")
+SOURCE_FIRST = (
+    "Daily",
+    "Evening",
+    "Morning",
+    "National",
+    "Metro",
+    "Coastal",
+    "Northern",
+    "Southern",
+    "Western",
+    "Eastern",
+    "City",
+    "County",
+    "Valley",
+    "Harbour",
+    "Capital",
+    "Global",
+    "Union",
+    "Independent",
+    "Weekly",
+    "Sunday",
+    "Central",
+    "Highland",
+    "Lakeside",
+    "River",
+    "Prairie",
+    "Atlantic",
+    "Pacific",
+    "Summit",
+    "Bay",
+    "Frontier",
+)
+SOURCE_SECOND = (
+    "Herald",
+    "Times",
+    "Post",
+    "Chronicle",
+    "Gazette",
+    "Tribune",
+    "Observer",
+    "Courier",
+    "Ledger",
+    "Standard",
+    "Journal",
+    "Examiner",
+    "Record",
+    "Sentinel",
+    "Dispatch",
+    "Express",
+    "Bulletin",
+    "Review",
+    "Monitor",
+    "Wire",
+    "Report",
+    "Press",
+    "News",
+    "Telegraph",
+    "Mirror",
+)
 
-SINGULAR_ORGS = ("The central bank", "The government", "The commission", "The agency", "The committee",
-                 "The regulator", "The council", "The court", "The ministry", "The union", "The board", "Parliament",
-                 "The city", "The state", "The company", "The watchdog", "The school board", "The airline")
-PLURAL_ORGS = ("Regulators", "Lawmakers", "Investors", "Researchers", "City officials", "Ministers",
-               "Shareholders", "Analysts", "Union leaders", "Scientists", "Health officials", "Tech firms", "Startups",
-               "Farmers", "Police", "Voters", "Opposition leaders", "Economists", "Engineers", "Doctors", "Teachers",
-               "Airlines", "Carmakers", "Retailers", "Banks", "Insurers", "Developers", "Campaigners", "Judges",
-               "Prosecutors", "Mayors", "Governors", "Local councils", "Residents", "Consumers", "Suppliers",
-               "Exporters", "Utilities")
+SINGULAR_ORGS = (
+    "The central bank",
+    "The government",
+    "The commission",
+    "The agency",
+    "The committee",
+    "The regulator",
+    "The council",
+    "The court",
+    "The ministry",
+    "The union",
+    "The board",
+    "Parliament",
+    "The city",
+    "The state",
+    "The company",
+    "The watchdog",
+    "The school board",
+    "The airline",
+)
+PLURAL_ORGS = (
+    "Regulators",
+    "Lawmakers",
+    "Investors",
+    "Researchers",
+    "City officials",
+    "Ministers",
+    "Shareholders",
+    "Analysts",
+    "Union leaders",
+    "Scientists",
+    "Health officials",
+    "Tech firms",
+    "Startups",
+    "Farmers",
+    "Police",
+    "Voters",
+    "Opposition leaders",
+    "Economists",
+    "Engineers",
+    "Doctors",
+    "Teachers",
+    "Airlines",
+    "Carmakers",
+    "Retailers",
+    "Banks",
+    "Insurers",
+    "Developers",
+    "Campaigners",
+    "Judges",
+    "Prosecutors",
+    "Mayors",
+    "Governors",
+    "Local councils",
+    "Residents",
+    "Consumers",
+    "Suppliers",
+    "Exporters",
+    "Utilities",
+)
 ORGS = SINGULAR_ORGS + PLURAL_ORGS
-VERBS_BASE = ("weigh", "unveil", "back", "delay", "reject", "expand", "cut", "probe", "launch", "target", "approve",
-              "slash", "boost", "halt", "revive", "eye", "scrap", "tighten", "ease", "defend", "question", "double",
-              "freeze", "extend", "review", "block", "pledge", "announce", "win", "lose", "sign", "drop", "finalise",
-              "pause", "resume", "challenge", "confirm", "deny", "curb", "fund", "test", "rethink", "overhaul")
+VERBS_BASE = (
+    "weigh",
+    "unveil",
+    "back",
+    "delay",
+    "reject",
+    "expand",
+    "cut",
+    "probe",
+    "launch",
+    "target",
+    "approve",
+    "slash",
+    "boost",
+    "halt",
+    "revive",
+    "eye",
+    "scrap",
+    "tighten",
+    "ease",
+    "defend",
+    "question",
+    "double",
+    "freeze",
+    "extend",
+    "review",
+    "block",
+    "pledge",
+    "announce",
+    "win",
+    "lose",
+    "sign",
+    "drop",
+    "finalise",
+    "pause",
+    "resume",
+    "challenge",
+    "confirm",
+    "deny",
+    "curb",
+    "fund",
+    "test",
+    "rethink",
+    "overhaul",
+)
 
 
 def third_person(verb: str) -> str:
@@ -176,40 +331,295 @@ def third_person(verb: str) -> str:
 
 
 VERBS = tuple(third_person(verb) for verb in VERBS_BASE)
-VERBS_PAST = ("jumped", "slumped", "stalled", "soared", "collapsed", "rebounded", "doubled", "halved", "surged",
-              "fell", "rose", "slipped", "climbed", "steadied", "recovered", "tumbled", "eased", "spiked")
-ADJECTIVES = ("new", "record", "surprise", "controversial", "long-awaited", "sweeping", "temporary", "global",
-              "local", "rare", "fresh", "major", "modest", "sharp", "landmark", "emergency", "hidden", "rising",
-              "growing", "unexpected", "ambitious", "costly", "stalled", "bold", "cautious", "crucial", "fragile",
-              "historic", "massive", "quiet", "rapid", "risky", "secret", "stricter", "tougher", "uncertain")
-NOUNS = ("plan", "deal", "ban", "rules", "report", "investment", "tax", "merger", "strike", "shortage", "forecast",
-         "budget", "rollout", "lawsuit", "probe", "subsidy", "tariff", "outage", "recall", "vote", "review",
-         "partnership", "pilot", "warning", "rally", "crackdown", "bailout", "reform", "takeover", "contract",
-         "loan", "study", "survey", "audit", "inquiry", "agreement", "target", "scheme", "project", "programme",
-         "slowdown", "boom", "crisis", "dispute", "deadline", "upgrade", "launch", "protest", "settlement")
-NOUNS_PL = ("prices", "jobs", "profits", "sales", "costs", "wages", "rents", "exports", "imports", "shares",
-            "bills", "emissions", "orders", "deliveries", "bookings", "claims", "fees", "rates", "savings", "loans")
-PLACES = ("London", "Paris", "Berlin", "Madrid", "Rome", "Tokyo", "Seoul", "Beijing", "Delhi", "Mumbai", "Sydney",
-          "Toronto", "Chicago", "Texas", "California", "New York", "Brazil", "Mexico", "Canada", "Japan", "India",
-          "Germany", "France", "Spain", "Italy", "Poland", "Sweden", "Norway", "Kenya", "Nigeria", "Egypt",
-          "South Africa", "Australia", "Indonesia", "Vietnam", "Chile", "Argentina", "Scotland", "Wales",
-          "Ireland", "Europe", "Asia", "Africa", "the Gulf", "the Arctic", "the Alps", "the Midwest", "Ontario",
-          "Bavaria", "Catalonia", "Lisbon", "Vienna", "Prague", "Warsaw", "Athens", "Istanbul", "Singapore",
-          "Manila", "Lagos", "Nairobi", "Dublin", "Oslo", "Helsinki", "Brussels", "Geneva", "Zurich", "Denver")
-FIRST_NAMES = ("Anna", "James", "Maria", "David", "Sofia", "Liam", "Elena", "Omar", "Priya", "Chen", "Lucas",
-               "Amara", "Noah", "Yuki", "Fatima", "Jonas", "Isabel", "Mateo", "Grace", "Ravi", "Hana", "Tom")
-LAST_NAMES = ("Smith", "Garcia", "Müller", "Rossi", "Kowalski", "Tanaka", "Okafor", "Patel", "Nguyen", "Silva",
-              "Johansson", "Dubois", "Kim", "Haddad", "Novak", "Costa", "Brennan", "Larsen", "Moreau", "Ivanova")
-ROLES = ("minister", "chief executive", "economist", "professor", "mayor", "analyst", "senator", "director",
-         "spokesperson", "founder", "chair", "governor")
+VERBS_PAST = (
+    "jumped",
+    "slumped",
+    "stalled",
+    "soared",
+    "collapsed",
+    "rebounded",
+    "doubled",
+    "halved",
+    "surged",
+    "fell",
+    "rose",
+    "slipped",
+    "climbed",
+    "steadied",
+    "recovered",
+    "tumbled",
+    "eased",
+    "spiked",
+)
+ADJECTIVES = (
+    "new",
+    "record",
+    "surprise",
+    "controversial",
+    "long-awaited",
+    "sweeping",
+    "temporary",
+    "global",
+    "local",
+    "rare",
+    "fresh",
+    "major",
+    "modest",
+    "sharp",
+    "landmark",
+    "emergency",
+    "hidden",
+    "rising",
+    "growing",
+    "unexpected",
+    "ambitious",
+    "costly",
+    "stalled",
+    "bold",
+    "cautious",
+    "crucial",
+    "fragile",
+    "historic",
+    "massive",
+    "quiet",
+    "rapid",
+    "risky",
+    "secret",
+    "stricter",
+    "tougher",
+    "uncertain",
+)
+NOUNS = (
+    "plan",
+    "deal",
+    "ban",
+    "rules",
+    "report",
+    "investment",
+    "tax",
+    "merger",
+    "strike",
+    "shortage",
+    "forecast",
+    "budget",
+    "rollout",
+    "lawsuit",
+    "probe",
+    "subsidy",
+    "tariff",
+    "outage",
+    "recall",
+    "vote",
+    "review",
+    "partnership",
+    "pilot",
+    "warning",
+    "rally",
+    "crackdown",
+    "bailout",
+    "reform",
+    "takeover",
+    "contract",
+    "loan",
+    "study",
+    "survey",
+    "audit",
+    "inquiry",
+    "agreement",
+    "target",
+    "scheme",
+    "project",
+    "programme",
+    "slowdown",
+    "boom",
+    "crisis",
+    "dispute",
+    "deadline",
+    "upgrade",
+    "launch",
+    "protest",
+    "settlement",
+)
+NOUNS_PL = (
+    "prices",
+    "jobs",
+    "profits",
+    "sales",
+    "costs",
+    "wages",
+    "rents",
+    "exports",
+    "imports",
+    "shares",
+    "bills",
+    "emissions",
+    "orders",
+    "deliveries",
+    "bookings",
+    "claims",
+    "fees",
+    "rates",
+    "savings",
+    "loans",
+)
+PLACES = (
+    "London",
+    "Paris",
+    "Berlin",
+    "Madrid",
+    "Rome",
+    "Tokyo",
+    "Seoul",
+    "Beijing",
+    "Delhi",
+    "Mumbai",
+    "Sydney",
+    "Toronto",
+    "Chicago",
+    "Texas",
+    "California",
+    "New York",
+    "Brazil",
+    "Mexico",
+    "Canada",
+    "Japan",
+    "India",
+    "Germany",
+    "France",
+    "Spain",
+    "Italy",
+    "Poland",
+    "Sweden",
+    "Norway",
+    "Kenya",
+    "Nigeria",
+    "Egypt",
+    "South Africa",
+    "Australia",
+    "Indonesia",
+    "Vietnam",
+    "Chile",
+    "Argentina",
+    "Scotland",
+    "Wales",
+    "Ireland",
+    "Europe",
+    "Asia",
+    "Africa",
+    "the Gulf",
+    "the Arctic",
+    "the Alps",
+    "the Midwest",
+    "Ontario",
+    "Bavaria",
+    "Catalonia",
+    "Lisbon",
+    "Vienna",
+    "Prague",
+    "Warsaw",
+    "Athens",
+    "Istanbul",
+    "Singapore",
+    "Manila",
+    "Lagos",
+    "Nairobi",
+    "Dublin",
+    "Oslo",
+    "Helsinki",
+    "Brussels",
+    "Geneva",
+    "Zurich",
+    "Denver",
+)
+FIRST_NAMES = (
+    "Anna",
+    "James",
+    "Maria",
+    "David",
+    "Sofia",
+    "Liam",
+    "Elena",
+    "Omar",
+    "Priya",
+    "Chen",
+    "Lucas",
+    "Amara",
+    "Noah",
+    "Yuki",
+    "Fatima",
+    "Jonas",
+    "Isabel",
+    "Mateo",
+    "Grace",
+    "Ravi",
+    "Hana",
+    "Tom",
+)
+LAST_NAMES = (
+    "Smith",
+    "Garcia",
+    "Müller",
+    "Rossi",
+    "Kowalski",
+    "Tanaka",
+    "Okafor",
+    "Patel",
+    "Nguyen",
+    "Silva",
+    "Johansson",
+    "Dubois",
+    "Kim",
+    "Haddad",
+    "Novak",
+    "Costa",
+    "Brennan",
+    "Larsen",
+    "Moreau",
+    "Ivanova",
+)
+ROLES = (
+    "minister",
+    "chief executive",
+    "economist",
+    "professor",
+    "mayor",
+    "analyst",
+    "senator",
+    "director",
+    "spokesperson",
+    "founder",
+    "chair",
+    "governor",
+)
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-SECTIONS = ("news", "business", "world", "politics", "technology", "science", "environment", "health", "sport",
-            "culture", "money", "local")
-CLAUSES = ("a move critics called overdue", "the first such step in a decade", "despite months of delays",
-           "according to people familiar with the matter", "amid mounting pressure from rivals",
-           "ahead of a key vote next week", "in a bid to reassure markets", "after a year of falling demand",
-           "as costs continue to climb", "with details expected later this month",
-           "though no timetable was given", "raising questions about its long-term future")
+SECTIONS = (
+    "news",
+    "business",
+    "world",
+    "politics",
+    "technology",
+    "science",
+    "environment",
+    "health",
+    "sport",
+    "culture",
+    "money",
+    "local",
+)
+CLAUSES = (
+    "a move critics called overdue",
+    "the first such step in a decade",
+    "despite months of delays",
+    "according to people familiar with the matter",
+    "amid mounting pressure from rivals",
+    "ahead of a key vote next week",
+    "in a bid to reassure markets",
+    "after a year of falling demand",
+    "as costs continue to climb",
+    "with details expected later this month",
+    "though no timetable was given",
+    "raising questions about its long-term future",
+)
 
 
 def topic_names(count: int, rnd: random.Random) -> list[str]:
@@ -259,15 +669,19 @@ class Headlines:
             acts = self.acts()
             words = f"{subject}: {acts[0].lower()}{acts[1:]} {choice(NOUNS)} amid {choice(ADJECTIVES)} {choice(NOUNS)}"
         elif form == 2:
-            words = f"{choice(PLACES)} {choice(NOUNS_PL)} {choice(VERBS_PAST)} after {choice(ADJECTIVES)} " \
-                    f"{topic} {choice(NOUNS)}"
+            words = (
+                f"{choice(PLACES)} {choice(NOUNS_PL)} {choice(VERBS_PAST)} after {choice(ADJECTIVES)} "
+                f"{topic} {choice(NOUNS)}"
+            )
         elif form == 3:
             words = f"Why {topic} {choice(NOUNS_PL)} {choice(VERBS_PAST)} this year"
         elif form == 4:
             words = f"{self.person()} says {topic} {choice(NOUNS)} will {choice(VERBS_BASE)} {choice(NOUNS_PL)}"
         elif form == 5:
-            words = f"{rnd.randrange(2, 40)} {choice(NOUNS_PL)} {choice(VERBS_PAST)} in {choice(PLACES)} as " \
-                    f"{topic} {choice(NOUNS)} {choice(VERBS_PAST)}"
+            words = (
+                f"{rnd.randrange(2, 40)} {choice(NOUNS_PL)} {choice(VERBS_PAST)} in {choice(PLACES)} as "
+                f"{topic} {choice(NOUNS)} {choice(VERBS_PAST)}"
+            )
         elif form == 6:
             words = f"What the {choice(ADJECTIVES)} {choice(NOUNS)} means for {topic}"
         elif form == 7:
@@ -275,8 +689,10 @@ class Headlines:
         elif form == 8:
             words = f"{choice(ORGS)} to {choice(VERBS_BASE)} {topic} {choice(NOUNS)} by {rnd.randrange(2027, 2036)}"
         else:
-            words = f"{subject} {choice(NOUNS)} {choice(VERBS_PAST)} as {choice(PLACES)} {choice(VERBS)} " \
-                    f"{choice(ADJECTIVES)} {choice(NOUNS)}"
+            words = (
+                f"{subject} {choice(NOUNS)} {choice(VERBS_PAST)} as {choice(PLACES)} {choice(VERBS)} "
+                f"{choice(ADJECTIVES)} {choice(NOUNS)}"
+            )
         if planted:
             where = rnd.randrange(3)
             if where == 0:
@@ -289,14 +705,18 @@ class Headlines:
 
     def snippet(self, topic: str) -> str:
         choice, rnd = self.rnd.choice, self.rnd
-        first = (f"{choice(ORGS)} said on {choice(WEEKDAYS)} that the {choice(ADJECTIVES)} {choice(NOUNS)} would "
-                 f"{choice(VERBS_BASE)} {topic} {choice(NOUNS_PL)} in {choice(PLACES)}, {choice(CLAUSES)}.")
+        first = (
+            f"{choice(ORGS)} said on {choice(WEEKDAYS)} that the {choice(ADJECTIVES)} {choice(NOUNS)} would "
+            f"{choice(VERBS_BASE)} {topic} {choice(NOUNS_PL)} in {choice(PLACES)}, {choice(CLAUSES)}."
+        )
         if rnd.random() < 0.55:
             return first
         role = choice(ROLES)
         article = "an" if role[0] in "aeiou" else "a"
-        second = (f"{self.person()}, {article} {role}, said {choice(NOUNS_PL)} had {choice(VERBS_PAST)} "
-                  f"{rnd.randrange(2, 60)} % since the {choice(NOUNS)}.")
+        second = (
+            f"{self.person()}, {article} {role}, said {choice(NOUNS_PL)} had {choice(VERBS_PAST)} "
+            f"{rnd.randrange(2, 60)} % since the {choice(NOUNS)}."
+        )
         return f"{first} {second}"
 
 
@@ -398,8 +818,11 @@ def generate(params: Params, summary: Summary) -> Iterator[Chunk]:
                 source, domain = rnd.choice(sources)
                 url = f"https://www.{domain}/{rnd.choice(SECTIONS)}/{when:%Y/%m/%d}/{slug(title)}-{serial}"
                 article = news_id(url)
-                published = None if rnd.random() < 0.03 else when - timedelta(
-                    seconds=min(rnd.lognormvariate(8.5, 1.2), 7 * 86400))
+                published = (
+                    None
+                    if rnd.random() < 0.03
+                    else when - timedelta(seconds=min(rnd.lognormvariate(8.5, 1.2), 7 * 86400))
+                )
                 chunk.news.append((article, url, title, source, words.snippet(topic), published, when))
                 topics_of[article] = set()
                 summary.news += 1
@@ -447,8 +870,9 @@ def _produce(params: Params, sqlite: bool, out) -> None:
             if sqlite:
                 chunk.news = [(*row[:5], sqlite_time(row[5]), sqlite_time(row[6])) for row in chunk.news]
                 chunk.events = [(topic, news, sqlite_time(when)) for topic, news, when in chunk.events]
-                chunk.attributions = [(topic, news, engine, sqlite_time(when))
-                                      for topic, news, engine, when in chunk.attributions]
+                chunk.attributions = [
+                    (topic, news, engine, sqlite_time(when)) for topic, news, engine, when in chunk.attributions
+                ]
             out.put((chunk, summary.events))
         out.put((None, summary))
     except BaseException as exc:
@@ -519,16 +943,25 @@ def build_sqlite(path: Path, params: Params) -> Summary:
     conn = sqlite3.connect(partial, isolation_level=None)
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("PRAGMA cache_size = -2000000")  # 2 GB for the build: the indexes stay in memory
-    conn.executemany("INSERT INTO topics (id, name, active, created_at) VALUES (?, ?, 1, ?)",
-                     [(index + 1, name, sqlite_time(END - timedelta(days=DAYS + 1)))
-                      for index, name in enumerate(topic_names(params.topics, random.Random(params.seed)))])
+    conn.executemany(
+        "INSERT INTO topics (id, name, active, created_at) VALUES (?, ?, 1, ?)",
+        [
+            (index + 1, name, sqlite_time(END - timedelta(days=DAYS + 1)))
+            for index, name in enumerate(topic_names(params.topics, random.Random(params.seed)))
+        ],
+    )
     for chunk in chunks(params, summary, sqlite=True):
         conn.execute("BEGIN")
-        conn.executemany("INSERT INTO news (id, url, title, source, snippet, published_at, first_seen_at) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?)", chunk.news)  # the triggers index each for search
+        conn.executemany(
+            "INSERT INTO news (id, url, title, source, snippet, published_at, first_seen_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            chunk.news,
+        )  # the triggers index each for search
         conn.executemany("INSERT INTO topic_news (topic_id, news_id, first_seen_at) VALUES (?, ?, ?)", chunk.events)
-        conn.executemany("INSERT INTO topic_news_engines (topic_id, news_id, engine, first_seen_at) "
-                         "VALUES (?, ?, ?, ?)", chunk.attributions)
+        conn.executemany(
+            "INSERT INTO topic_news_engines (topic_id, news_id, engine, first_seen_at) VALUES (?, ?, ?, ?)",
+            chunk.attributions,
+        )
         conn.execute("COMMIT")
         progress(summary, params)
     finish_partial(conn, partial, path, DATA_VERSION)
@@ -581,8 +1014,9 @@ def build_postgresql(url: str, params: Params) -> Summary:
     summary = Summary()
     with psycopg.connect(pg_dsn(url)) as conn:
         with conn.cursor() as cur:
-            cur.execute(f"TRUNCATE topics, news, topic_news, topic_news_engines, {SEARCH_TABLE} "
-                        "RESTART IDENTITY CASCADE")
+            cur.execute(
+                f"TRUNCATE topics, news, topic_news, topic_news_engines, {SEARCH_TABLE} RESTART IDENTITY CASCADE"
+            )
             cur.execute("COMMENT ON TABLE topic_news IS NULL")
             with cur.copy("COPY topics (id, name, active, created_at) FROM STDIN") as copy:
                 for index, name in enumerate(topic_names(params.topics, random.Random(params.seed))):
@@ -592,22 +1026,24 @@ def build_postgresql(url: str, params: Params) -> Summary:
         conn.commit()
         for chunk in chunks(params, summary, sqlite=False):
             with conn.cursor() as cur:
-                with cur.copy("COPY news (id, url, title, source, snippet, published_at, first_seen_at) "
-                              "FROM STDIN") as copy:
+                with cur.copy(
+                    "COPY news (id, url, title, source, snippet, published_at, first_seen_at) FROM STDIN"
+                ) as copy:
                     for row in chunk.news:
                         copy.write_row(row)
                 with cur.copy("COPY bench_documents (news_id, doc) FROM STDIN") as copy:
                     for row in chunk.news:
                         copy.write_row((row[0], document(row[2], row[4], row[3])))
                 # as search.store_documents writes it: to_tsvector of search.document(), in news id order
-                cur.execute(f"INSERT INTO {SEARCH_TABLE} (news_id, document) SELECT news_id, "
-                            f"to_tsvector('{TEXT_CONFIG}', doc) FROM bench_documents ORDER BY news_id")
+                cur.execute(
+                    f"INSERT INTO {SEARCH_TABLE} (news_id, document) SELECT news_id, "
+                    f"to_tsvector('{TEXT_CONFIG}', doc) FROM bench_documents ORDER BY news_id"
+                )
                 cur.execute("TRUNCATE bench_documents")
                 with cur.copy("COPY topic_news (topic_id, news_id, first_seen_at) FROM STDIN") as copy:
                     for row in chunk.events:
                         copy.write_row(row)
-                with cur.copy("COPY topic_news_engines (topic_id, news_id, engine, first_seen_at) "
-                              "FROM STDIN") as copy:
+                with cur.copy("COPY topic_news_engines (topic_id, news_id, engine, first_seen_at) FROM STDIN") as copy:
                     for row in chunk.attributions:
                         copy.write_row(row)
             conn.commit()
@@ -628,19 +1064,24 @@ def describe(url: str) -> dict[str, int]:
     from topicstreams.storage.search import matching
 
     with reader.connect() as conn:
-        figures = {table: conn.scalar(text(f"SELECT count(*) FROM {table}"))
-                   for table in ("topics", "news", "topic_news", "topic_news_engines")}
-        titles = conn.scalar(text("SELECT count(*) FROM news WHERE lower(title) LIKE :word"),
-                             {"word": f"%{SEARCH_WORD}%"})
+        figures = {
+            table: conn.scalar(text(f"SELECT count(*) FROM {table}"))
+            for table in ("topics", "news", "topic_news", "topic_news_engines")
+        }
+        titles = conn.scalar(
+            text("SELECT count(*) FROM news WHERE lower(title) LIKE :word"), {"word": f"%{SEARCH_WORD}%"}
+        )
         from sqlalchemy import func, select
 
         from topicstreams.storage.models import news_table as news
         from topicstreams.storage.models import topic_news_table as events
 
-        figures["search_news"] = conn.scalar(select(func.count()).select_from(news)
-                                             .where(matching(conn, news.c.id, query)))
-        figures["search_events"] = conn.scalar(select(func.count()).select_from(events)
-                                               .where(matching(conn, events.c.news_id, query)))
+        figures["search_news"] = conn.scalar(
+            select(func.count()).select_from(news).where(matching(conn, news.c.id, query))
+        )
+        figures["search_events"] = conn.scalar(
+            select(func.count()).select_from(events).where(matching(conn, events.c.news_id, query))
+        )
         figures["titles"] = titles
     return figures
 
@@ -676,10 +1117,14 @@ class Served:
         self.log = log
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
         with log.open("wb") as out:
-            self.process = subprocess.Popen([sys.executable, "-c", SERVER, url, str(self.port), str(PAGE_SIZE),
-                                             json.dumps(settings or {})],
-                                            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL)
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", SERVER, url, str(self.port), str(PAGE_SIZE), json.dumps(settings or {})],
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
         deadline = time.monotonic() + 60
         with httpx.Client(base_url=self.base, timeout=30) as client:
             while True:
@@ -783,13 +1228,15 @@ def answer(client: httpx.Client, shape: Shape, ask: Ask) -> tuple[float, httpx.R
     response = client.get("/api/feed", params=ask.query())
     elapsed = time.perf_counter() - started
     if response.status_code != 200:
-        raise SystemExit(f"{shape.name}: GET /api/feed with {ask.query()} answered {response.status_code}: "
-                         f"{response.text[:500]}")
+        raise SystemExit(
+            f"{shape.name}: GET /api/feed with {ask.query()} answered {response.status_code}: {response.text[:500]}"
+        )
     return elapsed, response
 
 
-def in_rounds(shapes: list[Shape], count: Callable[[Shape], int], budget: float,
-              step: Callable[[Shape, int], None]) -> None:
+def in_rounds(
+    shapes: list[Shape], count: Callable[[Shape], int], budget: float, step: Callable[[Shape, int], None]
+) -> None:
     """``step(shape, i)`` for i = 0, 1, … in rounds, one of each shape a round (so background load, the page cache
     and the server's state weigh on every shape alike), until each has had ``count(shape)`` or the rounds have
     taken *budget* seconds per shape."""
@@ -848,6 +1295,7 @@ def events_query(statements: list[tuple[str, Any]]) -> tuple[str, Any]:
 def time_sql(reader: FeedReader, shapes: list[Shape], budget: float) -> None:
     """The events queries alone (FeedReader's statements as they ran, rows fetched, no loading of the events)."""
     with reader.db.connect() as conn:
+
         def step(shape: Shape, index: int) -> None:
             statement, parameters = shape.statements[index]
             started = time.perf_counter()
@@ -888,9 +1336,13 @@ def walk(client: httpx.Client, pages: int, budget: float) -> tuple[str | None, i
 def cursor_at(url: str, page: int) -> str:
     """The cursor of page *page* of the whole feed, from the feed's index (the last event of page - 1)."""
     with database_for(url).connect() as conn:
-        row = conn.execute(text("SELECT first_seen_at, topic_id, news_id FROM topic_news ORDER BY first_seen_at DESC, "
-                                "topic_id DESC, news_id DESC LIMIT 1 OFFSET :skip"),
-                           {"skip": (page - 1) * PAGE_SIZE - 1}).one()
+        row = conn.execute(
+            text(
+                "SELECT first_seen_at, topic_id, news_id FROM topic_news ORDER BY first_seen_at DESC, "
+                "topic_id DESC, news_id DESC LIMIT 1 OFFSET :skip"
+            ),
+            {"skip": (page - 1) * PAGE_SIZE - 1},
+        ).one()
     from topicstreams.storage.models import UTCDateTime
 
     when = row[0] if isinstance(row[0], datetime) else datetime.fromisoformat(row[0])
@@ -944,8 +1396,10 @@ def make_shapes(topics: list[str], requests: int, page: int, rnd: random.Random)
 
 
 def built(summary: Summary) -> str:
-    return (f"{summary.batches:,} store batches from {summary.first:%Y-%m-%d %H:%M} to {summary.last:%Y-%m-%d %H:%M}"
-            f" UTC, {summary.planted_titles:,} titles with {SEARCH_WORD!r}")
+    return (
+        f"{summary.batches:,} store batches from {summary.first:%Y-%m-%d %H:%M} to {summary.last:%Y-%m-%d %H:%M}"
+        f" UTC, {summary.planted_titles:,} titles with {SEARCH_WORD!r}"
+    )
 
 
 def prepare(args: argparse.Namespace, params: Params) -> str:
@@ -968,11 +1422,11 @@ def prepare(args: argparse.Namespace, params: Params) -> str:
         print(f"database: {path} (cached, reused; --rebuild to build it again)")
     else:
         started = time.perf_counter()
-        print(f"database: {path}: building (SQLite, executemany, {CHUNK_EVENTS:,} events a transaction)",
-              flush=True)
+        print(f"database: {path}: building (SQLite, executemany, {CHUNK_EVENTS:,} events a transaction)", flush=True)
         summary = build_sqlite(path, params)
-        print(f"built in {time.perf_counter() - started:.0f} s, {path.stat().st_size / 2**20:,.0f} MiB: "
-              f"{built(summary)}")
+        print(
+            f"built in {time.perf_counter() - started:.0f} s, {path.stat().st_size / 2**20:,.0f} MiB: {built(summary)}"
+        )
     return f"sqlite:///{path}"
 
 
@@ -983,10 +1437,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="the data's random seed (default 1)")
     parser.add_argument("--requests", type=int, default=200, help="requests timed per shape (default 200)")
     parser.add_argument("--page", type=int, default=1000, help="the deep page reached by cursor (default 1000)")
-    parser.add_argument("--seconds", type=float, default=10.0,
-                        help=f"duration of the {CONCURRENCY}-client run (default 10)")
-    parser.add_argument("--budget", type=float, default=20.0,
-                        help="seconds at most for each shape's series (fewer requests when slower; default 20)")
+    parser.add_argument(
+        "--seconds", type=float, default=10.0, help=f"duration of the {CONCURRENCY}-client run (default 10)"
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=20.0,
+        help="seconds at most for each shape's series (fewer requests when slower; default 20)",
+    )
     parser.add_argument("--db", help="a PostgreSQL URL (postgresql+psycopg://…) instead of the cached SQLite file")
     parser.add_argument("--cache", help="folder of the cached SQLite files (default .topicstreams/bench)")
     parser.add_argument("--rebuild", action="store_true", help="build the database even if a cached one fits")
@@ -1005,12 +1464,16 @@ def main() -> None:
     with database_for(url).connect() as conn:
         version = conn.scalar(text("SELECT version()" if args.db else "SELECT 'SQLite ' || sqlite_version()"))
     dispose_databases()
-    print(f"{figures['topic_news']:,} events, {figures['news']:,} articles, {figures['topic_news_engines']:,} "
-          f"engine sightings ({figures['topic_news_engines'] / figures['topic_news']:.2f} an event), "
-          f"{figures['topics']} topics; {version.split(',')[0]}")
-    print(f"search word {SEARCH_WORD!r}: in {figures['titles']:,} titles ({figures['titles'] / figures['news']:.2%} "
-          f"of the articles); the search finds {figures['search_news']:,} articles, {figures['search_events']:,} "
-          f"events")
+    print(
+        f"{figures['topic_news']:,} events, {figures['news']:,} articles, {figures['topic_news_engines']:,} "
+        f"engine sightings ({figures['topic_news_engines'] / figures['topic_news']:.2f} an event), "
+        f"{figures['topics']} topics; {version.split(',')[0]}"
+    )
+    print(
+        f"search word {SEARCH_WORD!r}: in {figures['titles']:,} titles ({figures['titles'] / figures['news']:.2%} "
+        f"of the articles); the search finds {figures['search_news']:,} articles, {figures['search_events']:,} "
+        f"events"
+    )
 
     rnd = random.Random(args.seed)
     topics = FeedReader(database_for(url)).topic_names()
@@ -1045,7 +1508,7 @@ def main() -> None:
     by_offset = reader.events(FeedFilter(), limit=PAGE_SIZE, offset=(args.page - 1) * PAGE_SIZE)
     same = [event.cursor for event in keyset.items] == [event.cursor for event in by_offset.items]
     statements = capture.run(lambda: reader.events(FeedFilter(), limit=PAGE_SIZE))
-    load = statements[statements.index(events_query(statements)) + 1:]
+    load = statements[statements.index(events_query(statements)) + 1 :]
     load_plans = [explain(reader, statement, parameters) for statement, parameters in load]
     reader.db.dispose()
 
@@ -1054,35 +1517,57 @@ def main() -> None:
         sys.exit(f"page {args.page} by cursor and by OFFSET differ")
 
 
-def report(args: argparse.Namespace, kind: str, shapes: list[Shape], walked: int, walk_ms: float, same: bool,
-           load: tuple[int, float, list[float], int], load_plans: list[list[str]]) -> None:
+def report(
+    args: argparse.Namespace,
+    kind: str,
+    shapes: list[Shape],
+    walked: int,
+    walk_ms: float,
+    same: bool,
+    load: tuple[int, float, list[float], int],
+    load_plans: list[list[str]],
+) -> None:
     deep, page1 = shapes[-1], shapes[0]
     print()
-    print(f"{kind}, page size {PAGE_SIZE}, ms. app: GET /api/feed through uvicorn, one client; reader: the same pages "
-          f"by FeedReader.events() in this process (same read-only engine, no HTTP); SQL: its events query alone; "
-          f"OFFSET: the same pages by LIMIT … OFFSET (FeedReader.events(offset=…), in this process)")
-    print(f"{'shape':<22} {'n':>4} {'app p50':>8} {'app p95':>8} {'reader p50':>10} {'reader p95':>10} "
-          f"{'SQL p50':>8} {'SQL p95':>8} {'OFFSET p50':>10} {'OFFSET p95':>10} {'events':>6}")
+    print(
+        f"{kind}, page size {PAGE_SIZE}, ms. app: GET /api/feed through uvicorn, one client; reader: the same pages "
+        f"by FeedReader.events() in this process (same read-only engine, no HTTP); SQL: its events query alone; "
+        f"OFFSET: the same pages by LIMIT … OFFSET (FeedReader.events(offset=…), in this process)"
+    )
+    print(
+        f"{'shape':<22} {'n':>4} {'app p50':>8} {'app p95':>8} {'reader p50':>10} {'reader p95':>10} "
+        f"{'SQL p50':>8} {'SQL p95':>8} {'OFFSET p50':>10} {'OFFSET p95':>10} {'events':>6}"
+    )
     for shape in shapes:
-        print(f"{shape.name:<22} {len(shape.app):>4} {p50(shape.app):>8.2f} {p95(shape.app):>8.2f} "
-              f"{p50(shape.reader):>10.2f} {p95(shape.reader):>10.2f} {p50(shape.sql):>8.2f} {p95(shape.sql):>8.2f} "
-              f"{p50(shape.offset):>10.2f} {p95(shape.offset):>10.2f} {statistics.mean(shape.items):>6.1f}")
+        print(
+            f"{shape.name:<22} {len(shape.app):>4} {p50(shape.app):>8.2f} {p95(shape.app):>8.2f} "
+            f"{p50(shape.reader):>10.2f} {p95(shape.reader):>10.2f} {p50(shape.sql):>8.2f} {p95(shape.sql):>8.2f} "
+            f"{p50(shape.offset):>10.2f} {p95(shape.offset):>10.2f} {statistics.mean(shape.items):>6.1f}"
+        )
     if any(len(shape.app) < args.requests for shape in shapes):
-        print(f"(fewer than {args.requests} requests: the rounds, one request of each shape a round, took over "
-              f"--budget {args.budget:g} s a shape)")
+        print(
+            f"(fewer than {args.requests} requests: the rounds, one request of each shape a round, took over "
+            f"--budget {args.budget:g} s a shape)"
+        )
     offset = (args.page - 1) * PAGE_SIZE
-    how = (f"walked pages 1-{args.page - 1:,} by cursor through the app first ({walk_ms:.2f} ms a page)"
-           if walked == args.page else
-           f"the walk by cursor through the app stopped at page {walked:,} after {args.budget * 2:g} s "
-           f"({walk_ms:.2f} ms a page): page {args.page:,}'s cursor taken from the index instead")
-    print(f"(page 1 by OFFSET is OFFSET 0, the cursor's own statement; page {args.page:,} by OFFSET skips "
-          f"{offset:,} events; {how}; page {args.page:,} by cursor and by OFFSET: "
-          f"{'the same events' if same else 'DIFFERENT events'})")
+    how = (
+        f"walked pages 1-{args.page - 1:,} by cursor through the app first ({walk_ms:.2f} ms a page)"
+        if walked == args.page
+        else f"the walk by cursor through the app stopped at page {walked:,} after {args.budget * 2:g} s "
+        f"({walk_ms:.2f} ms a page): page {args.page:,}'s cursor taken from the index instead"
+    )
+    print(
+        f"(page 1 by OFFSET is OFFSET 0, the cursor's own statement; page {args.page:,} by OFFSET skips "
+        f"{offset:,} events; {how}; page {args.page:,} by cursor and by OFFSET: "
+        f"{'the same events' if same else 'DIFFERENT events'})"
+    )
     requests, elapsed, latencies, failures = load
     print()
-    print(f"{CONCURRENCY} concurrent clients (threads, one httpx.Client each), first page, {elapsed:.1f} s: "
-          f"{requests / elapsed:,.1f} requests/s (p50 {p50(latencies):.1f} ms, p95 {p95(latencies):.1f} ms, "
-          f"{failures} failed)")
+    print(
+        f"{CONCURRENCY} concurrent clients (threads, one httpx.Client each), first page, {elapsed:.1f} s: "
+        f"{requests / elapsed:,.1f} requests/s (p50 {p50(latencies):.1f} ms, p95 {p95(latencies):.1f} ms, "
+        f"{failures} failed)"
+    )
     print()
     print(f"{'EXPLAIN QUERY PLAN' if kind == 'SQLite' else 'EXPLAIN (first lines)'} of the events query:")
     for shape in shapes:
@@ -1101,11 +1586,16 @@ def report(args: argparse.Namespace, kind: str, shapes: list[Shape], walked: int
     worst = max(shapes, key=lambda shape: p95(shape.app))
     ratio50, ratio95 = p50(deep.app) / p50(page1.app), p95(deep.app) / p95(page1.app)
     scope = "" if kind == "SQLite" else " (set for SQLite; for reference)"
-    print(f"target: every shape p95 <= {TARGET_P95_MS:.0f} ms{scope}: "
-          f"{'PASS' if p95(worst.app) <= TARGET_P95_MS else 'FAIL'} (worst: {worst.name}, {p95(worst.app):.2f} ms)")
-    print(f"target: page {args.page:,} by cursor within {TARGET_DEEP_RATIO}x of page 1 (p50 and p95): "
-          f"{'PASS' if max(ratio50, ratio95) <= TARGET_DEEP_RATIO else 'FAIL'} "
-          f"(p50 {ratio50:.2f}x, p95 {ratio95:.2f}x; by OFFSET: p50 {p50(deep.offset) / p50(page1.offset):.1f}x)")
+    print(
+        f"target: every shape p95 <= {TARGET_P95_MS:.0f} ms{scope}: "
+        f"{'PASS' if p95(worst.app) <= TARGET_P95_MS else 'FAIL'} (worst: {worst.name}, {p95(worst.app):.2f} ms)"
+    )
+    print(
+        f"target: page {args.page:,} by cursor within {TARGET_DEEP_RATIO}x of page 1 (p50 and p95): "
+        f"{'PASS' if max(ratio50, ratio95) <= TARGET_DEEP_RATIO else 'FAIL'} "
+        f"(p50 {ratio50:.2f}x, p95 {ratio95:.2f}x; by OFFSET: p50 {p50(deep.offset) / p50(page1.offset):.1f}x)"
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -52,7 +52,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable fr
 
 import yaml
 
-from topicstreams.fakes.server import FakeEngines
+from fake_engines.server import FakeEngines
 
 ENGINE = "google"
 TARGET_UTILISATION = 0.95
@@ -67,8 +67,17 @@ def lanes(floor: float) -> list[tuple[str, list[str]]]:
     """(name, extra ``scrapy crawl`` arguments) of each lane, in the order they run."""
     return [
         ("project", []),
-        ("scrapy DOWNLOAD_DELAY", ["-s", "TOPICSTREAMS_PACING_ENABLED=0", "-s", f"DOWNLOAD_DELAY={floor}",
-                                   "-s", f"DOWNLOAD_DELAY_JITTER={BASELINE_JITTER}"]),
+        (
+            "scrapy DOWNLOAD_DELAY",
+            [
+                "-s",
+                "TOPICSTREAMS_PACING_ENABLED=0",
+                "-s",
+                f"DOWNLOAD_DELAY={floor}",
+                "-s",
+                f"DOWNLOAD_DELAY_JITTER={BASELINE_JITTER}",
+            ],
+        ),
     ]
 
 
@@ -93,24 +102,53 @@ def write_config(folder: Path, base_url: str, floor: float, jitter: float) -> Pa
     return path
 
 
-def run_lane(name: str, extra: list[str], folder: Path, fakes: FakeEngines, topics: list[str], floor: float,
-             jitter: float, timeout: float) -> dict[str, Any]:
+def run_lane(
+    name: str,
+    extra: list[str],
+    folder: Path,
+    fakes: FakeEngines,
+    topics: list[str],
+    floor: float,
+    jitter: float,
+    timeout: float,
+) -> dict[str, Any]:
     """One crawl into a fresh folder; its figures from the fake's request log."""
     folder.mkdir(parents=True)
     config = write_config(folder, fakes.base_url(ENGINE), floor, jitter)
     env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
-    env.update(TOPICSTREAMS_CONFIG=str(config), SCRAPY_SETTINGS_MODULE="topicstreams.settings",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])))
-    command = [sys.executable, "-m", "scrapy", "crawl", ENGINE, "-a", "once=1", "-a", "topics=" + ",".join(topics),
-               *extra]
+    env.update(
+        TOPICSTREAMS_CONFIG=str(config),
+        SCRAPY_SETTINGS_MODULE="topicstreams.settings",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        ENGINE,
+        "-a",
+        "once=1",
+        "-a",
+        "topics=" + ",".join(topics),
+        *extra,
+    ]
     log_path = folder / "crawl.log"
     fakes.clear_log(ENGINE)
     result: dict[str, Any] = {"lane": name, "log": log_path, "error": None}
     started = time.monotonic()
     with log_path.open("w") as log:
         try:
-            proc = subprocess.run(command, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                  stderr=subprocess.STDOUT, timeout=timeout, check=False)
+            proc = subprocess.run(
+                command,
+                cwd=REPO,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                check=False,
+            )
             result["returncode"] = proc.returncode
             if proc.returncode != 0:
                 result["error"] = f"the crawl exited {proc.returncode}"
@@ -135,8 +173,10 @@ def run_lane(name: str, extra: list[str], folder: Path, fakes: FakeEngines, topi
     )
     result["utilisation"] = floor * (1 + jitter / 2) / result["mean"] if result["mean"] else None
     if result["error"] is None and (result["answered"] != len(topics) or result["requests"] != len(topics)):
-        result["error"] = (f"{result['answered']} of {len(topics)} topics answered 200, "
-                           f"{result['requests']} results requests for {len(topics)} topics")
+        result["error"] = (
+            f"{result['answered']} of {len(topics)} topics answered 200, "
+            f"{result['requests']} results requests for {len(topics)} topics"
+        )
     if result["error"]:
         result["log_tail"] = tail(log_path)  # read now: the work folder may go before the table is printed
     return result
@@ -169,8 +209,11 @@ def main() -> int:
     parser.add_argument("--topics", type=int, default=200, help="topics crawled per lane, one page each (default 200)")
     parser.add_argument("--floor", type=float, default=0.5, help="the floor F between two requests, s (default 0.5)")
     parser.add_argument("--jitter", type=float, default=0.2, help="the project's jitter_ratio j (default 0.2)")
-    parser.add_argument("--keep", metavar="DIR", help="work in DIR (created, kept: configs, databases, crawl logs) "
-                        "instead of a temp folder")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="work in DIR (created, kept: configs, databases, crawl logs) instead of a temp folder",
+    )
     parser.add_argument("--timeout", type=float, help="seconds allowed per lane (default 120 + 3 × topics × F)")
     args = parser.parse_args()
     if args.topics < 2:
@@ -186,9 +229,12 @@ def main() -> int:
     results: list[dict[str, Any]] = []
     try:
         with FakeEngines((ENGINE,)) as fakes:
-            print(f"{args.topics} topics per lane, one results page each; floor F {floor:g} s, jitter j {jitter:g}; "
-                  f"fake {ENGINE} at {fakes.base_url(ENGINE)}; work folder {work}"
-                  + ("" if args.keep else " (removed at the end)"), flush=True)
+            print(
+                f"{args.topics} topics per lane, one results page each; floor F {floor:g} s, jitter j {jitter:g}; "
+                f"fake {ENGINE} at {fakes.base_url(ENGINE)}; work folder {work}"
+                + ("" if args.keep else " (removed at the end)"),
+                flush=True,
+            )
             for index, (name, extra) in enumerate(lanes(floor)):
                 folder = work / f"lane{index}-{name.split()[0]}"
                 print(f"  {name}: scrapy crawl {ENGINE} -a once=1 -a topics=… {' '.join(extra)}".rstrip(), flush=True)
@@ -198,12 +244,16 @@ def main() -> int:
             shutil.rmtree(work, ignore_errors=True)
 
     print()
-    print(f"{'lane':<22} {'requests':>8} {'mean gap':>9} {'median':>8} {'min gap':>8} {'< F':>5} "
-          f"{'utilisation':>11} {'wall s':>7} {'answered':>9}")
+    print(
+        f"{'lane':<22} {'requests':>8} {'mean gap':>9} {'median':>8} {'min gap':>8} {'< F':>5} "
+        f"{'utilisation':>11} {'wall s':>7} {'answered':>9}"
+    )
     for r in results:
-        print(f"{r['lane']:<22} {r['requests']:>8} {seconds(r['mean'], 9)} {seconds(r['median'], 8)} "
-              f"{seconds(r['smallest'], 8)} {r['below']:>5} {seconds(r['utilisation'], 11)} "
-              f"{r['wall']:>7.1f} {str(r['answered']) + '/' + str(args.topics):>9}")
+        print(
+            f"{r['lane']:<22} {r['requests']:>8} {seconds(r['mean'], 9)} {seconds(r['median'], 8)} "
+            f"{seconds(r['smallest'], 8)} {r['below']:>5} {seconds(r['utilisation'], 11)} "
+            f"{r['wall']:>7.1f} {str(r['answered']) + '/' + str(args.topics):>9}"
+        )
 
     failed = [r for r in results if r["error"]]
     for r in failed:
@@ -214,16 +264,23 @@ def main() -> int:
 
     project, baseline = results
     passed = project["utilisation"] >= TARGET_UTILISATION and project["below"] == 0
-    print(f"F × (1 + j/2) = {floor * (1 + jitter / 2):.3f} s: the mean gap pacing at the floor plus the mean jitter "
-          f"should keep")
+    print(
+        f"F × (1 + j/2) = {floor * (1 + jitter / 2):.3f} s: the mean gap pacing at the floor plus the mean jitter "
+        f"should keep"
+    )
     if baseline["smallest"] < floor:
-        print(f"baseline (scrapy DOWNLOAD_DELAY) undercut F: smallest gap {baseline['smallest']:.3f} s < "
-              f"{floor:g} s, {baseline['below']} of {len(baseline['gaps'])} gaps below F")
+        print(
+            f"baseline (scrapy DOWNLOAD_DELAY) undercut F: smallest gap {baseline['smallest']:.3f} s < "
+            f"{floor:g} s, {baseline['below']} of {len(baseline['gaps'])} gaps below F"
+        )
     else:
-        print(f"baseline (scrapy DOWNLOAD_DELAY) did not undercut F: smallest gap {baseline['smallest']:.3f} s "
-              f">= {floor:g} s")
-    print(f"target: utilisation >= {TARGET_UTILISATION:.2f} and no gap below F (project): "
-          f"{'PASS' if passed else 'FAIL'}")
+        print(
+            f"baseline (scrapy DOWNLOAD_DELAY) did not undercut F: smallest gap {baseline['smallest']:.3f} s "
+            f">= {floor:g} s"
+        )
+    print(
+        f"target: utilisation >= {TARGET_UTILISATION:.2f} and no gap below F (project): {'PASS' if passed else 'FAIL'}"
+    )
     return 0
 
 

@@ -1,6 +1,6 @@
 """The render benchmark's page weight: what makes a fake results page weigh what a real one does.
 
-``FakeEngines(engines, extensions=[PageWeight()])`` (see :class:`topicstreams.fakes.server.Extension`) serves
+``FakeEngines(engines, extensions=[PageWeight()])`` (see :class:`fake_engines.server.Extension`) serves
 every engine's results pages with the weight of a real one, added alike for every engine: a render-blocking
 stylesheet and script in ``<head>``, web fonts the text uses, a strip of thumbnails, all same-host (the
 engine's own loopback port) and each asset answered after ``asset_delay``. Only ``benchmarks/render.py``
@@ -19,7 +19,7 @@ import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 
-from topicstreams.fakes.server import Extension, Reply, RequestContext
+from fake_engines.server import Extension, Reply, RequestContext
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,10 @@ class PageWeight(Extension):
             raise ValueError(f"PageWeight.asset_delay: expected seconds >= 0, got {delay!r}")
         low, high = self.thumbnail_bytes
         if not 200 <= low <= high:
-            raise ValueError(f"PageWeight.thumbnail_bytes: expected (low, high) with 200 <= low <= high, got "
-                             f"{self.thumbnail_bytes!r}")
+            raise ValueError(
+                f"PageWeight.thumbnail_bytes: expected (low, high) with 200 <= low <= high, got "
+                f"{self.thumbnail_bytes!r}"
+            )
 
     @property
     def version(self) -> str:
@@ -136,9 +138,10 @@ def add_weight(weight: PageWeight, reply: Reply, seed: str) -> Reply:
     thumbs = f'\n<div class="tsw-strip" aria-hidden="true">{strip}</div>\n'.encode() if strip else b""
     head = _HEAD_END.search(body)
     if head is not None:
-        tags = (f'<link rel="stylesheet" href="{weight.stylesheet_path}">\n'
-                f'<script src="{weight.script_path}"></script>\n').encode()
-        body = body[: head.start()] + tags + body[head.start():]
+        tags = (
+            f'<link rel="stylesheet" href="{weight.stylesheet_path}">\n<script src="{weight.script_path}"></script>\n'
+        ).encode()
+        body = body[: head.start()] + tags + body[head.start() :]
     ends = list(_BODY_END.finditer(body))
     at = ends[-1].start() if ends else len(body)
     reply.body = body[:at] + thumbs + body[at:]
@@ -168,26 +171,33 @@ def weighted_asset(weight: PageWeight, path: str) -> Reply | None:
 def stylesheet(weight: PageWeight) -> bytes:
     """The site stylesheet: the fonts' ``@font-face`` rules, the rules that use them, the thumbnail strip,
     then generated rules up to ``stylesheet_bytes``."""
-    families = [(f"TSW {role.title()}", path, selectors)
-                for (role, selectors), path in zip(_FONT_ROLES, weight.font_paths())]
+    families = [
+        (f"TSW {role.title()}", path, selectors)
+        for (role, selectors), path in zip(_FONT_ROLES, weight.font_paths(), strict=False)
+    ]
     parts = [
         f"@font-face{{font-family:'{family}';font-style:normal;font-weight:400;font-display:swap;"
         f"src:url({path}) format('truetype')}}\n"
         for family, path, _ in families
     ]
     parts += [f"{selectors}{{font-family:'{family}',arial,sans-serif}}\n" for family, _, selectors in families]
-    parts.append(".tsw-strip{display:flex;flex-wrap:wrap;gap:8px;margin:24px 0 0 180px;max-width:652px}\n"
-                 ".tsw-strip img{border-radius:8px;object-fit:cover;background:#f1f3f4}\n")
+    parts.append(
+        ".tsw-strip{display:flex;flex-wrap:wrap;gap:8px;margin:24px 0 0 180px;max-width:652px}\n"
+        ".tsw-strip img{border-radius:8px;object-fit:cover;background:#f1f3f4}\n"
+    )
     rnd = random.Random(f"css {weight.version}")
     size = sum(len(part) for part in parts)
     i = 0
     while size < weight.stylesheet_bytes:
         n = rnd.getrandbits(32)
-        rule = (f".tsw-{i:04x}{{margin:{n % 17}px {n % 11}px;padding:{n % 7}px {n % 5}px;"
-                f"color:#{n % 0xFFFFFF:06x};line-height:{16 + n % 9}px;border-radius:{n % 13}px}}\n")
+        rule = (
+            f".tsw-{i:04x}{{margin:{n % 17}px {n % 11}px;padding:{n % 7}px {n % 5}px;"
+            f"color:#{n % 0xFFFFFF:06x};line-height:{16 + n % 9}px;border-radius:{n % 13}px}}\n"
+        )
         if n % 4 == 0:
-            rule += (f"@media (max-width:{600 + n % 700}px){{.tsw-{i:04x}>a{{display:block;"
-                     f"font-size:{12 + n % 6}px}}}}\n")
+            rule += (
+                f"@media (max-width:{600 + n % 700}px){{.tsw-{i:04x}>a{{display:block;font-size:{12 + n % 6}px}}}}\n"
+            )
         parts.append(rule)
         size += len(rule)
         i += 1
@@ -205,14 +215,17 @@ def script(weight: PageWeight) -> bytes:
     while size < weight.script_bytes:
         a, b, c = rnd.getrandbits(16), rnd.getrandbits(8) % 29 + 2, rnd.getrandbits(8) % 7 + 1
         words = ",".join(f'"{rnd.getrandbits(40):010x}"' for _ in range(3))
-        part = (f"M.f{i}=function(x,y){{var h=(x*{a}+y)|0,t=[{words}];"
-                f"for(var k=0;k<{c};k++){{h=(h^(h>>>{c}))*{b}+t[k%3].length|0}}"
-                f"return h>>>0}};S.push(M.f{i});\n")
+        part = (
+            f"M.f{i}=function(x,y){{var h=(x*{a}+y)|0,t=[{words}];"
+            f"for(var k=0;k<{c};k++){{h=(h^(h>>>{c}))*{b}+t[k%3].length|0}}"
+            f"return h>>>0}};S.push(M.f{i});\n"
+        )
         parts.append(part)
         size += len(part)
         i += 1
-    parts.append("var s=0;for(var j=0;j<S.length;j++){s=S[j](j,s)}"
-                 "window.__tsWeight={checksum:s,functions:S.length};})();\n")
+    parts.append(
+        "var s=0;for(var j=0;j<S.length;j++){s=S[j](j,s)}window.__tsWeight={checksum:s,functions:S.length};})();\n"
+    )
     return "".join(parts).encode("utf-8")
 
 
@@ -262,8 +275,12 @@ def ttf_font(name: str, size: int = 20_000) -> bytes:
             for p in range(count):
                 angle = 2 * math.pi * p / count
                 jitter = 0.8 + rnd.random() * 0.4
-                coords.append((max(0, min(advance, int(cx + rx * jitter * math.cos(angle)))),
-                               max(-200, min(800, int(cy + ry * jitter * math.sin(angle))))))
+                coords.append(
+                    (
+                        max(0, min(advance, int(cx + rx * jitter * math.cos(angle)))),
+                        max(-200, min(800, int(cy + ry * jitter * math.sin(angle)))),
+                    )
+                )
             ends.append(len(coords) - 1)
         xs, ys = [x for x, _ in coords], [y for _, y in coords]
         box = (min(xs), min(ys), max(xs), max(ys))
@@ -287,8 +304,14 @@ def ttf_font(name: str, size: int = 20_000) -> bytes:
     for glyph in glyphs:
         offsets.append(offsets[-1] + len(glyph))
     family = "TSW " + name.rsplit("/", 1)[-1].split(".")[0]
-    names = {1: family, 2: "Regular", 3: f"{family} Regular 1.0", 4: f"{family} Regular", 5: "Version 1.000",
-             6: family.replace(" ", "").replace("-", "")[:60] + "-Regular"}
+    names = {
+        1: family,
+        2: "Regular",
+        3: f"{family} Regular 1.0",
+        4: f"{family} Regular",
+        5: "Version 1.000",
+        6: family.replace(" ", "").replace("-", "")[:60] + "-Regular",
+    }
     records, strings = b"", b""
     for name_id, text in names.items():
         encoded = text.encode("utf-16-be")
@@ -298,20 +321,92 @@ def ttf_font(name: str, size: int = 20_000) -> bytes:
     tables = {
         b"OS/2": struct.pack(
             ">HhHHH10hh10s4I4sHHHhhhHH2IhhHHH",
-            4, sum(a for a, _ in metrics) // count, 400, 5, 0,
-            650, 600, 0, 75, 650, 600, 0, 350, 50, 250, 0, bytes(10), 1, 0, 0, 0, b"TSWF", 0x40, first, last,
-            800, -200, 0, 1000, 200, 1, 0, 500, 700, 0, 0x20, 0),
-        b"cmap": struct.pack(">HHHHI", 0, 1, 3, 1, 12) + struct.pack(
-            ">7H2HH2H2h2H", 4, 32, 0, 4, 4, 1, 0, last, 0xFFFF, 0, first, 0xFFFF, 1 - first, 1, 0, 0),
+            4,
+            sum(a for a, _ in metrics) // count,
+            400,
+            5,
+            0,
+            650,
+            600,
+            0,
+            75,
+            650,
+            600,
+            0,
+            350,
+            50,
+            250,
+            0,
+            bytes(10),
+            1,
+            0,
+            0,
+            0,
+            b"TSWF",
+            0x40,
+            first,
+            last,
+            800,
+            -200,
+            0,
+            1000,
+            200,
+            1,
+            0,
+            500,
+            700,
+            0,
+            0x20,
+            0,
+        ),
+        b"cmap": struct.pack(">HHHHI", 0, 1, 3, 1, 12)
+        + struct.pack(">7H2HH2H2h2H", 4, 32, 0, 4, 4, 1, 0, last, 0xFFFF, 0, first, 0xFFFF, 1 - first, 1, 0, 0),
         b"glyf": b"".join(glyphs),
-        b"head": struct.pack(">IIIIHHqqhhhhHHhhh", 0x00010000, 0x00010000, 0, 0x5F0F3CF5, 0x000B, units, 0, 0,
-                             x_min, y_min, x_max, y_max, 0, 8, 2, 1, 0),
-        b"hhea": struct.pack(">Ihhh" + "H" + "hhhhhh" + "hhhh" + "hH", 0x00010000, 800, -200, 0, advance_max,
-                             min(m[1] for m in metrics), 0, x_max, 1, 0, 0, 0, 0, 0, 0, 0, count),
+        b"head": struct.pack(
+            ">IIIIHHqqhhhhHHhhh",
+            0x00010000,
+            0x00010000,
+            0,
+            0x5F0F3CF5,
+            0x000B,
+            units,
+            0,
+            0,
+            x_min,
+            y_min,
+            x_max,
+            y_max,
+            0,
+            8,
+            2,
+            1,
+            0,
+        ),
+        b"hhea": struct.pack(
+            ">Ihhh" + "H" + "hhhhhh" + "hhhh" + "hH",
+            0x00010000,
+            800,
+            -200,
+            0,
+            advance_max,
+            min(m[1] for m in metrics),
+            0,
+            x_max,
+            1,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            count,
+        ),
         b"hmtx": b"".join(struct.pack(">Hh", a, lsb) for a, lsb in metrics),
         b"loca": struct.pack(f">{len(offsets)}I", *offsets),
-        b"maxp": struct.pack(">IHHHHHHHHHHHHHH", 0x00010000, count, max_points, max_contours, 0, 0, 2, 0, 0, 0, 0,
-                             0, 0, 0, 0),
+        b"maxp": struct.pack(
+            ">IHHHHHHHHHHHHHH", 0x00010000, count, max_points, max_contours, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0
+        ),
         b"name": struct.pack(">HHH", 0, len(names), 6 + len(records)) + records + strings,
         b"post": struct.pack(">IIhhIIIII", 0x00030000, 0, -100, 50, 0, 0, 0, 0, 0),
     }
@@ -338,4 +433,3 @@ def _sfnt(tables: dict[bytes, bytes]) -> bytes:
     head_at = offset + sum(len(tables[t]) + (-len(tables[t]) % 4) for t in tags[: tags.index(b"head")])
     struct.pack_into(">I", font, head_at + 8, (0xB1B0AFBA - _checksum(bytes(font))) & 0xFFFFFFFF)
     return bytes(font)
-

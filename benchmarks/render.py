@@ -75,12 +75,20 @@ if __package__ in (None, ""):  # run as a script: make the project importable fr
 import psutil
 
 from benchmarks.page_weight import PageWeight
+from fake_engines import FakeEngines
 from topicstreams import ENGINES
-from topicstreams.browser import find_executable
-from topicstreams.fakes import FakeEngines
+from topicstreams.browser.chromium import find_executable
 
-TOPICS = ("climate summit", "central bank rates", "world cup final", "chip export rules", "wildfire season",
-          "space station", "election debate", "housing market")
+TOPICS = (
+    "climate summit",
+    "central bank rates",
+    "world cup final",
+    "chip export rules",
+    "wildfire season",
+    "space station",
+    "election debate",
+    "housing market",
+)
 """Plain words only: a rendered page must contain its topic as written."""
 SIDES = ("defaults", "project")
 TARGET_SPEED = 2.5
@@ -94,7 +102,7 @@ SAMPLE_SECONDS = 0.1
 
 def available_engines() -> list[str]:
     """Every engine that has fake pages."""
-    return [name for name in ENGINES if importlib.util.find_spec(f"topicstreams.fakes.{name}") is not None]
+    return [name for name in ENGINES if importlib.util.find_spec(f"fake_engines.{name}") is not None]
 
 
 def engine_spider(engine: str, base_url: str) -> Any | None:
@@ -136,7 +144,7 @@ def process_kind(proc: psutil.Process, me: psutil.Process) -> str:
         return "driver"
     for arg in cmdline[1:]:
         if arg.startswith("--type="):
-            kind = arg[len("--type="):]
+            kind = arg[len("--type=") :]
             if kind == "zygote":
                 return "renderer"
             if kind == "utility":
@@ -189,11 +197,15 @@ def side_settings(side: str, concurrency: int, executable: str, engines: int) ->
         }, notes
     rendering = {name: getattr(project, name) for name in dir(project) if name.startswith("PLAYWRIGHT_")}
     rendering["PLAYWRIGHT_LAUNCH_OPTIONS"] = project_launch_options(executable)  # the add-on's, from the defaults
-    settings = common | rendering | {
-        "TWISTED_REACTOR": project.TWISTED_REACTOR,
-        "DOWNLOAD_HANDLERS": project.DOWNLOAD_HANDLERS,
-        "COOKIES_ENABLED": project.COOKIES_ENABLED,
-    }
+    settings = (
+        common
+        | rendering
+        | {
+            "TWISTED_REACTOR": project.TWISTED_REACTOR,
+            "DOWNLOAD_HANDLERS": project.DOWNLOAD_HANDLERS,
+            "COOKIES_ENABLED": project.COOKIES_ENABLED,
+        }
+    )
     per_context = settings.get("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT") or concurrency
     if per_context < concurrency:
         notes.append(f"PLAYWRIGHT_MAX_PAGES_PER_CONTEXT {per_context} -> {concurrency} (same concurrency)")
@@ -203,7 +215,7 @@ def side_settings(side: str, concurrency: int, executable: str, engines: int) ->
 
 def packaged_defaults(executable: str) -> dict:
     """The packaged configuration defaults (whatever the environment says), on ``executable``."""
-    from topicstreams.config import load_config
+    from topicstreams.config.loading import load_config
 
     config = load_config({}, environ={}).data
     config["browser"]["executable_path"] = executable
@@ -212,16 +224,16 @@ def packaged_defaults(executable: str) -> dict:
 
 def project_launch_options(executable: str) -> dict:
     """The project's launch options of its one browser (``launch_options()`` of the packaged defaults)."""
-    from topicstreams.browser import launch_options
+    from topicstreams.browser.chromium import launch_options
 
     return launch_options(packaged_defaults(executable))
 
 
 def project_spider(engine: str, base_url: str, profiles: Path, executable: str) -> Any:
     """A spider of the project for ``engine`` whose ``page_request`` gives the project's playwright meta."""
-    from topicstreams.browser import context_options, state_path
+    from topicstreams.browser.chromium import context_options, state_path
+    from topicstreams.crawl.spider import EngineSpider
     from topicstreams.engines import REGISTRY
-    from topicstreams.spiders.base import EngineSpider
 
     class Probe(EngineSpider):
         engine_class = REGISTRY[engine]
@@ -234,14 +246,16 @@ def project_spider(engine: str, base_url: str, profiles: Path, executable: str) 
     # the spider's tab hygiene (keep_page): a garbage collection every so many pages, renewal after so many
     probe.tab_gc_every, probe.tab_limit = project.TOPICSTREAMS_TAB_GC_PAGES, project.TOPICSTREAMS_TAB_PAGES
     probe.stat = lambda key, count=1: None
-    probe.context_kwargs = {**context_options(packaged_defaults(executable)),
-                            "storage_state": str(state_path(profiles / engine))}
+    probe.context_kwargs = {
+        **context_options(packaged_defaults(executable)),
+        "storage_state": str(state_path(profiles / engine)),
+    }
     return probe
 
 
 def project_meta(probe: Any, page: Any) -> dict:
     """The playwright meta the project's spider sends with its tab ``page`` (from ``EngineSpider.page_request``)."""
-    from topicstreams.spiders.base import TopicRun
+    from topicstreams.crawl.spider import TopicRun
 
     probe.page, probe.run = page, TopicRun("topic", done=None)
     request = probe.page_request(0)
@@ -264,8 +278,11 @@ def run_side(spec: dict) -> None:
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self.spiders = {e: engine_spider(e, spec["base_urls"][e]) for e in spec["engines"]}
-            self.probes = {e: project_spider(e, spec["base_urls"][e], profiles, executable) for e in spec["engines"]
-                           } if side == "project" else {}
+            self.probes = (
+                {e: project_spider(e, spec["base_urls"][e], profiles, executable) for e in spec["engines"]}
+                if side == "project"
+                else {}
+            )
             # Lanes: --concurrency of them, each sending its next page when its last one is back, as an
             # engine spider does (one topic at a time); the project's lanes keep their tab per engine.
             lanes = spec["concurrency"]
@@ -288,8 +305,7 @@ def run_side(spec: dict) -> None:
             else:
                 meta = {"playwright": True, "handle_httpstatus_all": True}
             meta["bench"] = {"warm": warm, "lane": lane, "step": step, **item}
-            return scrapy.Request(item["url"], callback=self.rendered, errback=self.failed, dont_filter=True,
-                                  meta=meta)
+            return scrapy.Request(item["url"], callback=self.rendered, errback=self.failed, dont_filter=True, meta=meta)
 
         def next_in_lane(self, item: dict) -> scrapy.Request | None:
             lane, step = item["lane"], item["step"] + 1
@@ -353,7 +369,7 @@ def run_side(spec: dict) -> None:
             item = response.meta["bench"]
             try:
                 problem = self.check(response, item)
-            except Exception as exc:  # noqa: BLE001 - a parser failure is a failed page
+            except Exception as exc:
                 problem = f"{type(exc).__name__}: {exc}"
             self.finish(item, problem, response.meta["bench_sent"])
             page, lane, engine = response.meta.get("playwright_page"), item["lane"], item["engine"]
@@ -383,11 +399,25 @@ def run_side(spec: dict) -> None:
     process.crawl(crawler)
     process.start()
     spider = crawler.spider
-    result.update(pages=len(spec["timed"]), done=spider.done, ok=spider.ok, failures=spider.failures[:20],
-                  failure_count=len(spider.failures),
-                  stats={k: v for k, v in crawler.stats.get_stats().items()
-                         if k.startswith(("playwright/request_count", "playwright/page_count",
-                                          "playwright/context_count", "playwright/browser_count"))})
+    result.update(
+        pages=len(spec["timed"]),
+        done=spider.done,
+        ok=spider.ok,
+        failures=spider.failures[:20],
+        failure_count=len(spider.failures),
+        stats={
+            k: v
+            for k, v in crawler.stats.get_stats().items()
+            if k.startswith(
+                (
+                    "playwright/request_count",
+                    "playwright/page_count",
+                    "playwright/context_count",
+                    "playwright/browser_count",
+                )
+            )
+        },
+    )
     print("RESULT " + json.dumps(result, default=str), flush=True)
     shutil.rmtree(profiles, ignore_errors=True)
 
@@ -437,8 +467,7 @@ def run_side_process(side: str, spec: dict, fakes: FakeEngines, timeout: float) 
     me = psutil.Process()
     server_cpu = me.cpu_times()
     command = [sys.executable, os.path.abspath(__file__), "--run-side"]
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     memory = TreeMemory(proc.pid)
     memory.start()
     try:
@@ -454,7 +483,7 @@ def run_side_process(side: str, spec: dict, fakes: FakeEngines, timeout: float) 
     lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
     if proc.returncode != 0 or not lines:
         return {"side": side, "error": f"exited {proc.returncode} without a result", "stderr": err}
-    result = json.loads(lines[-1][len("RESULT "):])
+    result = json.loads(lines[-1][len("RESULT ") :])
     result["stderr"] = err
     result["peak_memory"], result["memory_kind"] = memory.peak, memory.kind
     result["peak_processes"] = memory.peak_processes
@@ -503,18 +532,26 @@ def main() -> int:
     if args.pages < 1 or args.concurrency < 1:
         sys.exit("--pages and --concurrency must be >= 1")
     weight = PageWeight()
-    print(f"{args.pages} pages per side, {args.concurrency} at a time, engines {', '.join(engines)}; "
-          f"{executable}")
-    print(f"page weight: {weight.thumbnails} thumbnails {weight.thumbnail_bytes[0] // 1000}-"
-          f"{weight.thumbnail_bytes[1] // 1000} KB, {weight.fonts} fonts, a stylesheet "
-          f"{weight.stylesheet_bytes // 1000} KB and a script {weight.script_bytes // 1000} KB, each asset after "
-          f"{weight.asset_delay * 1000:.0f} ms", flush=True)
+    print(f"{args.pages} pages per side, {args.concurrency} at a time, engines {', '.join(engines)}; {executable}")
+    print(
+        f"page weight: {weight.thumbnails} thumbnails {weight.thumbnail_bytes[0] // 1000}-"
+        f"{weight.thumbnail_bytes[1] // 1000} KB, {weight.fonts} fonts, a stylesheet "
+        f"{weight.stylesheet_bytes // 1000} KB and a script {weight.script_bytes // 1000} KB, each asset after "
+        f"{weight.asset_delay * 1000:.0f} ms",
+        flush=True,
+    )
 
     results: dict[str, dict] = {}
     with FakeEngines(engines, extensions=[weight]) as fakes:
         warmup, timed = make_plan(fakes, engines, args.pages)
-        spec = {"engines": engines, "base_urls": {e: fakes.base_url(e) for e in engines}, "warmup": warmup,
-                "timed": timed, "concurrency": args.concurrency, "executable": executable}
+        spec = {
+            "engines": engines,
+            "base_urls": {e: fakes.base_url(e) for e in engines},
+            "warmup": warmup,
+            "timed": timed,
+            "concurrency": args.concurrency,
+            "executable": executable,
+        }
         for side in SIDES:
             results[side] = run_side_process(side, spec, fakes, args.timeout)
 
@@ -523,8 +560,10 @@ def main() -> int:
         result = results[side]
         if "error" in result or result.get("failure_count") or result.get("ok") != result.get("pages"):
             failed = True
-            print(f"\n{side}: FAILED — {result.get('error') or ''}"
-                  f"{result.get('ok', 0)}/{result.get('pages', args.pages)} pages rendered OK")
+            print(
+                f"\n{side}: FAILED — {result.get('error') or ''}"
+                f"{result.get('ok', 0)}/{result.get('pages', args.pages)} pages rendered OK"
+            )
             for line in result.get("failures", []):
                 print(f"  {line}")
             if result.get("stderr"):
@@ -535,28 +574,38 @@ def main() -> int:
     figures = {side: describe(results[side]) for side in SIDES}
     kind = results["project"]["memory_kind"]
     print()
-    print(f"{'side':<10} {'pages/s':>8} {'ms/page':>8} {'CPU-s/page':>11} {'KB/page':>8} {'req/page':>9} "
-          f"{'peak ' + kind + ' MiB':>14} {'in flight':>10}")
+    print(
+        f"{'side':<10} {'pages/s':>8} {'ms/page':>8} {'CPU-s/page':>11} {'KB/page':>8} {'req/page':>9} "
+        f"{'peak ' + kind + ' MiB':>14} {'in flight':>10}"
+    )
     for side in ("project", "defaults"):
         f = figures[side]
-        print(f"{side:<10} {f['pages_s']:>8.2f} {f['ms']:>8.1f} {f['cpu']:>11.3f} {f['kb']:>8.1f} "
-              f"{f['requests']:>9.1f} {f['peak']:>14.0f} {f['in_flight']:>10.2f}")
+        print(
+            f"{side:<10} {f['pages_s']:>8.2f} {f['ms']:>8.1f} {f['cpu']:>11.3f} {f['kb']:>8.1f} "
+            f"{f['requests']:>9.1f} {f['peak']:>14.0f} {f['in_flight']:>10.2f}"
+        )
     p, d = figures["project"], figures["defaults"]
     speed, size = p["pages_s"] / d["pages_s"], p["kb"] / d["kb"]
-    print(f"{'project/defaults':<18} pages/s {speed:.2f}x, CPU {p['cpu'] / d['cpu']:.2f}x, "
-          f"bytes {100 * size:.0f} %, peak memory {100 * p['peak'] / d['peak']:.0f} %")
+    print(
+        f"{'project/defaults':<18} pages/s {speed:.2f}x, CPU {p['cpu'] / d['cpu']:.2f}x, "
+        f"bytes {100 * size:.0f} %, peak memory {100 * p['peak'] / d['peak']:.0f} %"
+    )
     for side in ("project", "defaults"):
         kinds = sorted(figures[side]["cpu_by_kind"].items(), key=lambda kv: -kv[1])
         print(f"  {side} CPU-s/page by process: " + ", ".join(f"{k} {v:.3f}" for k, v in kinds if v >= 0.0005))
     for side in ("project", "defaults"):
         r = results[side]
         extra = "; ".join(r.get("notes", []))
-        print(f"  {side}: {r['peak_processes']} processes at most; fake servers and sampler here "
-              f"{r['here_cpu'] / r['pages']:.3f} CPU-s/page" + (f"; {extra}" if extra else ""))
+        print(
+            f"  {side}: {r['peak_processes']} processes at most; fake servers and sampler here "
+            f"{r['here_cpu'] / r['pages']:.3f} CPU-s/page" + (f"; {extra}" if extra else "")
+        )
     memory = p["peak"] / d["peak"]
-    print(f"target: pages/s >= {TARGET_SPEED:.2f}x: {'PASS' if speed >= TARGET_SPEED else 'FAIL'}, "
-          f"bytes <= {TARGET_BYTES:.0%}: {'PASS' if size <= TARGET_BYTES else 'FAIL'}, "
-          f"peak memory <= {TARGET_MEMORY:.2f}x: {'PASS' if memory <= TARGET_MEMORY else 'FAIL'}")
+    print(
+        f"target: pages/s >= {TARGET_SPEED:.2f}x: {'PASS' if speed >= TARGET_SPEED else 'FAIL'}, "
+        f"bytes <= {TARGET_BYTES:.0%}: {'PASS' if size <= TARGET_BYTES else 'FAIL'}, "
+        f"peak memory <= {TARGET_MEMORY:.2f}x: {'PASS' if memory <= TARGET_MEMORY else 'FAIL'}"
+    )
     return 0
 
 

@@ -80,13 +80,15 @@ REPO = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script: make the project importable from a checkout
     sys.path.insert(0, str(REPO))
 
+import contextlib
+
 import psutil
 import yaml
 
 from benchmarks.pacing import tail, work_folder
 from benchmarks.page_weight import PageWeight
+from fake_engines import FakeEngines
 from topicstreams import ENGINES
-from topicstreams.fakes import FakeEngines
 
 MiB = 2**20
 TARGET_STEADY_MIB = 700.0
@@ -100,13 +102,46 @@ DROPPED_ENV = ("TOPICSTREAMS_CONFIG", "TOPICSTREAMS_DB_URL", "SCRAPER_PROXY")
 """The user's own config, database and proxies stay out of the crawl."""
 
 TOPICS = (
-    "climate summit", "central bank rates", "world cup final", "chip export rules", "wildfire season",
-    "space station", "election debate", "housing market", "oil prices", "vaccine trial", "trade talks",
-    "electric cars", "heatwave", "drought", "flood warning", "stock market", "inflation report",
-    "jobs report", "tech layoffs", "merger deal", "privacy law", "cyber attack", "ai regulation",
-    "satellite launch", "mars rover", "olympic games", "tennis open", "marathon", "film festival",
-    "music awards", "museum opening", "rail strike", "airline delays", "port congestion", "grain exports",
-    "coffee prices", "solar power", "wind farms", "nuclear plant", "ocean plastic",
+    "climate summit",
+    "central bank rates",
+    "world cup final",
+    "chip export rules",
+    "wildfire season",
+    "space station",
+    "election debate",
+    "housing market",
+    "oil prices",
+    "vaccine trial",
+    "trade talks",
+    "electric cars",
+    "heatwave",
+    "drought",
+    "flood warning",
+    "stock market",
+    "inflation report",
+    "jobs report",
+    "tech layoffs",
+    "merger deal",
+    "privacy law",
+    "cyber attack",
+    "ai regulation",
+    "satellite launch",
+    "mars rover",
+    "olympic games",
+    "tennis open",
+    "marathon",
+    "film festival",
+    "music awards",
+    "museum opening",
+    "rail strike",
+    "airline delays",
+    "port congestion",
+    "grain exports",
+    "coffee prices",
+    "solar power",
+    "wind farms",
+    "nuclear plant",
+    "ocean plastic",
 )
 """40 topics, plain words (the fake engines write their results for any query)."""
 
@@ -182,10 +217,8 @@ def db_size(db: Path | None) -> int:
         return 0
     total = 0
     for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
-        try:
+        with contextlib.suppress(OSError):
             total += path.stat().st_size
-        except OSError:
-            pass
     return total
 
 
@@ -202,10 +235,7 @@ def sample_tree(pid: int, elapsed: float = 0.0, db: Path | None = None) -> Sampl
         for proc in procs:
             try:
                 kind = process_kind(proc, root)
-                if memory_kind == "PSS":
-                    memory = proc.memory_full_info().pss
-                else:
-                    memory = proc.memory_info().rss
+                memory = proc.memory_full_info().pss if memory_kind == "PSS" else proc.memory_info().rss
                 fds = proc.num_fds()
             except psutil.AccessDenied:
                 denied = True
@@ -322,10 +352,12 @@ def targets(summary: Summary) -> dict[str, bool | None]:
     if summary.fds_added is not None and summary.fds_start is not None:
         fd_ok = summary.fds_added < fd_allowance(summary.fds_start)
     return {
-        f"steady PSS <= {TARGET_STEADY_MIB:.0f} MiB":
-            None if summary.steady_mib is None else summary.steady_mib <= TARGET_STEADY_MIB,
-        f"growth <= {TARGET_GROWTH_PCT_H:g} %/h":
-            None if summary.growth_pct_h is None else summary.growth_pct_h <= TARGET_GROWTH_PCT_H,
+        f"steady PSS <= {TARGET_STEADY_MIB:.0f} MiB": None
+        if summary.steady_mib is None
+        else summary.steady_mib <= TARGET_STEADY_MIB,
+        f"growth <= {TARGET_GROWTH_PCT_H:g} %/h": None
+        if summary.growth_pct_h is None
+        else summary.growth_pct_h <= TARGET_GROWTH_PCT_H,
         "no fd growth": fd_ok,
     }
 
@@ -344,8 +376,10 @@ def table_line(sample: Sample) -> str:
         columns[kind_column(kind)] += memory
     kinds = " ".join(f"{columns[k] / MiB:>8.1f}" for k in KIND_COLUMNS)
     note = "" if sample.memory_kind == "PSS" else f"  ({sample.memory_kind})"
-    return (f"{sample.elapsed:>7.0f}s {sample.memory / MiB:>8.1f} {kinds} {sample.processes:>6} {sample.fds:>6} "
-            f"{sample.db_bytes / 1024:>9.0f}{note}")
+    return (
+        f"{sample.elapsed:>7.0f}s {sample.memory / MiB:>8.1f} {kinds} {sample.processes:>6} {sample.fds:>6} "
+        f"{sample.db_bytes / 1024:>9.0f}{note}"
+    )
 
 
 def figure(value: float | None, fmt: str, unit: str = "") -> str:
@@ -361,30 +395,46 @@ def report(summary: Summary) -> str:
     kind = s.memory_kind
     lines = [
         f"summary ({s.samples} samples, {s.steady_samples} after the {s.warmup:.0f} s warm-up; memory is {kind}):",
-        f"  steady {kind}        " + ("not measured" if s.steady_mib is None else
-                                     f"{s.steady_mib:.1f} MiB (median after the warm-up)"),
-        "  growth            " + ("not measured" if s.growth_mib_h is None else
-                                  f"{s.growth_mib_h:+.1f} MiB/h = {figure(s.growth_pct_h, '+.2f', ' %')} of steady "
-                                  "per hour (least squares after the warm-up)"),
+        f"  steady {kind}        "
+        + ("not measured" if s.steady_mib is None else f"{s.steady_mib:.1f} MiB (median after the warm-up)"),
+        "  growth            "
+        + (
+            "not measured"
+            if s.growth_mib_h is None
+            else f"{s.growth_mib_h:+.1f} MiB/h = {figure(s.growth_pct_h, '+.2f', ' %')} of steady "
+            "per hour (least squares after the warm-up)"
+        ),
     ]
     if s.steady_by_kind:
-        parts = [f"{k} {s.steady_by_kind[k]:.1f} ({figure(s.growth_by_kind.get(k), '+.1f')}/h)"
-                 for k in sorted(s.steady_by_kind, key=lambda k: -s.steady_by_kind[k])]
+        parts = [
+            f"{k} {s.steady_by_kind[k]:.1f} ({figure(s.growth_by_kind.get(k), '+.1f')}/h)"
+            for k in sorted(s.steady_by_kind, key=lambda k: -s.steady_by_kind[k])
+        ]
         lines.append("  by kind (MiB)     " + ", ".join(parts))
     lines += [
         f"  peak {kind}          {s.peak_mib:.1f} MiB at {s.peak_at:.0f} s",
         f"  processes         {s.processes_end} at the end, {s.processes_max} at most",
-        "  fds               " + (f"{s.fds_end} at the end (no steady part)" if s.fds_start is None else
-                                  f"{s.fds_start} at the start of the steady part, {s.fds_end} at the end; slope "
-                                  + ("not measured" if s.fds_added is None else
-                                     f"{s.fds_slope_h:+.1f} fds/h (the trend adds {s.fds_added:+.1f} over the "
-                                     "steady part)")),
-        (f"  database          {s.db_bytes_end / 1024:.0f} KB at the end, "
-         f"{'?' if s.news_rows is None else f'{s.news_rows:,}'} news rows"),
+        "  fds               "
+        + (
+            f"{s.fds_end} at the end (no steady part)"
+            if s.fds_start is None
+            else f"{s.fds_start} at the start of the steady part, {s.fds_end} at the end; slope "
+            + (
+                "not measured"
+                if s.fds_added is None
+                else f"{s.fds_slope_h:+.1f} fds/h (the trend adds {s.fds_added:+.1f} over the steady part)"
+            )
+        ),
+        (
+            f"  database          {s.db_bytes_end / 1024:.0f} KB at the end, "
+            f"{'?' if s.news_rows is None else f'{s.news_rows:,}'} news rows"
+        ),
     ]
     if s.pages:
-        lines.append("  pages per engine  " + ", ".join(
-            f"{engine} {p['requests']} ({p['ok']} answered 200)" for engine, p in s.pages.items()))
+        lines.append(
+            "  pages per engine  "
+            + ", ".join(f"{engine} {p['requests']} ({p['ok']} answered 200)" for engine, p in s.pages.items())
+        )
     lines.append("targets:")
     for name, met in s.targets.items():
         lines.append(f"  {name}: {verdict(met)}")
@@ -396,13 +446,14 @@ def report(summary: Summary) -> str:
 
 def shipped_pacing() -> dict[str, Any]:
     """The packaged defaults' ``scraper.pacing`` (floors and jitter as they ship)."""
-    from topicstreams.config import load_config
+    from topicstreams.config.loading import load_config
 
     return load_config({}, environ={}).data["scraper"]["pacing"]
 
 
-def soak_config(folder: Path, fakes: FakeEngines, topics: tuple[str, ...] | list[str] = TOPICS,
-                pace_scale: float = 1.0) -> Path:
+def soak_config(
+    folder: Path, fakes: FakeEngines, topics: tuple[str, ...] | list[str] = TOPICS, pace_scale: float = 1.0
+) -> Path:
     """``folder/config.yml`` for crawlall on every fake engine, into ``folder/news.db``, at the shipped pace × scale."""
     pacing = shipped_pacing()
     data = {
@@ -428,8 +479,11 @@ def soak_config(folder: Path, fakes: FakeEngines, topics: tuple[str, ...] | list
 
 def crawl_env(config: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
-    env.update(TOPICSTREAMS_CONFIG=str(config), SCRAPY_SETTINGS_MODULE="topicstreams.settings",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    env.update(
+        TOPICSTREAMS_CONFIG=str(config),
+        SCRAPY_SETTINGS_MODULE="topicstreams.settings",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    )
     return env
 
 
@@ -491,17 +545,26 @@ def soak(args: argparse.Namespace, work: Path) -> int:
     with FakeEngines(ENGINES, extensions=[weight] if weight else []) as fakes:
         config = soak_config(work, fakes, TOPICS, args.pace_scale)
         pacing = yaml.safe_load(config.read_text())["scraper"]["pacing"]
-        print(f"scrapy crawlall for {args.minutes:g} min on the fake {', '.join(ENGINES)} "
-              f"({'plain pages' if weight is None else 'with page weight'}), {len(TOPICS)} topics, "
-              f"scrape_interval {SCRAPE_INTERVAL} s, max_pages 1, floors {pacing['default_min_interval']:g} s "
-              f"(per engine: {', '.join(f'{k} {v:g} s' for k, v in pacing['per_engine'].items()) or 'none'}), "
-              f"jitter {pacing['jitter_ratio']:g}; a sample every {args.every:g} s, warm-up {args.warmup:g} s; "
-              f"work folder {work}" + ("" if args.keep else " (removed at the end)"), flush=True)
+        print(
+            f"scrapy crawlall for {args.minutes:g} min on the fake {', '.join(ENGINES)} "
+            f"({'plain pages' if weight is None else 'with page weight'}), {len(TOPICS)} topics, "
+            f"scrape_interval {SCRAPE_INTERVAL} s, max_pages 1, floors {pacing['default_min_interval']:g} s "
+            f"(per engine: {', '.join(f'{k} {v:g} s' for k, v in pacing['per_engine'].items()) or 'none'}), "
+            f"jitter {pacing['jitter_ratio']:g}; a sample every {args.every:g} s, warm-up {args.warmup:g} s; "
+            f"work folder {work}" + ("" if args.keep else " (removed at the end)"),
+            flush=True,
+        )
         print(table_header(), flush=True)
         with log_path.open("w") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "scrapy", "crawlall"], cwd=work, env=crawl_env(config),
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)  # our Ctrl-C is ours to pass on
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "scrapy", "crawlall"],
+                cwd=work,
+                env=crawl_env(config),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # our Ctrl-C is ours to pass on
             started = time.monotonic()
             deadline = started + args.minutes * 60
             known: list[psutil.Process] = []
@@ -513,8 +576,10 @@ def soak(args: argparse.Namespace, work: Path) -> int:
                         break
                     time.sleep(max(0.0, at - time.monotonic()))
                     if proc.poll() is not None:
-                        failure = (f"the crawl exited early (code {proc.returncode}) after "
-                                   f"{time.monotonic() - started:.0f} s of {args.minutes * 60:.0f}")
+                        failure = (
+                            f"the crawl exited early (code {proc.returncode}) after "
+                            f"{time.monotonic() - started:.0f} s of {args.minutes * 60:.0f}"
+                        )
                         break
                     sample = sample_tree(proc.pid, time.monotonic() - started, db)
                     known = tree(proc.pid)[1:] or known
@@ -530,10 +595,15 @@ def soak(args: argparse.Namespace, work: Path) -> int:
             stop = stop_crawl(proc, args.grace, known)
         pages = pages_served(fakes)
     rows = news_rows(db)
-    print((f"crawl stopped: exit code {stop['returncode']} after SIGINT, in {stop['seconds']:.1f} s" if stop["signalled"]
-           else f"crawl had exited: exit code {stop['returncode']}")
-          + (f"; killed after the {args.grace:g} s grace" if stop["killed"] else "")
-          + (f"; {stop['stragglers_killed']} leftover processes killed" if stop["stragglers_killed"] else ""))
+    print(
+        (
+            f"crawl stopped: exit code {stop['returncode']} after SIGINT, in {stop['seconds']:.1f} s"
+            if stop["signalled"]
+            else f"crawl had exited: exit code {stop['returncode']}"
+        )
+        + (f"; killed after the {args.grace:g} s grace" if stop["killed"] else "")
+        + (f"; {stop['stragglers_killed']} leftover processes killed" if stop["stragglers_killed"] else "")
+    )
     if failure is None and not samples:
         failure = "no sample was taken"
     if failure is None and not rows:
@@ -545,13 +615,22 @@ def soak(args: argparse.Namespace, work: Path) -> int:
         print()
         print(report(summary))
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "options": {k: v for k, v in vars(args).items() if k != "json"},
-            "topics": list(TOPICS), "page_weight": weight is not None, "pacing": pacing,
-            "failure": failure, "interrupted": interrupted, "stop": stop,
-            "samples": [asdict(s) for s in samples],
-            "summary": asdict(summary) if summary is not None else None,
-        }, indent=1))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "options": {k: v for k, v in vars(args).items() if k != "json"},
+                    "topics": list(TOPICS),
+                    "page_weight": weight is not None,
+                    "pacing": pacing,
+                    "failure": failure,
+                    "interrupted": interrupted,
+                    "stop": stop,
+                    "samples": [asdict(s) for s in samples],
+                    "summary": asdict(summary) if summary is not None else None,
+                },
+                indent=1,
+            )
+        )
     if failure is not None:
         print(f"\nFAILED: {failure}\n  crawl log (end):\n    {tail(log_path, 30)}")
         return 1
@@ -562,16 +641,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=60, help="how long the crawl runs (default 60)")
     parser.add_argument("--every", type=float, default=15, help="seconds between two samples (default 15)")
-    parser.add_argument("--warmup", type=float, default=120,
-                        help="seconds left out of the steady figures (default 120)")
-    parser.add_argument("--pace-scale", type=float, default=1.0,
-                        help="multiplies the shipped pacing floors (default 1.0: the real pace)")
+    parser.add_argument(
+        "--warmup", type=float, default=120, help="seconds left out of the steady figures (default 120)"
+    )
+    parser.add_argument(
+        "--pace-scale",
+        type=float,
+        default=1.0,
+        help="multiplies the shipped pacing floors (default 1.0: the real pace)",
+    )
     parser.add_argument("--plain", action="store_true", help="the fake engines' pages without the page weight")
-    parser.add_argument("--grace", type=float, default=60,
-                        help="seconds the crawl has to stop after SIGINT before its tree is killed (default 60)")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=60,
+        help="seconds the crawl has to stop after SIGINT before its tree is killed (default 60)",
+    )
     parser.add_argument("--json", metavar="PATH", help="write the samples and the summary to PATH")
-    parser.add_argument("--keep", metavar="DIR", help="work in DIR (created, kept: config, database, profiles, "
-                        "crawl log) instead of a temp folder")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="work in DIR (created, kept: config, database, profiles, crawl log) instead of a temp folder",
+    )
     args = parser.parse_args(argv)
     if not (args.minutes > 0 and args.every > 0 and args.warmup >= 0 and args.pace_scale > 0 and args.grace >= 0):
         parser.error("--minutes, --every and --pace-scale must be > 0, --warmup and --grace >= 0")

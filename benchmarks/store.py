@@ -57,12 +57,12 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from topicstreams import settings as project_settings
-from topicstreams.items import NewsItem
+from topicstreams.engines.items import NewsItem
+from topicstreams.engines.news_urls import news_id
 from topicstreams.pipelines.store import StorePipeline
 from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage.db import SQLITE_CACHE_KIB, SQLITE_WAL_AUTOCHECKPOINT_PAGES
 from topicstreams.storage.models import News, Topic, TopicNews, TopicNewsEngine
-from topicstreams.urls import news_id
 
 ENGINES = ("google", "bing", "brave")
 TABLES = ("topics", "news", "topic_news", "topic_news_engines")
@@ -122,11 +122,18 @@ def count_rows(path: Path) -> dict[str, int]:
 def store_settings(url: str, batch_size: int) -> dict:
     """The store pipeline's settings for a crawler made without the project's (get_crawler): its defaults, a
     journal folder of its own (never used while the database is there)."""
-    defaults = {name: getattr(project_settings, name) for name in dir(project_settings)
-                if name.startswith("TOPICSTREAMS_STORE_")}
-    return {**defaults, "TOPICSTREAMS_DATABASE_URL": url, "LOG_LEVEL": "WARNING",
-            "TOPICSTREAMS_STORE_BATCH_SIZE": batch_size,
-            "TOPICSTREAMS_JOURNAL_DIR": journal_dir()}
+    defaults = {
+        name: getattr(project_settings, name)
+        for name in dir(project_settings)
+        if name.startswith("TOPICSTREAMS_STORE_")
+    }
+    return {
+        **defaults,
+        "TOPICSTREAMS_DATABASE_URL": url,
+        "LOG_LEVEL": "WARNING",
+        "TOPICSTREAMS_STORE_BATCH_SIZE": batch_size,
+        "TOPICSTREAMS_JOURNAL_DIR": journal_dir(),
+    }
 
 
 def journal_dir() -> str:
@@ -285,8 +292,15 @@ def share_of(items: list[NewsItem], writers: int, index: int) -> list[NewsItem]:
     return items[index::writers]
 
 
-def writer_process(url: str, item_args: tuple, writers: int, index: int, batch_size: int,
-                   start: multiprocessing.synchronize.Barrier, results: multiprocessing.Queue) -> None:
+def writer_process(
+    url: str,
+    item_args: tuple,
+    writers: int,
+    index: int,
+    batch_size: int,
+    start: multiprocessing.synchronize.Barrier,
+    results: multiprocessing.Queue,
+) -> None:
     """One writer: the StorePipeline over its share, started with the others at the barrier; puts its counts."""
     try:
         items = share_of(make_items(*item_args), writers, index)
@@ -302,8 +316,10 @@ def writer_process(url: str, item_args: tuple, writers: int, index: int, batch_s
 
         asyncio.run(crawl())
         stats = crawler.stats.get_stats()
-        totals = {name: sum(v for k, v in stats.items() if k.endswith(f"/{name}"))
-                  for name in ("items_stored", "new_news", "new_events")}
+        totals = {
+            name: sum(v for k, v in stats.items() if k.endswith(f"/{name}"))
+            for name in ("items_stored", "new_news", "new_events")
+        }
         results.put((index, len(items), totals, None))
     except BaseException as exc:  # the parent must hear of it, or it would wait for ever
         start.abort()
@@ -319,8 +335,11 @@ def collect(results: multiprocessing.Queue, processes: list[multiprocessing.Proc
             reports.append(results.get(timeout=1))
         except queue.Empty:
             reported = {index for index, *_ in reports}
-            dead = [index for index, process in enumerate(processes)
-                    if index not in reported and process.exitcode not in (None, 0)]
+            dead = [
+                index
+                for index, process in enumerate(processes)
+                if index not in reported and process.exitcode not in (None, 0)
+            ]
             if dead:
                 sys.exit(f"writer {dead[0]} died (exit code {processes[dead[0]].exitcode}) without a report")
     return reports
@@ -331,9 +350,10 @@ def run_writers(url: str, item_args: tuple, expected_items: int, writers: int, b
     context = multiprocessing.get_context("spawn")
     start = context.Barrier(writers + 1)
     results = context.Queue()
-    processes = [context.Process(target=writer_process, args=(url, item_args, writers, index, batch_size, start,
-                                                              results))
-                 for index in range(writers)]
+    processes = [
+        context.Process(target=writer_process, args=(url, item_args, writers, index, batch_size, start, results))
+        for index in range(writers)
+    ]
     for process in processes:
         process.start()
     try:
@@ -355,8 +375,10 @@ def run_writers(url: str, item_args: tuple, expected_items: int, writers: int, b
     new_news = sum(totals["new_news"] for _, _, totals, _ in reports)
     new_events = sum(totals["new_events"] for _, _, totals, _ in reports)
     if (new_news, new_events) != (rows["news"], rows["topic_news"]):
-        sys.exit(f"{writers} writers counted {new_news} new news and {new_events} new events; the tables hold"
-                 f" {rows['news']} and {rows['topic_news']}")
+        sys.exit(
+            f"{writers} writers counted {new_news} new news and {new_events} new events; the tables hold"
+            f" {rows['news']} and {rows['topic_news']}"
+        )
     return elapsed
 
 
@@ -379,8 +401,10 @@ def main_postgresql(args: argparse.Namespace, batch_size: int) -> None:
         seconds = run_writers(url, item_args, len(items), writers, batch_size)
         rows = count_rows_at(url)
         stored = {table: rows[table] for table in expected}
-        line = (f"writers {writers}: {len(items):,} items in {seconds:.2f} s = {len(items) / seconds:,.0f} items/s"
-                f" (rows: {', '.join(f'{table} {count:,}' for table, count in stored.items())})")
+        line = (
+            f"writers {writers}: {len(items):,} items in {seconds:.2f} s = {len(items) / seconds:,.0f} items/s"
+            f" (rows: {', '.join(f'{table} {count:,}' for table, count in stored.items())})"
+        )
         print(line, flush=True)
         if stored != expected:
             sys.exit(f"rows differ from the distinct articles, events and attributions of the items: {expected}")
@@ -396,10 +420,17 @@ def main() -> None:
     parser.add_argument("--orm-items", type=int, default=10_000, help="items timed for (a) (default 10000)")
     parser.add_argument("--batch-size", type=int, help="override TOPICSTREAMS_STORE_BATCH_SIZE")
     parser.add_argument("--repeat", type=int, default=3, help="runs of (1), (b), (b'); the best counts (default 3)")
-    parser.add_argument("--writers", type=writer_counts,
-                        help="PostgreSQL --db only: concurrent writer processes to measure (default 1,2,4)")
-    parser.add_argument("--recent", type=int, default=1000,
-                        help="PostgreSQL --db only: duplicates re-find one of this many latest articles (default 1000)")
+    parser.add_argument(
+        "--writers",
+        type=writer_counts,
+        help="PostgreSQL --db only: concurrent writer processes to measure (default 1,2,4)",
+    )
+    parser.add_argument(
+        "--recent",
+        type=int,
+        default=1000,
+        help="PostgreSQL --db only: duplicates re-find one of this many latest articles (default 1000)",
+    )
     args = parser.parse_args()
 
     batch_size = args.batch_size or project_settings.TOPICSTREAMS_STORE_BATCH_SIZE

@@ -74,7 +74,7 @@ class JsonReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 try:
                     body = json.loads(raw)
@@ -93,14 +93,15 @@ class JsonReceiver:
                 self.end_headers()
                 self.wfile.write(answer)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), name="json-receiver",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, args=(0.05,), name="json-receiver", daemon=True
+        )
 
     def start(self) -> JsonReceiver:
         self._thread.start()
@@ -171,9 +172,10 @@ class SmtpReceiver:
         receiver = self
 
         class Handler:
-            async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 (aiosmtpd's)
-                message = email.message_from_bytes(envelope.original_content or envelope.content,
-                                                   policy=email.policy.default)
+            async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+                message = email.message_from_bytes(
+                    envelope.original_content or envelope.content, policy=email.policy.default
+                )
                 login = session.auth_data.decode() if isinstance(session.auth_data, bytes) else None
                 with receiver._lock:
                     receiver.mails.append(Mail(envelope.mail_from, list(envelope.rcpt_tos), message, login))
@@ -208,8 +210,10 @@ class SmtpReceiver:
         if self.user:
             secret = self.password if password is None else password
             login = f"{quote(self.user, safe='')}:{quote(secret, safe='')}@"
-        return (f"mailto://{login}127.0.0.1:{self.port}?mode=insecure&from={quote(mail_from, safe='@')}"
-                f"&to={quote(to, safe='@')}")
+        return (
+            f"mailto://{login}127.0.0.1:{self.port}?mode=insecure&from={quote(mail_from, safe='@')}"
+            f"&to={quote(to, safe='@')}"
+        )
 
 
 # ---- fixtures ---------------------------------------------------------------------------------------------------

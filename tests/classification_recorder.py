@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from topicstreams.signals import response_classified
+from topicstreams.crawl.signals import response_classified
 
 
 class ClassificationRecorder:

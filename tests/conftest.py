@@ -25,20 +25,29 @@ class ScrapyRunner:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.env = {k: v for k, v in os.environ.items()
-                    if k not in ("TOPICSTREAMS_CONFIG", "TOPICSTREAMS_DB_URL", "SCRAPER_PROXY")}
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("TOPICSTREAMS_CONFIG", "TOPICSTREAMS_DB_URL", "SCRAPER_PROXY")
+        }
         self.env["SCRAPY_SETTINGS_MODULE"] = "topicstreams.settings"
         self.env["PYTHONPATH"] = str(REPO)
 
-    def __call__(self, *args: str, timeout: float = 180, env: dict | None = None,
-                 check: bool = False) -> subprocess.CompletedProcess:
+    def __call__(
+        self, *args: str, timeout: float = 180, env: dict | None = None, check: bool = False
+    ) -> subprocess.CompletedProcess:
         result = subprocess.run(
-            [sys.executable, "-m", "scrapy", *args], cwd=self.folder, env={**self.env, **(env or {})},
-            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+            [sys.executable, "-m", "scrapy", *args],
+            cwd=self.folder,
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         if check and result.returncode != 0:
             raise AssertionError(f"scrapy {' '.join(args)} exited {result.returncode}:\n{result.stderr[-4000:]}")
         return result
-
 
 
 @pytest.fixture(autouse=True)
@@ -81,8 +90,9 @@ def reading_of(reader, response, number: int = 0, fetched_at=None):
     """The reader's reading of a Scrapy response (as the blocks middleware makes it)."""
     from topicstreams.engines.reader import Page
 
-    return reader.read(Page(response.url, response.status, response.text, response.headers.to_unicode_dict(),
-                            number), fetched_at)
+    return reader.read(
+        Page(response.url, response.status, response.text, response.headers.to_unicode_dict(), number), fetched_at
+    )
 
 
 def parsing_spider(spider_class, base_url: str, freshness: str = "hour"):
@@ -172,16 +182,25 @@ def feed_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 # ==== pytest-playwright: the project's Chromium ==============================================================
 # The web app's browser tests (tests/system/test_web_browser.py) run in the Chromium the crawler uses
-# (topicstreams.browser.find_executable), launched as the crawler launches it; as root there is no sandbox.
+# (topicstreams.browser.chromium.find_executable), launched as the crawler launches it; as root there is no sandbox.
 
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
-    from topicstreams.browser import find_executable
+    from topicstreams.browser.chromium import find_executable
 
-    args = {**browser_type_launch_args, "args": [
-        "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-quic", "--no-first-run", "--disable-dev-shm-usage"]}
+    args = {
+        **browser_type_launch_args,
+        "args": [
+            "--no-sandbox",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-dev-shm-usage",
+        ],
+    }
     executable = find_executable()
     if executable:
         args["executable_path"] = executable
@@ -203,7 +222,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """In a serial session the short soak starts as soon as it is collected, and runs beside the other tests
     (tests/soak_run.py). Every xdist worker collects every test, so there the soak starts with its own test, which
     is the first to run (see pytest_collection_modifyitems), on whichever worker is given it."""
-    from topicstreams.browser import find_executable
+    from topicstreams.browser.chromium import find_executable
 
     if session.config.option.collectonly or in_xdist_worker():
         return
@@ -221,7 +240,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def background_soak(pytestconfig: pytest.Config):
     """The session's short soak (started at collection in a serial session, here on an xdist worker), or a skip when
     there is no Chromium to run it."""
-    from topicstreams.browser import find_executable
+    from topicstreams.browser.chromium import find_executable
 
     soak = pytestconfig.stash.get(SOAK, None)
     if soak is None and in_xdist_worker() and find_executable():

@@ -8,10 +8,10 @@ import itertools
 import sqlite3
 from pathlib import Path
 
+from fake_engines import FakeEngines
 from tests.conftest import write_config
 from topicstreams import ENGINES
-from topicstreams.fakes import FakeEngines
-from topicstreams.urls import normalize_url
+from topicstreams.engines.news_urls import normalize_url
 
 SLACK = 0.05
 """Seconds by which two arrivals at the fake engine may come closer than the floor. Pacing holds the floor when it
@@ -24,28 +24,46 @@ FAST_COOLDOWN = {"initial": 0.05, "factor": 1, "max": 0.05}
 """A bench short enough for a test to gather a window of blocks in seconds (the floor still holds)."""
 
 
-def crawl_config(folder: Path, fakes: FakeEngines, *, floor: float, engines=("google",), scraper: dict | None = None,
-                 filename: str = "config.yml", **sections) -> Path:
+def crawl_config(
+    folder: Path,
+    fakes: FakeEngines,
+    *,
+    floor: float,
+    engines=("google",),
+    scraper: dict | None = None,
+    filename: str = "config.yml",
+    **sections,
+) -> Path:
     """``folder/config.yml`` for a crawl of the fake ``engines`` (the others disabled) on node ``node-a``, into
     ``news.db``, with pacing floor ``floor`` and no jitter; ``scraper`` adds to the scraper section, ``sections``
     are other top-level sections (``health``, ``canaries``, …)."""
-    return write_config(folder, {
-        "database": {"url": "sqlite:///news.db"},
-        "node": {"id": "node-a"},
-        "engines": {name: {"base_url": fakes.base_url(name) if name in fakes.engines else "http://127.0.0.1:9",
-                           "enabled": name in engines} for name in ENGINES},
-        "scraper": {"pacing": {"default_min_interval": floor, "jitter_ratio": 0.0}, **(scraper or {})},
-        "browser": {"profile_dir": "profiles"},
-        **sections,
-    }, filename)
+    return write_config(
+        folder,
+        {
+            "database": {"url": "sqlite:///news.db"},
+            "node": {"id": "node-a"},
+            "engines": {
+                name: {
+                    "base_url": fakes.base_url(name) if name in fakes.engines else "http://127.0.0.1:9",
+                    "enabled": name in engines,
+                }
+                for name in ENGINES
+            },
+            "scraper": {"pacing": {"default_min_interval": floor, "jitter_ratio": 0.0}, **(scraper or {})},
+            "browser": {"profile_dir": "profiles"},
+            **sections,
+        },
+        filename,
+    )
 
 
 def expected_urls(engine: str, *topics: str, pages: int = 1) -> set[str]:
     """The clean URLs a correct crawl of the fake ``engine`` stores for ``topics``, from their first ``pages``
     pages."""
-    fake = importlib.import_module(f"topicstreams.fakes.{engine}")
-    return {normalize_url(url) for topic in topics for page in range(pages)
-            for url in fake.expected_articles(topic, page)}
+    fake = importlib.import_module(f"fake_engines.{engine}")
+    return {
+        normalize_url(url) for topic in topics for page in range(pages) for url in fake.expected_articles(topic, page)
+    }
 
 
 def topics(count: int) -> str:

@@ -17,7 +17,7 @@ import logging
 
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
-from topicstreams import meta as keys
+from topicstreams.crawl import meta as keys
 
 logger = logging.getLogger(__name__)
 
@@ -29,8 +29,7 @@ class DropTopicsSpiderMiddleware(BaseSpiderMiddleware):
 
     def get_processed_request(self, request, response):
         if request.meta.get(keys.TOPIC) in self.topics:
-            logger.info("test middleware: dropping the request of topic %r (%s)", request.meta[keys.TOPIC],
-                        request.url)
+            logger.info("test middleware: dropping the request of topic %r (%s)", request.meta[keys.TOPIC], request.url)
             return None
         return request
 
@@ -46,6 +45,7 @@ class HoldTopicsDownloaderMiddleware:
 
     async def process_request(self, request, spider=None):
         if request.meta.get(keys.TOPIC) in self.topics:
-            logger.info("test middleware: holding the request of topic %r for %g s", request.meta[keys.TOPIC],
-                        self.seconds)
+            logger.info(
+                "test middleware: holding the request of topic %r for %g s", request.meta[keys.TOPIC], self.seconds
+            )
             await asyncio.sleep(self.seconds)

@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from topicstreams.fakes import FakeEngines
+from fake_engines import FakeEngines
 
 
 def running_fakes(*engines: str):
@@ -40,8 +40,12 @@ def reset_fakes_per_test():
 
 def bytes_served(fakes: FakeEngines, engine: str | None = None, since: float = 0.0) -> int:
     """Body bytes ``engine`` (or every engine of ``fakes``) sent for the requests logged at ``time >= since``."""
-    return sum(entry["bytes"] for name in ([engine] if engine else fakes.engines)
-               for entry in fakes.requests(name) if entry["time"] >= since)
+    return sum(
+        entry["bytes"]
+        for name in ([engine] if engine else fakes.engines)
+        for entry in fakes.requests(name)
+        if entry["time"] >= since
+    )
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -49,8 +53,9 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def fetch(url: str, *, headers: dict | None = None, data: bytes | None = None, follow: bool = True,
-          errors: str = "strict") -> tuple[int, dict, str, str]:
+def fetch(
+    url: str, *, headers: dict | None = None, data: bytes | None = None, follow: bool = True, errors: str = "strict"
+) -> tuple[int, dict, str, str]:
     """(status, headers, body, final url) without raising on 4xx/5xx.
 
     ``data`` makes it a POST (urllib sends it as a form); ``follow=False`` makes one request and hands back a redirect

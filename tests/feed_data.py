@@ -25,7 +25,7 @@ from scrapy import Spider
 from scrapy.utils.test import get_crawler
 
 from topicstreams import settings as project_settings
-from topicstreams.items import NewsItem
+from topicstreams.engines.items import NewsItem
 from topicstreams.pipelines.normalize import NormalizePipeline
 from topicstreams.pipelines.store import StorePipeline
 from topicstreams.storage import dispose_databases, upgrade
@@ -39,9 +39,17 @@ class _FeedSpider(Spider):
     name = "feed-tests"
 
 
-def article(n: int | str, topic: str = "climate", engine: str = "google", *, title: str | None = None,
-            source: str | None = "Example News", snippet: str | None = "Something happened.",
-            url: str | None = None, published_at: datetime | None = None) -> NewsItem:
+def article(
+    n: int | str,
+    topic: str = "climate",
+    engine: str = "google",
+    *,
+    title: str | None = None,
+    source: str | None = "Example News",
+    snippet: str | None = "Something happened.",
+    url: str | None = None,
+    published_at: datetime | None = None,
+) -> NewsItem:
     """One engine's result *n* for *topic*, as a spider yields it (before normalization)."""
     return NewsItem(
         url=url or f"https://news.example/{n}",
@@ -59,13 +67,23 @@ def article(n: int | str, topic: str = "climate", engine: str = "google", *, tit
 def store(url: str, items: Iterable[NewsItem]) -> None:
     """Normalize and store *items* in one batch through the project's pipelines."""
     with tempfile.TemporaryDirectory(prefix="topicstreams-journal-") as journal:
-        crawler = get_crawler(_FeedSpider, {
-            **{name: getattr(project_settings, name) for name in dir(project_settings)
-               if name.startswith("TOPICSTREAMS_STORE_")},
-            "TOPICSTREAMS_DATABASE_URL": url, "TOPICSTREAMS_STORE_BATCH_SIZE": 100_000,
-            "TOPICSTREAMS_STORE_BUFFER_ITEMS": 100_000, "TOPICSTREAMS_STORE_FLUSH_SECONDS": 0,
-            "TOPICSTREAMS_ENGINES": {}, "TOPICSTREAMS_JOURNAL_DIR": journal,
-            "EXTENSIONS": {"topicstreams.extensions.schema.SchemaExtension": 0}})
+        crawler = get_crawler(
+            _FeedSpider,
+            {
+                **{
+                    name: getattr(project_settings, name)
+                    for name in dir(project_settings)
+                    if name.startswith("TOPICSTREAMS_STORE_")
+                },
+                "TOPICSTREAMS_DATABASE_URL": url,
+                "TOPICSTREAMS_STORE_BATCH_SIZE": 100_000,
+                "TOPICSTREAMS_STORE_BUFFER_ITEMS": 100_000,
+                "TOPICSTREAMS_STORE_FLUSH_SECONDS": 0,
+                "TOPICSTREAMS_ENGINES": {},
+                "TOPICSTREAMS_JOURNAL_DIR": journal,
+                "EXTENSIONS": {"topicstreams.extensions.schema.SchemaExtension": 0},
+            },
+        )
         normalize = NormalizePipeline.from_crawler(crawler)
         pipeline = StorePipeline.from_crawler(crawler)
         pipeline.open_spider()
@@ -88,9 +106,14 @@ BATCHES = [
     [("s1", "space", "yahoo"), ("e2", "energy", "brave")],
     [("c3", "climate", "brave"), ("c1", "climate", "brave")],
 ]
-STORIES = {"c1": ("climate", {"google", "bing", "brave"}), "c2": ("climate", {"yahoo"}),
-           "c3": ("climate", {"brave"}), "e1": ("energy", {"google"}), "e2": ("energy", {"bing", "brave"}),
-           "s1": ("space", {"yahoo"})}
+STORIES = {
+    "c1": ("climate", {"google", "bing", "brave"}),
+    "c2": ("climate", {"yahoo"}),
+    "c3": ("climate", {"brave"}),
+    "e1": ("energy", {"google"}),
+    "e2": ("energy", {"bing", "brave"}),
+    "s1": ("space", {"yahoo"}),
+}
 NEWEST_FIRST = ["c3", "s1", "e2", "c2", "e1", "c1"]  # by the batch that first stored each story
 
 
@@ -103,13 +126,16 @@ def store_stories(url: str) -> str:
 
 def expected_stories(topics=(), engines=()) -> list[str]:
     """The stories the view of *topics* × *engines* shows, newest first."""
-    return [n for n in NEWEST_FIRST if (not topics or STORIES[n][0] in topics)
-            and (not engines or STORIES[n][1] & set(engines))]
+    return [
+        n
+        for n in NEWEST_FIRST
+        if (not topics or STORIES[n][0] in topics) and (not engines or STORIES[n][1] & set(engines))
+    ]
 
 
 def nid(n: int | str) -> str:
     """The news id of ``article(n)``."""
-    from topicstreams.urls import news_id, normalize_url
+    from topicstreams.engines.news_urls import news_id, normalize_url
 
     return news_id(normalize_url(f"https://news.example/{n}"))
 

@@ -2,7 +2,7 @@
 database (``scraper.assignment: lease``), each against fake engines of its own.
 
 Each node is one ``scrapy crawlall`` process (real spiders in a real Chromium) with its own config file: its
-``node.id``, its ``browser.profile_dir``, and the base URLs of its own :class:`~topicstreams.fakes.FakeEngines` — so
+``node.id``, its ``browser.profile_dir``, and the base URLs of its own :class:`~fake_engines.FakeEngines` — so
 the fakes' request logs say which node asked for which topic, and one node's engine can be blocked (its fake
 answers 429) while the others' are not, as one exit IP is blocked and the others are not. What the nodes did is read
 back from the fakes' logs, the ``schedule``, ``nodes`` and ``engine_status`` tables, and each process's log file.
@@ -15,6 +15,7 @@ back from the fakes' logs, the ``schedule``, ``nodes`` and ``engine_status`` tab
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -30,10 +31,10 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
+from fake_engines import FakeEngines
 from tests.conftest import ScrapyRunner, postgres_dbname, write_config
 from tests.postgres_server import PostgresServer
 from topicstreams import ENGINES
-from topicstreams.fakes import FakeEngines
 
 CRAWLED = ("google", "bing")
 """The engines every node crawls (two: the machine runs several Chromiums at once)."""
@@ -79,9 +80,14 @@ class Node:
     def start(self, runner: ScrapyRunner, *args: str) -> Node:
         with self.log_path.open("a") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "scrapy", *args], cwd=self.folder,
-                env={**runner.env, "TOPICSTREAMS_CONFIG": str(self.config)}, stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                [sys.executable, "-m", "scrapy", *args],
+                cwd=self.folder,
+                env={**runner.env, "TOPICSTREAMS_CONFIG": str(self.config)},
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.started_at = time.time()
         return self
 
@@ -132,10 +138,8 @@ class Node:
     def kill(self) -> None:
         """SIGKILL to the node's whole session: the crawl process and its Chromium die at once, nothing said."""
         assert self.process is not None
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.process.wait(timeout=30)
         self.exited_at = time.time()
         self.ended = "killed"
@@ -144,21 +148,31 @@ class Node:
         """Kill whatever is left of the node's session (a Chromium helper that outlived its crawl)."""
         if self.process is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def scrapes(self, engine: str) -> list[Scrape]:
-        return [Scrape(self.name, engine, entry["query"].get("q", ""), entry["time"], entry["status"])
-                for entry in self.fakes.results_requests(engine)]
+        return [
+            Scrape(self.name, engine, entry["query"].get("q", ""), entry["time"], entry["status"])
+            for entry in self.fakes.results_requests(engine)
+        ]
 
 
 class LeaseCluster:
     """Lease-mode nodes on one fresh PostgreSQL database of ``server`` (see the module docstring)."""
 
-    def __init__(self, server: PostgresServer, folder: Path, *, topics: Sequence[str], interval: float,
-                 lease_seconds: float, floor: float = 0.25, jitter_ratio: float = 0.2, cooldown: float = 60.0) -> None:
+    def __init__(
+        self,
+        server: PostgresServer,
+        folder: Path,
+        *,
+        topics: Sequence[str],
+        interval: float,
+        lease_seconds: float,
+        floor: float = 0.25,
+        jitter_ratio: float = 0.2,
+        cooldown: float = 60.0,
+    ) -> None:
         self.server = server
         self.folder = folder
         self.topics = list(topics)
@@ -214,22 +228,30 @@ class LeaseCluster:
         folder.mkdir(parents=True, exist_ok=True)
         fakes = FakeEngines(CRAWLED).start()
         engines = tuple(engines)
-        config = write_config(folder, {
-            "database": {"url": self.url},
-            "topics": self.topics,
-            "node": {"id": name},
-            "engines": {engine: {"base_url": fakes.base_url(engine) if engine in CRAWLED else "http://127.0.0.1:9",
-                                 "enabled": engine in engines} for engine in ENGINES},
-            "scraper": {
-                "assignment": "lease",
-                "lease_seconds": self.lease_seconds,
-                "scrape_interval": self.interval,
-                "pacing": {"default_min_interval": self.floor, "jitter_ratio": self.jitter_ratio},
-                "cooldown": {"initial": self.cooldown, "factor": 1, "max": self.cooldown},
-                **(scraper or {}),
+        config = write_config(
+            folder,
+            {
+                "database": {"url": self.url},
+                "topics": self.topics,
+                "node": {"id": name},
+                "engines": {
+                    engine: {
+                        "base_url": fakes.base_url(engine) if engine in CRAWLED else "http://127.0.0.1:9",
+                        "enabled": engine in engines,
+                    }
+                    for engine in ENGINES
+                },
+                "scraper": {
+                    "assignment": "lease",
+                    "lease_seconds": self.lease_seconds,
+                    "scrape_interval": self.interval,
+                    "pacing": {"default_min_interval": self.floor, "jitter_ratio": self.jitter_ratio},
+                    "cooldown": {"initial": self.cooldown, "factor": 1, "max": self.cooldown},
+                    **(scraper or {}),
+                },
+                "browser": {"profile_dir": str(folder / "profiles")},
             },
-            "browser": {"profile_dir": str(folder / "profiles")},
-        })
+        )
         node = self.nodes[name] = Node(name, folder, fakes, config)
         return node
 
@@ -259,10 +281,16 @@ class LeaseCluster:
     def schedule(self) -> list[dict[str, Any]]:
         """The schedule's rows with their topic names (an empty list before any node reconciled)."""
         with self._db.connect() as conn:
-            rows = conn.execute(text("""
+            rows = (
+                conn.execute(
+                    text("""
                 SELECT s.engine, t.name AS topic, s.slot_at, s.due_at, s.lease_node, s.lease_until, s.last_node,
                        s.last_done_at, s.scrapes
-                FROM schedule s JOIN topics t ON t.id = s.topic_id ORDER BY s.engine, t.name""")).mappings().all()
+                FROM schedule s JOIN topics t ON t.id = s.topic_id ORDER BY s.engine, t.name""")
+                )
+                .mappings()
+                .all()
+            )
         return [dict(row) for row in rows]
 
     def leases_of(self, node: str) -> list[tuple[str, str]]:
@@ -272,21 +300,27 @@ class LeaseCluster:
     def db_now(self) -> datetime:
         return self.query("SELECT now()")[0][0]
 
-    def scrapes(self, engine: str, *, since: float = 0.0, nodes: Iterable[str] | None = None,
-                ok: bool = True) -> list[Scrape]:
+    def scrapes(
+        self, engine: str, *, since: float = 0.0, nodes: Iterable[str] | None = None, ok: bool = True
+    ) -> list[Scrape]:
         """The results requests of ``engine`` on every node's fakes (or ``nodes``'), answered at ``since`` or later,
         oldest first; only those answered 200 when ``ok``."""
         names = list(self.nodes) if nodes is None else list(nodes)
-        found = [scrape for name in names for scrape in self.nodes[name].scrapes(engine)
-                 if scrape.time >= since and (scrape.status == 200 or not ok)]
+        found = [
+            scrape
+            for name in names
+            for scrape in self.nodes[name].scrapes(engine)
+            if scrape.time >= since and (scrape.status == 200 or not ok)
+        ]
         return sorted(found, key=lambda scrape: scrape.time)
 
     def logs(self, *names: str, chars: int = 3000) -> str:
         """The tails of the named nodes' logs (every node's when none is named)."""
         return "\n".join(self.nodes[name].tail(chars) for name in (names or self.nodes) if name in self.nodes)
 
-    def wait_for(self, condition: Callable[[], Any], timeout: float, what: str, *, every: float = 0.25,
-                 logs: Sequence[str] = ()) -> Any:
+    def wait_for(
+        self, condition: Callable[[], Any], timeout: float, what: str, *, every: float = 0.25, logs: Sequence[str] = ()
+    ) -> Any:
         """Poll ``condition`` until it is true and return its value; fail naming ``what`` at the deadline, with the
         logs of ``logs`` (every node's when empty)."""
         deadline = time.monotonic() + timeout

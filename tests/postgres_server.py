@@ -23,6 +23,7 @@ no ``runuser``); fixtures turn it into a skip.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import pwd
@@ -71,8 +72,9 @@ def find_bindir() -> Path:
     if os.environ.get(BINDIR_ENV):
         candidates = [Path(os.environ[BINDIR_ENV])]
         if not all((candidates[0] / name).is_file() for name in ("initdb", "pg_ctl", "postgres")):
-            raise PostgresUnavailable(f"{SERVER_PACKAGE}: ${BINDIR_ENV} is {candidates[0]}, which has no"
-                                      " initdb/pg_ctl/postgres")
+            raise PostgresUnavailable(
+                f"{SERVER_PACKAGE}: ${BINDIR_ENV} is {candidates[0]}, which has no initdb/pg_ctl/postgres"
+            )
         return candidates[0]
     candidates = []
     pg_config = shutil.which("pg_config")
@@ -87,8 +89,10 @@ def find_bindir() -> Path:
         if all((folder / name).is_file() for name in ("initdb", "pg_ctl", "postgres")):
             return folder
     looked = ", ".join(str(folder) for folder in candidates) or "no pg_config, no /usr/lib/postgresql/*/bin"
-    raise PostgresUnavailable(f"{SERVER_PACKAGE}: no initdb/pg_ctl/postgres found (looked in: {looked});"
-                              " install it with `apt-get install postgresql`")
+    raise PostgresUnavailable(
+        f"{SERVER_PACKAGE}: no initdb/pg_ctl/postgres found (looked in: {looked});"
+        " install it with `apt-get install postgresql`"
+    )
 
 
 def _version_key(folder: Path) -> tuple[int, ...]:
@@ -152,7 +156,8 @@ class PostgresServer:
         if shutil.which("runuser") is None:
             raise PostgresUnavailable(
                 "PostgreSQL cannot run as root and `runuser` (Debian package util-linux) is missing to run it"
-                f" as {SYSTEM_USER!r}: tests needing a PostgreSQL server are skipped")
+                f" as {SYSTEM_USER!r}: tests needing a PostgreSQL server are skipped"
+            )
         self.run_as = SYSTEM_USER
 
     def _command(self, *args: str) -> list[str]:
@@ -162,12 +167,15 @@ class PostgresServer:
 
     def _run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         command = self._command(*args)
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                                stdin=subprocess.DEVNULL, cwd=self.folder)
+        result = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd=self.folder
+        )
         if result.returncode != 0:
             log = self.logfile.read_text(errors="replace")[-3000:] if self.logfile.exists() else ""
-            raise RuntimeError(f"{' '.join(command)} exited {result.returncode}:\n{result.stdout[-2000:]}"
-                               f"\n{result.stderr[-2000:]}\n{log}")
+            raise RuntimeError(
+                f"{' '.join(command)} exited {result.returncode}:\n{result.stdout[-2000:]}"
+                f"\n{result.stderr[-2000:]}\n{log}"
+            )
         return result
 
     def _make_folder(self) -> Path:
@@ -192,8 +200,18 @@ class PostgresServer:
         atexit.register(self.stop)
         try:
             initdb = self.bindir / "initdb"
-            self._run(str(initdb), "-D", str(self.datadir), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8",
-                      "--locale=C", "--no-sync")
+            self._run(
+                str(initdb),
+                "-D",
+                str(self.datadir),
+                "-U",
+                SUPERUSER,
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            )
             self.version = self._run(str(self.bindir / "postgres"), "--version").stdout.strip()
             self._start_on_a_free_port()
         except BaseException:
@@ -206,11 +224,28 @@ class PostgresServer:
         """``pg_ctl start`` on a port free a moment ago; another process may take it first, so try again."""
         for attempt in range(1, attempts + 1):
             self.port = free_port(self.host)
-            options = " ".join([f"-p {self.port}", f"-k {self.folder}",
-                                *(f"-c {name}={value}" for name, value in self.settings.items())])
+            options = " ".join(
+                [
+                    f"-p {self.port}",
+                    f"-k {self.folder}",
+                    *(f"-c {name}={value}" for name, value in self.settings.items()),
+                ]
+            )
             try:
-                self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-l", str(self.logfile),
-                          "-o", options, "-t", str(START_TIMEOUT), "-w", "start", timeout=START_TIMEOUT + 30)
+                self._run(
+                    str(self.bindir / "pg_ctl"),
+                    "-D",
+                    str(self.datadir),
+                    "-l",
+                    str(self.logfile),
+                    "-o",
+                    options,
+                    "-t",
+                    str(START_TIMEOUT),
+                    "-w",
+                    "start",
+                    timeout=START_TIMEOUT + 30,
+                )
             except RuntimeError:
                 if attempt == attempts:
                     raise
@@ -229,10 +264,23 @@ class PostgresServer:
     def resume(self) -> None:
         """Start the halted server again, on the same port, with its data."""
         assert not self._running and self.folder is not None, "the server is not halted"
-        options = " ".join([f"-p {self.port}", f"-k {self.folder}",
-                            *(f"-c {name}={value}" for name, value in self.settings.items())])
-        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-l", str(self.logfile), "-o", options,
-                  "-t", str(START_TIMEOUT), "-w", "start", timeout=START_TIMEOUT + 30)
+        options = " ".join(
+            [f"-p {self.port}", f"-k {self.folder}", *(f"-c {name}={value}" for name, value in self.settings.items())]
+        )
+        self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.datadir),
+            "-l",
+            str(self.logfile),
+            "-o",
+            options,
+            "-t",
+            str(START_TIMEOUT),
+            "-w",
+            "start",
+            timeout=START_TIMEOUT + 30,
+        )
         self._running = True
 
     def stop(self) -> None:
@@ -242,9 +290,14 @@ class PostgresServer:
             return
         try:
             if (folder / "data" / "postmaster.pid").exists():  # also after a start that failed half-way
-                subprocess.run(self._command(str(self.bindir / "pg_ctl"), "-D", str(folder / "data"), "-m", "fast",
-                                             "-w", "stop"),
-                               capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=folder)
+                subprocess.run(
+                    self._command(str(self.bindir / "pg_ctl"), "-D", str(folder / "data"), "-m", "fast", "-w", "stop"),
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    stdin=subprocess.DEVNULL,
+                    cwd=folder,
+                )
         finally:
             self._running = False
             shutil.rmtree(folder, ignore_errors=True)
@@ -267,9 +320,16 @@ class PostgresServer:
         *template*: a database to clone)."""
         from pytest_postgresql.janitor import DatabaseJanitor
 
-        return DatabaseJanitor(user=self.user, password=self.password, host=self.host, port=self.port,
-                               dbname=dbname, template_dbname=template, maintenance_dbname=self.maintenance_dbname,
-                               connection_timeout=30)
+        return DatabaseJanitor(
+            user=self.user,
+            password=self.password,
+            host=self.host,
+            port=self.port,
+            dbname=dbname,
+            template_dbname=template,
+            maintenance_dbname=self.maintenance_dbname,
+            connection_timeout=30,
+        )
 
     def create_database(self, dbname: str, template: str | None = None) -> str:
         """Create the empty database *dbname* (a copy of *template* if given); returns its URL."""
@@ -294,18 +354,19 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(prog="python tests/postgres_server.py", description=main.__doc__)
     parser.add_argument("--database", default="topicstreams", help="a database to create (default topicstreams)")
-    parser.add_argument("--durable", action="store_true",
-                        help="fsync, synchronous commit and full-page writes on, as a production server runs")
+    parser.add_argument(
+        "--durable",
+        action="store_true",
+        help="fsync, synchronous commit and full-page writes on, as a production server runs",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     durable = {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"} if args.durable else {}
     with PostgresServer(settings=durable) as server:
         print(server.create_database(args.database), flush=True)
         signal.signal(signal.SIGTERM, signal.default_int_handler)  # a kill stops the server too
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             signal.pause()
-        except KeyboardInterrupt:
-            pass
 
 
 if __name__ == "__main__":

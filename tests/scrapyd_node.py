@@ -24,8 +24,18 @@ from tests.postgres_server import free_port
 
 PROJECT = "topicstreams"
 SCRAPYD_DEPLOY = Path(sys.executable).with_name("scrapyd-deploy")
-COPY_IGNORED = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-                                      ".topicstreams", "*.db", ".ruff_cache")
+COPY_IGNORED = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".topicstreams",
+    "*.db",
+    ".ruff_cache",
+)
 ERROR_LINE = re.compile(r"^\S+ \S+ \[[^\]]+\] (ERROR|CRITICAL): .*$", re.MULTILINE)
 CLOSED_LINE = re.compile(r"\[scrapy\.core\.engine\] INFO: Spider closed \((?P<reason>[^)]+)\)")
 
@@ -47,8 +57,11 @@ class ScrapydNode:
         self.name = name
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith(("TOPICSTREAMS_", "SCRAPY_")) and k not in ("SCRAPER_PROXY", "PYTHONPATH")}
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("TOPICSTREAMS_", "SCRAPY_")) and k not in ("SCRAPER_PROXY", "PYTHONPATH")
+        }
         self.env.update(env or {})
         self.process: subprocess.Popen | None = None
 
@@ -63,10 +76,17 @@ class ScrapydNode:
             f"dbs_dir = {self.folder / 'dbs'}\n"
             "items_dir =\n"
             "poll_interval = 0.2\n"
-            "max_proc = 4\n")
+            "max_proc = 4\n"
+        )
         self.output = (self.folder / "scrapyd.out").open("wb")
-        self.process = subprocess.Popen([sys.executable, "-m", "scrapyd"], cwd=self.folder, env=self.env,
-                                        stdout=self.output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "scrapyd"],
+            cwd=self.folder,
+            env=self.env,
+            stdout=self.output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -108,8 +128,15 @@ class ScrapydNode:
         """``scrapyd-deploy <name>`` from ``project`` (a copy), with a ``[deploy:<name>]`` target for this node."""
         config = project / "scrapy.cfg"
         config.write_text(config.read_text() + f"\n[deploy:{self.name}]\nurl = {self.url}\nproject = {PROJECT}\n")
-        return subprocess.run([str(SCRAPYD_DEPLOY), self.name], cwd=project, env=self.env, capture_output=True,
-                              text=True, timeout=180, check=True)
+        return subprocess.run(
+            [str(SCRAPYD_DEPLOY), self.name],
+            cwd=project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=True,
+        )
 
     def schedule(self, spider: str, settings: dict[str, str] | None = None, **args: str) -> str:
         """Schedule ``spider`` with Scrapy ``settings`` (``setting=K=V``) and spider arguments; its job id."""
@@ -126,8 +153,9 @@ class ScrapydNode:
             if all(job in finished for job in jobs):
                 return {job: finished[job] for job in jobs}
             if time.monotonic() > deadline:
-                raise AssertionError(f"jobs not finished after {timeout} s: {self.get('listjobs.json')}\n"
-                                     f"{self.server_log()[-3000:]}")
+                raise AssertionError(
+                    f"jobs not finished after {timeout} s: {self.get('listjobs.json')}\n{self.server_log()[-3000:]}"
+                )
             time.sleep(0.3)
 
     def job_log(self, spider: str, job: str) -> str:

@@ -27,9 +27,24 @@ class BackgroundSoak:
         self.json = self.folder / "soak.json"
         self.output = (self.folder / "stdout.txt").open("w+")
         self.process = subprocess.Popen(
-            [sys.executable, str(REPO / "benchmarks" / "soak.py"), "--minutes", str(MINUTES), "--warmup", str(WARMUP),
-             "--every", str(EVERY), "--json", str(self.json)],
-            cwd=REPO, stdout=self.output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
+            [
+                sys.executable,
+                str(REPO / "benchmarks" / "soak.py"),
+                "--minutes",
+                str(MINUTES),
+                "--warmup",
+                str(WARMUP),
+                "--every",
+                str(EVERY),
+                "--json",
+                str(self.json),
+            ],
+            cwd=REPO,
+            stdout=self.output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
 
     def result(self, timeout: float) -> tuple[int, dict | None, str]:
         """(exit status, the JSON it wrote or None, its output), once it has ended (within ``timeout`` seconds)."""

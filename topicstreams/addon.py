@@ -5,8 +5,8 @@ from __future__ import annotations
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 
-from topicstreams.browser import context_options, launch_options, profile_path
-from topicstreams.config import Config, load_config
+from topicstreams.browser.chromium import context_options, launch_options, profile_path
+from topicstreams.config.loading import Config, load_config
 from topicstreams.storage.journal import journal_folder
 
 
@@ -44,7 +44,7 @@ class TopicstreamsAddon:
     the components every crawl needs: the extensions that come first (:mod:`topicstreams.extensions.profile_lock`,
     :mod:`topicstreams.extensions.schema`) and the two middlewares (:mod:`topicstreams.middlewares`).
 
-    Raises :class:`~topicstreams.config.ConfigError` on a bad configuration; the project's ``crawl`` and
+    Raises :class:`~topicstreams.config.loading.ConfigError` on a bad configuration; the project's ``crawl`` and
     ``crawlall`` commands validate before any crawler is made, so users see one ``config error:`` line.
     """
 
@@ -59,7 +59,7 @@ class TopicstreamsAddon:
         from topicstreams.extensions.profile_lock import ProfileLockExtension
         from topicstreams.extensions.schema import SchemaExtension
         from topicstreams.middlewares.blocks import BlocksMiddleware
-        from topicstreams.middlewares.consent import ConsentMiddleware
+        from topicstreams.middlewares.consent_answers import ConsentMiddleware
         from topicstreams.middlewares.pacing import PacingMiddleware
 
         # Every crawl needs these, even when a user's EXTENSIONS or DOWNLOADER_MIDDLEWARES replaces the project's:
@@ -74,14 +74,20 @@ class TopicstreamsAddon:
         config = load_config(settings)  # the command's own load, shared (load_config loads once per process)
         settings.setdict(config_settings(config), priority="addon")
         # The store's journal folder, for every crawler (derived, so no default in settings.py either).
-        settings.set("TOPICSTREAMS_JOURNAL_DIR", str(journal_folder(config.get("browser.profile_dir"),
-                                                                    config.get("node.id"))), priority="addon")
+        settings.set(
+            "TOPICSTREAMS_JOURNAL_DIR",
+            str(journal_folder(config.get("browser.profile_dir"), config.get("node.id"))),
+            priority="addon",
+        )
         engine = getattr(self.crawler.spidercls, "name", None)
         if engine in config.data["engines"]:
             # Derived here only, with no default in settings.py: a project-priority default would win over the
             # add-on's priority. Absent on a crawler that is not an engine's.
-            settings.set("TOPICSTREAMS_PROFILE_PATH", str(profile_path(
-                config.get("browser.profile_dir"), config.get("node.id"), engine)), priority="addon")
+            settings.set(
+                "TOPICSTREAMS_PROFILE_PATH",
+                str(profile_path(config.get("browser.profile_dir"), config.get("node.id"), engine)),
+                priority="addon",
+            )
             # The engine's floor: the pacing middleware keeps it; with it off, Scrapy's own delay does.
             floor = config.min_interval(engine)
             settings.set("TOPICSTREAMS_MIN_INTERVAL", floor, priority="addon")

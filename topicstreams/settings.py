@@ -21,14 +21,14 @@ DOWNLOAD_HANDLERS = {
 }
 PLAYWRIGHT_BROWSER_TYPE = "chromium"
 # One Chromium and one Playwright driver per process, whatever the number of engine crawlers in it; one browser
-# context per engine (topicstreams.shared_browser). The add-on sets PLAYWRIGHT_LAUNCH_OPTIONS from the config.
-PLAYWRIGHT_BROWSER_PROVIDER = "topicstreams.shared_browser.SharedBrowserProvider"
+# context per engine (topicstreams.browser.provider). The add-on sets PLAYWRIGHT_LAUNCH_OPTIONS from the config.
+PLAYWRIGHT_BROWSER_PROVIDER = "topicstreams.browser.provider.SharedBrowserProvider"
 # The browser sends its own headers (its User-Agent, its Accept-Language), not Scrapy's.
 PLAYWRIGHT_PROCESS_REQUEST_HEADERS = None
-PLAYWRIGHT_ABORT_REQUEST = "topicstreams.browser.should_abort_request"
+PLAYWRIGHT_ABORT_REQUEST = "topicstreams.browser.chromium.should_abort_request"
 PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 30_000
 PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 2
-# An engine's tab is navigated from page to page (topicstreams.spiders.base: keep_page). Every TAB_GC_PAGES pages its
+# An engine's tab is navigated from page to page (topicstreams.crawl.spider: keep_page). Every TAB_GC_PAGES pages its
 # renderer is asked for a garbage collection: left alone, it keeps the pages it left in memory long after (0 = never
 # asked). After TAB_PAGES pages the tab is renewed (closed; the next page opens a fresh one): a tab keeps every
 # request and response it has seen until it closes — in Chromium, in the Playwright driver and in Playwright's
@@ -70,7 +70,7 @@ EXTENSIONS = {
     "topicstreams.extensions.watch.HealthExtension": 500,
     "topicstreams.extensions.cycle_accounting.CyclesExtension": 510,
     "topicstreams.extensions.log_store.LogStoreExtension": 520,
-    "topicstreams.extensions.alerting.AlertingExtension": 530,
+    "topicstreams.extensions.digest_watch.AlertingExtension": 530,
     "topicstreams.extensions.membership.MembershipExtension": 540,
 }
 TOPICSTREAMS_HEALTH_ENABLED = True
@@ -79,20 +79,20 @@ TOPICSTREAMS_HEALTH_ENABLED = True
 TOPICSTREAMS_CYCLES_ENABLED = True
 # Stored logs: every crawl process keeps its WARNING-and-above records and the per-window INFO lines in scraper_logs,
 # masked, in batches written by a thread of their own, a flood capped, purged after scraper.retention_days; read at
-# /logs and GET /api/logs (topicstreams.extensions.log_store, topicstreams.storage.logs).
+# /logs and GET /api/logs (topicstreams.extensions.log_store, topicstreams.storage.log_records).
 TOPICSTREAMS_LOGS_ENABLED = True
 # Alerts (topicstreams.alerts): each target of an alert is tried once, then again after each of these delays (seconds);
 # every attempt is recorded in alert_deliveries. Delivery runs in a thread of its own, never on the reactor.
 TOPICSTREAMS_ALERT_RETRY_DELAYS = [2.0, 10.0, 30.0]
 # Alerts told by the crawl processes: news digests (alerting.digests: hourly, daily and weekly ones claimed by one
 # process of all nodes, as-it-happens batches by the process that stored their events) and topics gone silent
-# (topicstreams.extensions.alerting): looked at every TICK seconds, silence every SILENCE_EVERY seconds.
+# (topicstreams.extensions.digest_watch): looked at every TICK seconds, silence every SILENCE_EVERY seconds.
 TOPICSTREAMS_ALERTS_ENABLED = True
 TOPICSTREAMS_ALERTS_TICK = 30.0
 TOPICSTREAMS_ALERTS_SILENCE_EVERY = 300.0
 # Membership (topicstreams.extensions.membership): every crawl process writes its row of the nodes table when it
 # starts, every HEARTBEAT seconds and when it stops (scrapy nodes). Lease mode (scraper.assignment: lease,
-# topicstreams.leased_topics): an engine that found nothing due looks at the shared schedule again at most
+# topicstreams.crawl.leased_supply): an engine that found nothing due looks at the shared schedule again at most
 # LEASE_POLL seconds later (another node may release a topic at any time).
 TOPICSTREAMS_MEMBERSHIP_ENABLED = True
 TOPICSTREAMS_NODE_HEARTBEAT = 15.0
@@ -118,7 +118,7 @@ TOPICSTREAMS_STORE_RETRY_INITIAL = 0.5
 TOPICSTREAMS_STORE_RETRY_MAX = 15.0
 TOPICSTREAMS_STORE_CLOSE_TIMEOUT = 10.0
 
-# No topic can stall an engine (topicstreams.response_deadline): a results-page request that has not come back
+# No topic can stall an engine (topicstreams.crawl.deadline): a results-page request that has not come back
 # within the navigation timeout (PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT, ms) plus this margin, counted from when
 # pacing lets it go, is lost (dropped by a middleware without an errback, or lost by the browser): its topic resolves
 # as an error ("no response"), a WARNING, topicstreams/<engine>/requests_lost, and the engine goes on with the next

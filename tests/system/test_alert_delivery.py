@@ -19,11 +19,11 @@ from tests.alert_receivers import (  # noqa: F401 (fixtures)
     smtp_receiver,
     wait_for,
 )
-from topicstreams.alerts import text as inert
+from topicstreams.alerts import inert_text as inert
 from topicstreams.alerts.delivery import Notifier, notifier_for
 from topicstreams.alerts.events import Alert
 from topicstreams.storage import database_for
-from topicstreams.storage.alerts import open_alert, read_recent, record_alert, record_attempt, resolve, set_delivery
+from topicstreams.storage.alert_log import open_alert, read_recent, record_alert, record_attempt, resolve, set_delivery
 from topicstreams.storage.engine_status import add_alert, read_alerts, set_alert_delivery
 
 FAST = {"delays": (0.1,)}
@@ -37,17 +37,39 @@ def hostile_alert(**values) -> Alert:
     """A digest-like alert made of scraped words, as the digests build it: plain text inert, HTML escaped, a
     javascript: link left as text."""
     text = inert.plain(f"{HOSTILE_TITLE}\nhttps://news.example/a\n<!channel> javascript:alert(1)")
-    html = (f"<p>{inert.html_link('https://news.example/a', HOSTILE_TITLE)}</p>"
-            f"<p>{inert.html_link('javascript:alert(1)', 'click me')}</p>")
-    return Alert(**{"event": "digest", "title": f"news: {HOSTILE_TITLE}", "text": text, "html": html, "at": AT,
-                    "topic": "climate", "details": {"items": 1, "first": AT}, **values})
+    html = (
+        f"<p>{inert.html_link('https://news.example/a', HOSTILE_TITLE)}</p>"
+        f"<p>{inert.html_link('javascript:alert(1)', 'click me')}</p>"
+    )
+    return Alert(
+        **{
+            "event": "digest",
+            "title": f"news: {HOSTILE_TITLE}",
+            "text": text,
+            "html": html,
+            "at": AT,
+            "topic": "climate",
+            "details": {"items": 1, "first": AT},
+            **values,
+        }
+    )
 
 
 def paused(**values) -> Alert:
-    return Alert(**{"event": "paused", "title": "topicstreams: google paused on n1",
-                    "text": "google paused on node n1: hard_block\nrun `scrapy health resume google`", "at": AT,
-                    "engine": "google", "node": "n1", "score": 30, "band": "critical",
-                    "reasons": ("hard_block",), **values})
+    return Alert(
+        **{
+            "event": "paused",
+            "title": "topicstreams: google paused on n1",
+            "text": "google paused on node n1: hard_block\nrun `scrapy health resume google`",
+            "at": AT,
+            "engine": "google",
+            "node": "n1",
+            "score": 30,
+            "band": "critical",
+            "reasons": ("hard_block",),
+            **values,
+        }
+    )
 
 
 def latest(url: str) -> dict:
@@ -68,11 +90,18 @@ def test_alerts_and_their_attempts_are_stored_and_read_newest_first(feed_url):
     assert [row["id"] for row in rows] == [old, second, first]  # add_alert stamps now: the newest
     digest = rows[1]
     assert (digest["event"], digest["engine"], digest["node"], digest["band"], digest["topic"]) == (
-        "digest", None, None, None, "climate")
+        "digest",
+        None,
+        None,
+        None,
+        "climate",
+    )
     assert digest["details"] == {"items": 1, "first": AT.isoformat(sep=" ")}
     assert digest["message"].startswith("<script>") and digest["delivery"] == "delivered 1/1"
-    assert [(d["attempt"], d["ok"], d["detail"]) for d in digest["deliveries"]] == [(1, False, "HTTP 500"),
-                                                                                  (2, True, None)]
+    assert [(d["attempt"], d["ok"], d["detail"]) for d in digest["deliveries"]] == [
+        (1, False, "HTTP 500"),
+        (2, True, None),
+    ]
     assert digest["deliveries"][0]["at"] == AT + timedelta(minutes=5)
     assert rows[2]["event"] == "paused" and rows[2]["reasons"] == ["hard_block"] and rows[2]["deliveries"] == []
     assert rows[0]["event"] == "paused"  # the column's default for the older writer
@@ -98,8 +127,9 @@ def test_an_open_alert_is_found_and_resolved_by_event_engine_and_node(feed_url):
 
 # ---- delivery --------------------------------------------------------------------------------------------
 def test_one_alert_reaches_json_and_mail_inert_and_recorded(feed_url, json_receiver, smtp_receiver):
-    notifier = Notifier(feed_url, {"urls": [json_receiver.apprise_url("/hook"), smtp_receiver.apprise_url()]},
-                        "n1", **FAST)
+    notifier = Notifier(
+        feed_url, {"urls": [json_receiver.apprise_url("/hook"), smtp_receiver.apprise_url()]}, "n1", **FAST
+    )
     started = time.monotonic()
     notifier.send(hostile_alert())
     assert time.monotonic() - started < 0.5  # handed over, not delivered, on the caller's thread
@@ -123,9 +153,12 @@ def test_one_alert_reaches_json_and_mail_inert_and_recorded(feed_url, json_recei
 
     row = latest(feed_url)
     assert (row["event"], row["topic"], row["delivery"]) == ("digest", "climate", "delivered 2/2")
-    assert sorted((d["target"], d["attempt"], d["ok"]) for d in row["deliveries"]) == sorted([
-        (f"json://127.0.0.1:{json_receiver.port}/hook", 1, True),
-        (f"mailto://{SMTP_USER}:****@127.0.0.1:{smtp_receiver.port}/ops%40topicstreams.example", 1, True)])
+    assert sorted((d["target"], d["attempt"], d["ok"]) for d in row["deliveries"]) == sorted(
+        [
+            (f"json://127.0.0.1:{json_receiver.port}/hook", 1, True),
+            (f"mailto://{SMTP_USER}:****@127.0.0.1:{smtp_receiver.port}/ops%40topicstreams.example", 1, True),
+        ]
+    )
 
 
 def test_a_failing_url_is_retried_and_takes_the_alert_on_the_third_attempt(feed_url, json_receiver):
@@ -191,13 +224,31 @@ def test_the_webhook_gets_todays_json_body_for_events_only(tmp_path, json_receiv
     notifier.send(hostile_alert())  # a digest: its own URLs (none here), never the webhook
     assert notifier.flush(20)
     bodies = [posted.body for posted in json_receiver.received("/hooks/")]
-    assert [posted.headers["Content-Type"] for posted in json_receiver.received("/hooks/")] == [
-        "application/json"] * 2
+    assert [posted.headers["Content-Type"] for posted in json_receiver.received("/hooks/")] == ["application/json"] * 2
     assert bodies == [
-        {"text": f"google paused @{inert.ZWSP}here", "engine": "google", "node": "n1", "score": 30,
-         "band": "critical", "reasons": ["hard_block"], "at": AT.isoformat(), "event": "paused", "topic": None},
-        {"text": "no news on climate", "engine": None, "node": None, "score": None, "band": None, "reasons": [],
-         "at": AT.isoformat(), "event": "silence", "topic": "climate"}]
+        {
+            "text": f"google paused @{inert.ZWSP}here",
+            "engine": "google",
+            "node": "n1",
+            "score": 30,
+            "band": "critical",
+            "reasons": ["hard_block"],
+            "at": AT.isoformat(),
+            "event": "paused",
+            "topic": None,
+        },
+        {
+            "text": "no news on climate",
+            "engine": None,
+            "node": None,
+            "score": None,
+            "band": None,
+            "reasons": [],
+            "at": AT.isoformat(),
+            "event": "silence",
+            "topic": "climate",
+        },
+    ]
     rows = {row["event"]: row for row in read_recent(database_for(url), None)}
     assert rows["paused"]["delivery"] == "delivered 1/1"
     assert rows["paused"]["deliveries"][0]["target"] == f"http://127.0.0.1:{json_receiver.port}/***"
@@ -211,8 +262,9 @@ def test_secrets_never_reach_the_log_nor_the_database(tmp_path, json_receiver, s
     upgrade(url)
     token, password, wrong = "T0ken-in-a-header-1234", "Js0n-pa55word-5678", "Wr0ng-pa55word-9012"
     query_token = "Query-t0ken-3456"
-    json_url = json_receiver.apprise_url("/secret", user="bot", password=password,
-                                         query=f"+X-Token={token}&-token={query_token}")
+    json_url = json_receiver.apprise_url(
+        "/secret", user="bot", password=password, query=f"+X-Token={token}&-token={query_token}"
+    )
     good_mail, bad_mail = smtp_receiver.apprise_url(), smtp_receiver.apprise_url(password=wrong)
     webhook = json_receiver.http_url("/hooks/W3bhook-t0ken-7890")
     secrets = [token, password, wrong, query_token, SMTP_PASSWORD, "W3bhook-t0ken-7890"]
@@ -220,8 +272,9 @@ def test_secrets_never_reach_the_log_nor_the_database(tmp_path, json_receiver, s
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="apprise")  # as someone debugging would: the notifier raises it again
     caplog.set_level(logging.DEBUG, logger="urllib3")
-    notifier = Notifier(url, {"urls": [json_url, good_mail, bad_mail], "webhook_url": webhook}, "n1",
-                        attempts=2, **FAST)
+    notifier = Notifier(
+        url, {"urls": [json_url, good_mail, bad_mail], "webhook_url": webhook}, "n1", attempts=2, **FAST
+    )
     json_receiver.fail_next(2)  # the first attempts of the JSON URL and of the webhook
     notifier.send(paused())
     assert notifier.flush(30)
@@ -255,7 +308,8 @@ def test_flush_waits_for_retries_and_says_how_many_are_left(tmp_path, json_recei
     assert not notifier.flush(0.5)
     assert 0.4 < time.monotonic() - started < 1.5
     assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
-        "2 alerts still on the way after 0.5 s (a target is slow, or its next attempt is not due yet)"]
+        "2 alerts still on the way after 0.5 s (a target is slow, or its next attempt is not due yet)"
+    ]
     assert notifier.flush(10)  # the third attempts come 2 × 1.5 s after the first
     assert notifier.pending() == 0 and len(json_receiver.received("/slow")) == 6
 
@@ -304,12 +358,17 @@ def test_deliver_now_reports_each_url_once_and_records_it(tmp_path, json_receive
     test = Alert(event="test", title="test", text="a test", at=AT, node="n1")
     results = notifier.deliver_now(test, [good, dead, good, webhook])
     assert [(shown, ok) for shown, ok, _ in results] == [
-        (good, True), (dead, False), (f"http://127.0.0.1:{json_receiver.port}/***", True)]
+        (good, True),
+        (dead, False),
+        (f"http://127.0.0.1:{json_receiver.port}/***", True),
+    ]
     assert results[1][2]  # what went wrong
     assert json_receiver.received("/hooks/now")[0].body["event"] == "test"
     row = latest(url)
-    assert row["event"] == "test" and row["delivery"] == "delivered 2/3; failed: json://127.0.0.1:9/closed " \
-                                                         "(after 1 attempt)"
+    assert (
+        row["event"] == "test"
+        and row["delivery"] == "delivered 2/3; failed: json://127.0.0.1:9/closed (after 1 attempt)"
+    )
 
 
 def test_notifier_for_is_one_per_database_and_takes_the_latest_configuration(tmp_path):
@@ -331,8 +390,7 @@ def test_many_threads_may_send_at_once(tmp_path, json_receiver, threads):
 
     upgrade(url)
     notifier = Notifier(url, {"urls": [json_receiver.apprise_url("/many")]}, "n1", **FAST)
-    senders = [threading.Thread(target=lambda: [notifier.send(paused()) for _ in range(5)])
-               for _ in range(threads)]
+    senders = [threading.Thread(target=lambda: [notifier.send(paused()) for _ in range(5)]) for _ in range(threads)]
     for sender in senders:
         sender.start()
     for sender in senders:

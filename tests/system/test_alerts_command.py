@@ -20,7 +20,7 @@ from tests.conftest import write_config
 from topicstreams.alerts.events import Alert
 from topicstreams.commands.alerts import parse_since
 from topicstreams.storage import database_for, upgrade, utcnow
-from topicstreams.storage.alerts import read_recent, record_alert, record_attempt, set_delivery
+from topicstreams.storage.alert_log import read_recent, record_alert, record_attempt, set_delivery
 
 WEBHOOK_TOKEN = "W3bhook-t0ken-for-the-test"
 JSON_PASSWORD = "Js0n-pa55word-for-the-test"
@@ -46,9 +46,14 @@ def test_alerts_test_sends_to_every_configured_url_once(scrapy_cmd, tmp_path, js
     chat = json_receiver.apprise_url("/chat", user="bot", password=JSON_PASSWORD, query=f"+X-Token={HEADER_TOKEN}")
     mail = smtp_receiver.apprise_url()
     digest_only = json_receiver.apprise_url("/digest")
-    env, url = configure(tmp_path, {
-        "urls": [chat, mail], "webhook_url": json_receiver.http_url(f"/hooks/{WEBHOOK_TOKEN}"),
-        "digests": [{"name": "morning", "every": "day", "at": "07:00", "urls": [digest_only, chat]}]})
+    env, url = configure(
+        tmp_path,
+        {
+            "urls": [chat, mail],
+            "webhook_url": json_receiver.http_url(f"/hooks/{WEBHOOK_TOKEN}"),
+            "digests": [{"name": "morning", "every": "day", "at": "07:00", "urls": [digest_only, chat]}],
+        },
+    )
 
     result = scrapy_cmd("alerts", "test", env=env)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -57,7 +62,8 @@ def test_alerts_test_sends_to_every_configured_url_once(scrapy_cmd, tmp_path, js
         f"json://bot:****@127.0.0.1:{port}/chat: delivered",
         f"mailto://{SMTP_USER}:****@127.0.0.1:{smtp_receiver.port}/ops%40topicstreams.example: delivered",
         f"json://127.0.0.1:{port}/digest: delivered",
-        f"http://127.0.0.1:{port}/***: delivered"]
+        f"http://127.0.0.1:{port}/***: delivered",
+    ]
     no_secret_in(result.stdout, result.stderr)
 
     [chat_message] = json_receiver.received("/chat")
@@ -88,8 +94,10 @@ def test_alerts_test_exits_1_and_says_what_failed(scrapy_cmd, tmp_path, json_rec
     assert len(lines) == 3 and "Traceback" not in result.stderr
     assert len(json_receiver.received("/down")) == 1  # one attempt: a test says how it is now
     [row] = read_recent(database_for(url), None)
-    assert row["delivery"] == (f"delivered 1/3; failed: json://127.0.0.1:9/nobody-listens (after 1 attempt), "
-                               f"json://127.0.0.1:{json_receiver.port}/down (after 1 attempt)")
+    assert row["delivery"] == (
+        f"delivered 1/3; failed: json://127.0.0.1:9/nobody-listens (after 1 attempt), "
+        f"json://127.0.0.1:{json_receiver.port}/down (after 1 attempt)"
+    )
 
 
 def test_alerts_test_without_any_url_names_alerting_urls(scrapy_cmd, tmp_path):
@@ -111,21 +119,51 @@ def seed(url: str) -> dict[str, int]:
     db = database_for(url)
     now = utcnow()
     ids = {}
-    ids["old"] = record_alert(db, Alert(event="degraded", title="old", text="bing degraded long ago", engine="bing",
-                                        node="n1", at=now - timedelta(days=10)))
-    ids["paused"] = record_alert(db, Alert(
-        event="paused", title="google paused", text="google paused on node n1: hard_block\nrun `scrapy health "
-        "resume google`", engine="google", node="n1", score=30, band="critical", reasons=("hard_block",),
-        at=now - timedelta(hours=5)))
+    ids["old"] = record_alert(
+        db,
+        Alert(
+            event="degraded",
+            title="old",
+            text="bing degraded long ago",
+            engine="bing",
+            node="n1",
+            at=now - timedelta(days=10),
+        ),
+    )
+    ids["paused"] = record_alert(
+        db,
+        Alert(
+            event="paused",
+            title="google paused",
+            text="google paused on node n1: hard_block\nrun `scrapy health resume google`",
+            engine="google",
+            node="n1",
+            score=30,
+            band="critical",
+            reasons=("hard_block",),
+            at=now - timedelta(hours=5),
+        ),
+    )
     record_attempt(db, ids["paused"], "json://127.0.0.1:1/hook", 1, False, "HTTP 500", now - timedelta(hours=5))
     record_attempt(db, ids["paused"], "json://127.0.0.1:1/hook", 2, True, "sent", now - timedelta(hours=5))
     set_delivery(db, ids["paused"], "delivered 1/1")
-    ids["silence"] = record_alert(db, Alert(
-        event="silence", title="climate silent", text="no news on \x1b[31mclimate\x1b[0m for 7 hours\nsecond line",
-        topic="climate", at=now - timedelta(hours=1)))
+    ids["silence"] = record_alert(
+        db,
+        Alert(
+            event="silence",
+            title="climate silent",
+            text="no news on \x1b[31mclimate\x1b[0m for 7 hours\nsecond line",
+            topic="climate",
+            at=now - timedelta(hours=1),
+        ),
+    )
     set_delivery(db, ids["silence"], "failed: mailto://user:****@smtp.example (after 4 attempts)")
-    ids["network"] = record_alert(db, Alert(event="network_down", title="n2 offline", text="node n2: offline",
-                                            node="n2", at=now - timedelta(minutes=5)))
+    ids["network"] = record_alert(
+        db,
+        Alert(
+            event="network_down", title="n2 offline", text="node n2: offline", node="n2", at=now - timedelta(minutes=5)
+        ),
+    )
     set_delivery(db, ids["network"], "no target")
     return ids
 
@@ -137,11 +175,16 @@ def test_alerts_list_prints_the_last_week_newest_first(scrapy_cmd, tmp_path):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert len(lines) == 3, result.stdout  # the one of ten days ago is left out
-    assert [line.split()[2:4] for line in lines] == [["network_down", "n2"], ["silence", "climate"],
-                                                    ["paused", "google@n1"]]
+    assert [line.split()[2:4] for line in lines] == [
+        ["network_down", "n2"],
+        ["silence", "climate"],
+        ["paused", "google@n1"],
+    ]
     assert lines[0].endswith("node n2: offline  [no target]")
-    assert "no news on [31mclimate[0m for 7 hours  [failed: mailto://user:****@smtp.example (after 4 " \
-           "attempts)]" in lines[1]
+    assert (
+        "no news on [31mclimate[0m for 7 hours  [failed: mailto://user:****@smtp.example (after 4 "
+        "attempts)]" in lines[1]
+    )
     assert "\x1b" not in result.stdout and "second line" not in result.stdout
     assert lines[2].endswith("google paused on node n1: hard_block  [delivered 1/1]")
     assert lines[0][:20].endswith("Z") and lines[0][4] == "-"
@@ -155,8 +198,7 @@ def test_alerts_list_since_and_json(scrapy_cmd, tmp_path):
     assert every.returncode == 0, every.stderr
     assert len(every.stdout.splitlines()) == 4 and "bing@n1" in every.stdout.splitlines()[-1]
 
-    recent = scrapy_cmd("alerts", "list", "--since", (utcnow() - timedelta(hours=2)).isoformat(), "--json",
-                        env=env)
+    recent = scrapy_cmd("alerts", "list", "--since", (utcnow() - timedelta(hours=2)).isoformat(), "--json", env=env)
     assert recent.returncode == 0, recent.stderr
     shown = json.loads(recent.stdout)
     assert [alert["id"] for alert in shown["alerts"]] == [ids["network"], ids["silence"]]
@@ -165,17 +207,27 @@ def test_alerts_list_since_and_json(scrapy_cmd, tmp_path):
 
     paused = json.loads(scrapy_cmd("alerts", "list", "--json", env=env).stdout)["alerts"][-1]
     assert (paused["event"], paused["engine"], paused["node"], paused["score"], paused["reasons"]) == (
-        "paused", "google", "n1", 30, ["hard_block"])
-    assert [(d["attempt"], d["ok"], d["detail"]) for d in paused["deliveries"]] == [(1, False, "HTTP 500"),
-                                                                                  (2, True, "sent")]
+        "paused",
+        "google",
+        "n1",
+        30,
+        ["hard_block"],
+    )
+    assert [(d["attempt"], d["ok"], d["detail"]) for d in paused["deliveries"]] == [
+        (1, False, "HTTP 500"),
+        (2, True, "sent"),
+    ]
 
 
-@pytest.mark.parametrize(("value", "since"), [
-    ("2026-12-01", datetime(2026, 12, 1, tzinfo=UTC)),
-    ("2026-12-01T08:30", datetime(2026, 12, 1, 8, 30, tzinfo=UTC)),
-    ("2026-12-01T08:30:00Z", datetime(2026, 12, 1, 8, 30, tzinfo=UTC)),
-    ("2026-12-01T10:30:00+02:00", datetime(2026, 12, 1, 8, 30, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    ("value", "since"),
+    [
+        ("2026-12-01", datetime(2026, 12, 1, tzinfo=UTC)),
+        ("2026-12-01T08:30", datetime(2026, 12, 1, 8, 30, tzinfo=UTC)),
+        ("2026-12-01T08:30:00Z", datetime(2026, 12, 1, 8, 30, tzinfo=UTC)),
+        ("2026-12-01T10:30:00+02:00", datetime(2026, 12, 1, 8, 30, tzinfo=UTC)),
+    ],
+)
 def test_since_takes_an_iso_date_or_time_in_utc_unless_it_says(value, since):
     assert parse_since(value) == since
 

@@ -12,7 +12,7 @@ from sqlalchemy import create_engine, text
 
 from tests.conftest import REPO
 from topicstreams import ENGINES
-from topicstreams.topic_supply import in_shard
+from topicstreams.crawl.supply import in_shard
 
 NODES, TOPICS = 3, 200
 NUMBER = r"[\d,]+"
@@ -22,9 +22,25 @@ KINDS = ("claim", "next_due", "rearm", "extend", "release", "release_tokens", "r
 
 def run(url: str) -> str:
     result = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "cluster.py"), "--nodes", str(NODES), "--topics", str(TOPICS),
-         "--minutes", "0.3", "--real-seconds", "6", "--url", url],
-        capture_output=True, text=True, timeout=150, cwd=REPO)
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "cluster.py"),
+            "--nodes",
+            str(NODES),
+            "--topics",
+            str(TOPICS),
+            "--minutes",
+            "0.3",
+            "--real-seconds",
+            "6",
+            "--url",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result.stdout
 
@@ -44,8 +60,12 @@ def test_cluster_benchmark_prints_every_figure_for_leases_and_static_shards(post
     out = run(postgres_url)
     lines = re.MULTILINE
 
-    plan = re.search(r"^script \(intervals\): 0 steady; 0\.75 (node-\d+) frozen for 180 s; 1\.5 killed (node-\d+); "
-                     r"2\.75 joined (node-\d+); 3\.75-5\.75 google blocked on (node-\d+); end 7\.25$", out, lines)
+    plan = re.search(
+        r"^script \(intervals\): 0 steady; 0\.75 (node-\d+) frozen for 180 s; 1\.5 killed (node-\d+); "
+        r"2\.75 joined (node-\d+); 3\.75-5\.75 google blocked on (node-\d+); end 7\.25$",
+        out,
+        lines,
+    )
     assert plan, out
     frozen, killed, joined, blocked = plan.groups()
     assert joined == "node-04" and killed != frozen
@@ -67,51 +87,89 @@ def test_cluster_benchmark_prints_every_figure_for_leases_and_static_shards(post
     starts = ("0.00", "0.75", "1.50", "2.75", "3.75", "5.75")
     per_phase = 0
     for name, low, high in zip(PHASES, starts[:-1], starts[1:], strict=True):
-        row = figure(out, f"  late / due, slots {low}-{high} ({name})", rf"{NUMBER} / {NUMBER}",
-                     rf"{NUMBER} / {NUMBER}")
+        row = figure(
+            out, f"  late / due, slots {low}-{high} ({name})", rf"{NUMBER} / {NUMBER}", rf"{NUMBER} / {NUMBER}"
+        )
         per_phase += as_int(row.group(1).split(" / ")[1])
     assert 0 < per_phase <= as_int(due.group(1))
 
     # the static side's dead shard: the killed node's 1/n of the topics, on every engine
     index = int(killed.removeprefix("node-")) - 1
     shard = sum(in_shard(f"topic {i:05d}", f"{index}/{NODES}") for i in range(TOPICS))
-    figure(out, "takeover after the kill of 1", rf"(\d[\d,]* s \({NUMBER} rows held\)|{NUMBER} of {NUMBER} rows)",
-           rf"never \({shard * len(ENGINES):,} pairs idle\)")
-    figure(out, "node-04 (joined) at 80% of its fair share (over 2 int.)", r"(\d[\d,]* s|never) \(\d+%\)",
-           r"never \(no shard\)")
-    blocked_slots = figure(out, "google blocked on 1: its slots late / due", rf"{NUMBER} / {NUMBER}",
-                           rf"{NUMBER} / {NUMBER}")
+    figure(
+        out,
+        "takeover after the kill of 1",
+        rf"(\d[\d,]* s \({NUMBER} rows held\)|{NUMBER} of {NUMBER} rows)",
+        rf"never \({shard * len(ENGINES):,} pairs idle\)",
+    )
+    figure(
+        out,
+        "node-04 (joined) at 80% of its fair share (over 2 int.)",
+        r"(\d[\d,]* s|never) \(\d+%\)",
+        r"never \(no shard\)",
+    )
+    blocked_slots = figure(
+        out, "google blocked on 1: its slots late / due", rf"{NUMBER} / {NUMBER}", rf"{NUMBER} / {NUMBER}"
+    )
     assert blocked_slots.group(1).split(" / ")[1] == blocked_slots.group(2).split(" / ")[1]
     figure(out, "  google topics with a slot late or lost", rf"{NUMBER} of {TOPICS}", rf"{NUMBER} of {TOPICS}")
     blocked_index = int(blocked.removeprefix("node-")) - 1
     idle = sum(in_shard(f"topic {i:05d}", f"{blocked_index}/{NODES}") for i in range(TOPICS))
     figure(out, "  nodes that scraped google during the block", r"\d+", rf"\d+ \({idle:,} topics idle\)")
     for label in ("real pace", r"clock \d+x"):
-        assert re.search(rf"^claim latency p50 / p95, real ms \({label}\)\s+\d+\.\d / \d+\.\d\s+- \(no database\)$",
-                         out, lines), out
-        assert re.search(rf"^server xacts per real s \({label}\)\s+{NUMBER}\s+-$", out,
-                         lines), out
+        assert re.search(
+            rf"^claim latency p50 / p95, real ms \({label}\)\s+\d+\.\d / \d+\.\d\s+- \(no database\)$", out, lines
+        ), out
+        assert re.search(rf"^server xacts per real s \({label}\)\s+{NUMBER}\s+-$", out, lines), out
 
     # the schedule's statements, for the scripted run and at a real cluster's pace
-    tables = re.findall(r"^schedule statements, (.+?): \d+ s real, [\d,]+ s simulated; real ms around each call$",
-                        out, lines)
+    tables = re.findall(
+        r"^schedule statements, (.+?): \d+ s real, [\d,]+ s simulated; real ms around each call$", out, lines
+    )
     assert len(tables) == 2 and tables[1].startswith("at a real cluster's pace"), out
     for kind in KINDS:
-        assert len(re.findall(rf"^{kind}\s+{NUMBER}\s+[\d,]+\.\d\s+[\d,]+\.\d\d(\s+(\d+\.\d|nan)){{3}}$", out,
-                              lines)) == 2, (kind, out)
+        assert (
+            len(re.findall(rf"^{kind}\s+{NUMBER}\s+[\d,]+\.\d\s+[\d,]+\.\d\d(\s+(\d+\.\d|nan)){{3}}$", out, lines)) == 2
+        ), (kind, out)
     claims = re.search(rf"^claim\s+({NUMBER})\s", out, lines)
     assert as_int(claims.group(1)) > 0
     # the suite's server has no pg_stat_statements loaded: pg_stat_database's transactions
-    assert len(re.findall(r"^server \(pg_stat_database, [^)]+\): [\d,]+ transactions in \d+ s \([\d,]+ per real s, "
-                          r"[\d,.]+ per simulated s\)$", out, lines)) == 2, out
-    assert len(re.findall(r"^keeping up with the clock: node looks late by p50 \d+\.\d / p95 \d+\.\d / max \d+\.\d "
-                          r"simulated s$", out, lines)) == 2, out
-    assert re.search(r"^claims released by the blocked nodes: [\d,]+; re-arms refused \(the lease taken by another "
-                     r"node\): [\d,]+; load average", out, lines), out
+    assert (
+        len(
+            re.findall(
+                r"^server \(pg_stat_database, [^)]+\): [\d,]+ transactions in \d+ s \([\d,]+ per real s, "
+                r"[\d,.]+ per simulated s\)$",
+                out,
+                lines,
+            )
+        )
+        == 2
+    ), out
+    assert (
+        len(
+            re.findall(
+                r"^keeping up with the clock: node looks late by p50 \d+\.\d / p95 \d+\.\d / max \d+\.\d "
+                r"simulated s$",
+                out,
+                lines,
+            )
+        )
+        == 2
+    ), out
+    assert re.search(
+        r"^claims released by the blocked nodes: [\d,]+; re-arms refused \(the lease taken by another "
+        r"node\): [\d,]+; load average",
+        out,
+        lines,
+    ), out
 
-    for target in ("0 slots scraped twice without an expired lease", "takeover <= lease \\+ one interval",
-                   "new node at 80% of its share within two intervals", "claim p95 <= 20 ms at 3 nodes",
-                   "every google topic scraped every interval"):
+    for target in (
+        "0 slots scraped twice without an expired lease",
+        "takeover <= lease \\+ one interval",
+        "new node at 80% of its share within two intervals",
+        "claim p95 <= 20 ms at 3 nodes",
+        "every google topic scraped every interval",
+    ):
         assert re.search(rf"^target: {target}.*: (PASS|FAIL)$", out, lines), (target, out)
 
     # The database holds the run: every topic on every engine in the schedule, scraped by the nodes, the joined one
@@ -119,8 +177,9 @@ def test_cluster_benchmark_prints_every_figure_for_leases_and_static_shards(post
     db = create_engine(postgres_url)
     try:
         with db.connect() as conn:
-            rows, held, done = conn.execute(text(
-                "SELECT count(*), count(lease_token), sum(scrapes) FROM schedule")).one()
+            rows, held, done = conn.execute(
+                text("SELECT count(*), count(lease_token), sum(scrapes) FROM schedule")
+            ).one()
             nodes = set(conn.execute(text("SELECT DISTINCT last_node FROM schedule")).scalars())
             topics = conn.execute(text("SELECT count(*) FROM topics WHERE active")).scalar()
     finally:

@@ -6,7 +6,7 @@ import sqlite3
 import yaml
 
 from tests.conftest import REPO, write_config
-from topicstreams.browser import ProfileLock, profile_path
+from topicstreams.browser.chromium import ProfileLock, profile_path
 
 
 def table_names(db):
@@ -15,8 +15,13 @@ def table_names(db):
 
 
 def test_config_check_and_show_mask_secrets(scrapy_cmd, tmp_path):
-    path = write_config(tmp_path, {"topics": ["alpha"], "anti_detection": {
-        "proxy": {"enabled": True, "proxies": ["http://bob:hunter2@proxy.test:3128"]}}})
+    path = write_config(
+        tmp_path,
+        {
+            "topics": ["alpha"],
+            "anti_detection": {"proxy": {"enabled": True, "proxies": ["http://bob:hunter2@proxy.test:3128"]}},
+        },
+    )
     ok = scrapy_cmd("config", "check", "-s", f"TOPICSTREAMS_CONFIG={path}")
     assert ok.returncode == 0, ok.stderr
     assert f"config ok ({path})" in ok.stdout
@@ -32,12 +37,16 @@ def test_config_check_and_show_mask_secrets(scrapy_cmd, tmp_path):
 def test_a_bad_value_stops_crawl_with_exit_78_one_line_and_no_database(scrapy_cmd, tmp_path):
     path = write_config(tmp_path, {"scraper": {"scrape_interval": "soon"}})
     for args in (["crawl", "google"], ["crawlall"], ["config", "check"], ["topics", "list"]):
-        result = scrapy_cmd(*args, "-a" if args[0].startswith("crawl") else "-s",
-                            "once=1" if args[0].startswith("crawl") else "LOG_LEVEL=INFO",
-                            env={"TOPICSTREAMS_CONFIG": str(path)})
+        result = scrapy_cmd(
+            *args,
+            "-a" if args[0].startswith("crawl") else "-s",
+            "once=1" if args[0].startswith("crawl") else "LOG_LEVEL=INFO",
+            env={"TOPICSTREAMS_CONFIG": str(path)},
+        )
         assert result.returncode == 78, (args, result.stderr)
         assert result.stderr.strip().splitlines() == [
-            "config error: scraper.scrape_interval: got 'soon', expected seconds > 0"], args
+            "config error: scraper.scrape_interval: got 'soon', expected seconds > 0"
+        ], args
         assert "Traceback" not in result.stdout + result.stderr
     assert not list(tmp_path.glob("*.db*"))
     assert not (tmp_path / ".topicstreams").exists()
@@ -60,7 +69,8 @@ def test_db_upgrade_creates_the_schema(scrapy_cmd, tmp_path):
     result = scrapy_cmd("db", "upgrade")
     assert result.returncode == 0, result.stderr
     assert {"topics", "news", "topic_news", "topic_news_engines", "scraper_cycles"} <= table_names(
-        tmp_path / "topicstreams.db")
+        tmp_path / "topicstreams.db"
+    )
     again = scrapy_cmd("db", "upgrade")
     assert again.returncode == 0, again.stderr
 
@@ -83,8 +93,7 @@ def test_topics_add_list_deactivate_activate(scrapy_cmd, tmp_path):
     assert "no such topic: gamma" in missing.stderr
 
     with sqlite3.connect(tmp_path / "topicstreams.db") as conn:
-        assert conn.execute("select name, active from topics order by name").fetchall() == [
-            ("alpha", 1), ("beta", 1)]
+        assert conn.execute("select name, active from topics order by name").fetchall() == [("alpha", 1), ("beta", 1)]
 
 
 def test_topics_without_a_subcommand_is_a_usage_error(scrapy_cmd):
@@ -100,17 +109,22 @@ def test_crawlall_refuses_an_unknown_engine_by_name(scrapy_cmd):
 
 
 def test_an_engine_whose_profile_another_process_holds_is_refused_in_one_line(scrapy_cmd, tmp_path):
-    config = write_config(tmp_path, {"node": {"id": "node-1"}, "browser": {"profile_dir": "profiles"},
-                                     "database": {"url": "sqlite:///news.db"}})
+    config = write_config(
+        tmp_path,
+        {"node": {"id": "node-1"}, "browser": {"profile_dir": "profiles"}, "database": {"url": "sqlite:///news.db"}},
+    )
     held = ProfileLock(profile_path(str(tmp_path / "profiles"), "node-1", "bing"))
     held.acquire()  # as a running crawl of bing on this node does
     try:
         for command in (["crawl", "bing"], ["crawlall", "-a", "engines=google,bing"]):
-            result = scrapy_cmd(*command, "-a", "once=1", "-s", "LOG_FILE=job.log",
-                                env={"TOPICSTREAMS_CONFIG": str(config)})
+            result = scrapy_cmd(
+                *command, "-a", "once=1", "-s", "LOG_FILE=job.log", env={"TOPICSTREAMS_CONFIG": str(config)}
+            )
             assert result.returncode == 1, result.stderr[-3000:]
-            expected = (f"could not start bing: the browser profile {tmp_path / 'profiles' / 'node-1' / 'bing'} "
-                        f"is in use by process {os.getpid()}")
+            expected = (
+                f"could not start bing: the browser profile {tmp_path / 'profiles' / 'node-1' / 'bing'} "
+                f"is in use by process {os.getpid()}"
+            )
             assert result.stderr.startswith(expected), result.stderr[-3000:]
             assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
             # where a Scrapyd job looks: its log file

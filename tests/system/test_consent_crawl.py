@@ -16,20 +16,28 @@ from pathlib import Path
 
 import pytest
 
+from fake_engines import FakeEngines
 from tests.conftest import write_config
 from tests.crawl_checks import expected_urls
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams import ENGINES
-from topicstreams.fakes import FakeEngines
 
 pytestmark = pytest.mark.timeout(300)
 
 SETUPS = {
     # engine -> (where its wall is served, its language)
     "walls in the second language, redirects in English": {
-        "google": ("wall", "de"), "yahoo": ("redirect", "en"), "bing": ("wall", "fr"), "brave": ("redirect", "en")},
+        "google": ("wall", "de"),
+        "yahoo": ("redirect", "en"),
+        "bing": ("wall", "fr"),
+        "brave": ("redirect", "en"),
+    },
     "redirects in English, walls in the second language": {
-        "google": ("redirect", "en"), "yahoo": ("wall", "it"), "bing": ("redirect", "en"), "brave": ("wall", "es")},
+        "google": ("redirect", "en"),
+        "yahoo": ("wall", "it"),
+        "bing": ("redirect", "en"),
+        "brave": ("wall", "es"),
+    },
 }
 
 
@@ -37,19 +45,24 @@ fakes = running_fakes(*ENGINES)
 _clean = reset_fakes_per_test()  # consent walls off, no request log, before each test
 
 
-def crawl_config(folder: Path, fakes: FakeEngines, consent: str, only: tuple[str, ...] = ENGINES,
-                 **scraper) -> Path:
-    return write_config(folder, {
-        "database": {"url": "sqlite:///news.db"},
-        "engines": {name: {"base_url": fakes.base_url(name), "enabled": name in only} for name in ENGINES},
-        "scraper": {"pacing": {"default_min_interval": 0.2, "per_engine": {"brave": 0.2}},
-                    "cooldown": {"initial": 1, "max": 5}, **scraper},
-        "browser": {"profile_dir": "profiles", "consent": consent},
-    })
+def crawl_config(folder: Path, fakes: FakeEngines, consent: str, only: tuple[str, ...] = ENGINES, **scraper) -> Path:
+    return write_config(
+        folder,
+        {
+            "database": {"url": "sqlite:///news.db"},
+            "engines": {name: {"base_url": fakes.base_url(name), "enabled": name in only} for name in ENGINES},
+            "scraper": {
+                "pacing": {"default_min_interval": 0.2, "per_engine": {"brave": 0.2}},
+                "cooldown": {"initial": 1, "max": 5},
+                **scraper,
+            },
+            "browser": {"profile_dir": "profiles", "consent": consent},
+        },
+    )
 
 
 def node_id(config: Path) -> str:
-    from topicstreams.config import load_config
+    from topicstreams.config.loading import load_config
 
     return load_config(environ={"TOPICSTREAMS_CONFIG": str(config)}).get("node.id")
 
@@ -61,8 +74,9 @@ def stored(db: Path) -> set[str]:
 
 def status_reasons(db: Path) -> dict[str, list[str]]:
     with sqlite3.connect(db) as conn:
-        return {engine: json.loads(reasons) for engine, reasons in
-                conn.execute("select engine, reasons from engine_status")}
+        return {
+            engine: json.loads(reasons) for engine, reasons in conn.execute("select engine, reasons from engine_status")
+        }
 
 
 def saves(fakes: FakeEngines, engine: str) -> list[dict]:
@@ -80,8 +94,7 @@ def put_walls(fakes: FakeEngines, setup: str) -> None:
 
 
 @pytest.mark.parametrize("setup", SETUPS)
-def test_with_consent_none_every_wall_is_a_consent_challenge_and_nothing_is_stored(scrapy_cmd, fakes, tmp_path,
-                                                                                   setup):
+def test_with_consent_none_every_wall_is_a_consent_challenge_and_nothing_is_stored(scrapy_cmd, fakes, tmp_path, setup):
     put_walls(fakes, setup)
     config = crawl_config(tmp_path, fakes, "none", once_attempts=1)
     result = scrapy_cmd("crawlall", "-a", "topics=alpha", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)})
@@ -99,8 +112,9 @@ def test_with_consent_none_every_wall_is_a_consent_challenge_and_nothing_is_stor
 
 
 @pytest.mark.parametrize(("setup", "choice"), list(zip(SETUPS, ("reject", "accept"), strict=True)))
-def test_a_wall_is_answered_once_the_results_are_stored_and_the_next_run_meets_no_wall(scrapy_cmd, fakes, tmp_path,
-                                                                                       setup, choice):
+def test_a_wall_is_answered_once_the_results_are_stored_and_the_next_run_meets_no_wall(
+    scrapy_cmd, fakes, tmp_path, setup, choice
+):
     put_walls(fakes, setup)
     config = crawl_config(tmp_path, fakes, choice)
     env = {"TOPICSTREAMS_CONFIG": str(config)}
@@ -114,9 +128,11 @@ def test_a_wall_is_answered_once_the_results_are_stored_and_the_next_run_meets_n
         assert f"'topicstreams/{engine}/challenges'" not in stderr  # answered: no cooldown, no challenge
         told = [line for line in stderr.splitlines() if f"[{engine}] answered its consent wall" in line]
         assert len(told) == 1 and " INFO: " in told[0], told
-        assert told[0].endswith(f"answered its consent wall ({choice}) once, as a person would; the browser "
-                                f"profile {tmp_path.resolve() / 'profiles'}/{node_id(config)}/{engine} keeps the "
-                                "choice"), told
+        assert told[0].endswith(
+            f"answered its consent wall ({choice}) once, as a person would; the browser "
+            f"profile {tmp_path.resolve() / 'profiles'}/{node_id(config)}/{engine} keeps the "
+            "choice"
+        ), told
 
     # The next start, in the same profiles: the cookie was kept, no engine meets its wall.
     fakes.reset()
@@ -133,8 +149,9 @@ def test_a_wall_is_answered_once_the_results_are_stored_and_the_next_run_meets_n
 def test_a_form_that_never_works_is_answered_once_per_cooldown_never_in_a_loop(scrapy_cmd, fakes, tmp_path):
     fakes.consent("google", "broken", "de")
     config = crawl_config(tmp_path, fakes, "reject", only=("google",), once_attempts=3)
-    result = scrapy_cmd("crawl", "google", "-a", "topics=alpha", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(config)})
+    result = scrapy_cmd(
+        "crawl", "google", "-a", "topics=alpha", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     stderr = result.stderr
     # three attempts, two cooldowns between them: one answer each time, and each answer's page met the wall again

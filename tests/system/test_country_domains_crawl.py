@@ -10,11 +10,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from fake_engines import FakeEngines
+from fake_engines.server import Extension, Reply, RequestContext
 from tests.crawl_checks import crawl_config, expected_urls, stat_count
 from tests.unit.test_fallback import scramble_everything
-from topicstreams.engine_domains import RULES
-from topicstreams.fakes import FakeEngines
-from topicstreams.fakes.server import Extension, Reply, RequestContext
+from topicstreams.engines.domains import RULES
 
 pytestmark = pytest.mark.timeout(180)
 

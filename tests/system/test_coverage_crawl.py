@@ -20,9 +20,9 @@ from datetime import timedelta
 
 import pytest
 
+from fake_engines import FakeEngines, NewsWorld
 from tests.alert_receivers import json_receiver, wait_for  # noqa: F401 - json_receiver: a fixture
 from tests.crawl_checks import crawl_config, rows
-from topicstreams.fakes import FakeEngines, NewsWorld
 from topicstreams.storage import database_for, dispose_databases, upgrade, utcnow
 from topicstreams.storage.engine_status import save_window
 
@@ -44,34 +44,66 @@ def seed_baseline(url: str) -> None:
     for engine in ENGINES:
         for index in range(6):
             stop = end - timedelta(minutes=10 * index)
-            save_window(db, engine, "node-a", stop - timedelta(minutes=10), stop, {
-                "requests": 100, "ok": 100, "items": 1000, "valid_items": 1000, "result_pages": 100,
-                "yielding_pages": 100, "p50_latency_ms": 800.0, "p95_latency_ms": 4000.0,
-                "coverage_expected": 100, "coverage_found": 85})
+            save_window(
+                db,
+                engine,
+                "node-a",
+                stop - timedelta(minutes=10),
+                stop,
+                {
+                    "requests": 100,
+                    "ok": 100,
+                    "items": 1000,
+                    "valid_items": 1000,
+                    "result_pages": 100,
+                    "yielding_pages": 100,
+                    "p50_latency_ms": 800.0,
+                    "p95_latency_ms": 4000.0,
+                    "coverage_expected": 100,
+                    "coverage_found": 85,
+                },
+            )
     dispose_databases()
 
 
 def coverage_alerts(receiver) -> list[dict]:
-    return [posted.body for posted in receiver.received("/alerts") if posted.body
-            and "coverage" in posted.body.get("title", "")]
+    return [
+        posted.body
+        for posted in receiver.received("/alerts")
+        if posted.body and "coverage" in posted.body.get("title", "")
+    ]
 
 
 def test_an_engine_serving_stale_pages_loses_coverage_and_is_told_once_the_honest_ones_never(
-        scrapy_cmd, json_receiver, tmp_path):
+    scrapy_cmd, json_receiver, tmp_path
+):
     world = NewsWorld(speed=40, share=0.85)  # a new article per topic every 7.5 s of the test's time
     world.set_stale("bing")
     with FakeEngines(ENGINES, world=world) as fakes:
-        cfg = crawl_config(tmp_path, fakes, floor=0.3, engines=ENGINES, topics=list(TOPICS),
-                           scraper={"scrape_interval": INTERVAL},
-                           health={"window": WINDOW, "min_requests": 5},
-                           alerting={"urls": [json_receiver.apprise_url("/alerts")],
-                                     "events": ["coverage_drop", "degraded", "paused"]})
+        cfg = crawl_config(
+            tmp_path,
+            fakes,
+            floor=0.3,
+            engines=ENGINES,
+            topics=list(TOPICS),
+            scraper={"scrape_interval": INTERVAL},
+            health={"window": WINDOW, "min_requests": 5},
+            alerting={
+                "urls": [json_receiver.apprise_url("/alerts")],
+                "events": ["coverage_drop", "degraded", "paused"],
+            },
+        )
         url = f"sqlite:///{tmp_path / 'news.db'}"
         seed_baseline(url)
         env = {"TOPICSTREAMS_CONFIG": str(cfg)}
-        crawl = subprocess.Popen([sys.executable, "-m", "scrapy", "crawlall", "-a", "engines=" + ",".join(ENGINES)],
-                                 cwd=scrapy_cmd.folder, env={**scrapy_cmd.env, **env},
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        crawl = subprocess.Popen(
+            [sys.executable, "-m", "scrapy", "crawlall", "-a", "engines=" + ",".join(ENGINES)],
+            cwd=scrapy_cmd.folder,
+            env={**scrapy_cmd.env, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             [alert] = wait_for(lambda: coverage_alerts(json_receiver), timeout=200)
             told_at = time.time()
@@ -84,12 +116,18 @@ def test_an_engine_serving_stale_pages_loses_coverage_and_is_told_once_the_hones
     assert "bing coverage drop on node-a" in alert["title"], alert
     assert "stale or filtered results" in alert["message"]
     db = tmp_path / "news.db"
-    windows = rows(db, "select engine, window_end, coverage_expected, coverage_found from health_windows "
-                       "where window_end > datetime('now', '-1 day') order by window_end")
+    windows = rows(
+        db,
+        "select engine, window_end, coverage_expected, coverage_found from health_windows "
+        "where window_end > datetime('now', '-1 day') order by window_end",
+    )
     assert [each["title"] for each in coverage_alerts(json_receiver)] == [alert["title"]], windows
 
-    judged = rows(db, "select window_end from health_windows where engine = 'bing' and coverage_expected >= 5 "
-                      "and window_end > datetime('now', '-1 day') order by window_end")
+    judged = rows(
+        db,
+        "select window_end from health_windows where engine = 'bing' and coverage_expected >= 5 "
+        "and window_end > datetime('now', '-1 day') order by window_end",
+    )
     assert judged, "bing had no window with enough articles to judge"
     first = time.mktime(time.strptime(judged[0][0][:19], "%Y-%m-%d %H:%M:%S")) - time.timezone
     assert told_at - first <= 2 * WINDOW + 15, (judged, told_at)  # within two judged windows
@@ -100,8 +138,11 @@ def test_an_engine_serving_stale_pages_loses_coverage_and_is_told_once_the_hones
     assert engines["bing"]["coverage"]["window"] < 0.2 and engines["bing"]["coverage"]["baseline"] == 0.85
     for honest in ("google", "yahoo"):
         assert "coverage" not in engines[honest]["reasons"], engines[honest]
-    honest_windows = rows(db, "select engine, coverage_expected, coverage_found from health_windows where engine "
-                              "!= 'bing' and coverage_expected >= 5 and window_end > datetime('now', '-1 day')")
+    honest_windows = rows(
+        db,
+        "select engine, coverage_expected, coverage_found from health_windows where engine "
+        "!= 'bing' and coverage_expected >= 5 and window_end > datetime('now', '-1 day')",
+    )
     assert honest_windows, "the honest engines had no window with enough articles to judge"
     for honest in ("google", "yahoo"):  # over the run, at their normal (one window of ten articles may dip by chance)
         expected = sum(row[1] for row in honest_windows if row[0] == honest)

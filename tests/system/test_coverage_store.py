@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import insert
 
 from topicstreams.storage import database_for, dispose_databases
-from topicstreams.storage.coverage import baseline_counts, window_counts, window_query
+from topicstreams.storage.coverage_counts import baseline_counts, window_counts, window_query
 from topicstreams.storage.engine_status import save_window
 from topicstreams.storage.models import news_table, topic_news_engines_table, topic_news_table, topics_table
 
@@ -59,14 +59,28 @@ def seed(db, events) -> None:
     articles = sorted({news for _, news, _ in events})
     with db.begin() as conn:
         conn.execute(insert(topics_table), [{"id": ids[name], "name": name} for name in names])
-        conn.execute(insert(news_table), [{"id": news, "url": f"https://news.example/{news}", "title": news,
-                                           "first_seen_at": START} for news in articles])
-        conn.execute(insert(topic_news_table), [
-            {"topic_id": ids[topic], "news_id": news, "first_seen_at": min(at(when) for when in found.values())}
-            for topic, news, found in events])
-        conn.execute(insert(topic_news_engines_table), [
-            {"topic_id": ids[topic], "news_id": news, "engine": engine, "first_seen_at": at(when)}
-            for topic, news, found in events for engine, when in found.items()])
+        conn.execute(
+            insert(news_table),
+            [
+                {"id": news, "url": f"https://news.example/{news}", "title": news, "first_seen_at": START}
+                for news in articles
+            ],
+        )
+        conn.execute(
+            insert(topic_news_table),
+            [
+                {"topic_id": ids[topic], "news_id": news, "first_seen_at": min(at(when) for when in found.values())}
+                for topic, news, found in events
+            ],
+        )
+        conn.execute(
+            insert(topic_news_engines_table),
+            [
+                {"topic_id": ids[topic], "news_id": news, "engine": engine, "first_seen_at": at(when)}
+                for topic, news, found in events
+                for engine, when in found.items()
+            ],
+        )
 
 
 def test_a_window_counts_what_the_others_first_found_in_it_lagged_by_the_grace(db):
@@ -91,10 +105,12 @@ def test_old_articles_a_stale_engine_finds_are_expected_of_no_one(db):
     from sqlalchemy import update
 
     with db.begin() as conn:
-        conn.execute(update(news_table).where(news_table.c.id == "n2").values(
-            published_at=START - timedelta(days=1)))  # yesterday's: bing and yahoo found it, google need not
-        conn.execute(update(news_table).where(news_table.c.id == "n8").values(
-            published_at=START - timedelta(hours=2)))  # two hours old: still news
+        conn.execute(
+            update(news_table).where(news_table.c.id == "n2").values(published_at=START - timedelta(days=1))
+        )  # yesterday's: bing and yahoo found it, google need not
+        conn.execute(
+            update(news_table).where(news_table.c.id == "n8").values(published_at=START - timedelta(hours=2))
+        )  # two hours old: still news
     assert window_counts(db, "google", SCRAPED, START, END, GRACE) == (5, 3)
 
 
@@ -107,8 +123,9 @@ def test_only_the_topics_the_engine_scraped_count(db):
 
 
 def test_consecutive_windows_add_up_to_the_window_spanning_them(db):
-    windows = [(START - timedelta(minutes=10 * step), START - timedelta(minutes=10 * (step - 1)))
-               for step in (2, 1, 0, -1)]
+    windows = [
+        (START - timedelta(minutes=10 * step), START - timedelta(minutes=10 * (step - 1))) for step in (2, 1, 0, -1)
+    ]
     parts = [window_counts(db, "google", ["t1", "t2", "t3"], start, end, GRACE) for start, end in windows]
     # Every event another engine found, once, in one window: t1/n5 and t1/n6 in the one before, t1/n4 in the one after.
     assert [expected for expected, _ in parts] == [0, 2, 7, 1]
@@ -127,13 +144,21 @@ def test_the_window_reads_the_engine_and_time_index(db):
             # (with ``engine <> 'google'`` it could not).
             conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
             plan = "\n".join(row[0] for row in conn.exec_driver_sql(f"EXPLAIN {compiled}"))
-            assert re.search(r"Index (Only )?Scan using ix_topic_news_engines_engine_first_seen_at "
-                             r"on topic_news_engines seen", plan), plan
+            assert re.search(
+                r"Index (Only )?Scan using ix_topic_news_engines_engine_first_seen_at "
+                r"on topic_news_engines seen",
+                plan,
+            ), plan
             assert "Seq Scan on topic_news_engines" not in plan, plan
             return
         steps = [row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}")]
-    assert any(step.startswith("SEARCH seen USING INDEX ix_topic_news_engines_engine_first_seen_at (engine=? AND "
-                               "first_seen_at>? AND first_seen_at<?)") for step in steps), steps
+    assert any(
+        step.startswith(
+            "SEARCH seen USING INDEX ix_topic_news_engines_engine_first_seen_at (engine=? AND "
+            "first_seen_at>? AND first_seen_at<?)"
+        )
+        for step in steps
+    ), steps
     # Each candidate is checked by primary key; nothing scans topic_news_engines whole.
     assert not any(step.startswith(("SCAN seen", "SCAN earlier", "SCAN mine")) for step in steps), steps
     assert sum("sqlite_autoindex_topic_news_engines_1" in step for step in steps) == 2, steps
@@ -143,8 +168,14 @@ def test_the_baseline_sums_the_stored_windows_and_leaves_the_latest_day_out(db):
     now = datetime(2026, 12, 20, 12, 0, 0, tzinfo=UTC)
 
     def window(end: datetime, expected: int | None, found: int | None, engine: str = "google", node: str = "n1"):
-        save_window(db, engine, node, end - timedelta(minutes=10), end,
-                    {"requests": 60, "coverage_expected": expected, "coverage_found": found})
+        save_window(
+            db,
+            engine,
+            node,
+            end - timedelta(minutes=10),
+            end,
+            {"requests": 60, "coverage_expected": expected, "coverage_found": found},
+        )
 
     window(now - timedelta(days=14), 100, 90)  # the period's first moment: in
     window(now - timedelta(days=14, seconds=1), 1000, 0)  # before the period

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert, select
 
+from fake_engines import FakeEngines
 from tests.crawl_checks import crawl_config, rows, stat_count, topics
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams.extensions.cycle_accounting import COUNTERS
-from topicstreams.fakes import FakeEngines
 from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
 
@@ -31,8 +31,13 @@ LINE = re.compile(r"\[(\w+)\] swept (\d+) topics, (\d+) entries, (\d+) new event
 
 
 def config(folder: Path, fakes: FakeEngines, engines: tuple[str, ...], **scraper) -> Path:
-    return crawl_config(folder, fakes, floor=0.2, engines=engines,
-                        scraper={"cooldown": {"initial": 1, "factor": 2, "max": 5}, **scraper})
+    return crawl_config(
+        folder,
+        fakes,
+        floor=0.2,
+        engines=engines,
+        scraper={"cooldown": {"initial": 1, "factor": 2, "max": 5}, **scraper},
+    )
 
 
 def cycles(db: Path, engine: str) -> list[dict]:
@@ -40,9 +45,14 @@ def cycles(db: Path, engine: str) -> list[dict]:
     url = f"sqlite:///{db}"
     try:
         with database_for(url).connect() as conn:
-            return [dict(row._mapping) for row in conn.execute(
-                select(scraper_cycles_table).where(scraper_cycles_table.c.engine == engine)
-                .order_by(scraper_cycles_table.c.id))]
+            return [
+                dict(row._mapping)
+                for row in conn.execute(
+                    select(scraper_cycles_table)
+                    .where(scraper_cycles_table.c.engine == engine)
+                    .order_by(scraper_cycles_table.c.id)
+                )
+            ]
     finally:
         dispose_databases()
 
@@ -51,8 +61,11 @@ def swept_lines(stderr: str, engine: str) -> list[tuple[int, int, int]]:
     """The numbers of the engine's ``[engine] swept …`` INFO lines, in order."""
     found = []
     for line in stderr.splitlines():
-        if ("[topicstreams.extensions.cycle_accounting] INFO: " in line and (match := LINE.search(line))
-                and match[1] == engine):
+        if (
+            "[topicstreams.extensions.cycle_accounting] INFO: " in line
+            and (match := LINE.search(line))
+            and match[1] == engine
+        ):
             found.append((int(match[2]), int(match[3]), int(match[4])))
     return found
 
@@ -60,9 +73,14 @@ def swept_lines(stderr: str, engine: str) -> list[tuple[int, int, int]]:
 def test_a_continuous_crawlall_writes_one_row_and_one_line_per_engine_and_window(scrapy_cmd, fakes, tmp_path):
     interval = 3
     cfg = config(tmp_path, fakes, ("google", "bing"), scrape_interval=interval)
-    process = subprocess.Popen([sys.executable, "-m", "scrapy", "crawlall", "-a", f"topics={topics(4)}"],
-                               cwd=scrapy_cmd.folder, env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg)},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "crawlall", "-a", f"topics={topics(4)}"],
+        cwd=scrapy_cmd.folder,
+        env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.time() + 60
         while not fakes.results_requests("google") and time.time() < deadline and process.poll() is None:
@@ -91,8 +109,9 @@ def test_a_continuous_crawlall_writes_one_row_and_one_line_per_engine_and_window
         assert starts[-1].timestamp() % interval == 0 and ends[-1] - starts[-1] <= timedelta(seconds=interval)
         assert ends[-1].timestamp() == pytest.approx(stopped, abs=15)  # the close ends the last one
         # every window's line, with the row's numbers
-        assert swept_lines(stderr, engine) == [(row["topics_count"], row["entries"], row["new_events"])
-                                               for row in windows]
+        assert swept_lines(stderr, engine) == [
+            (row["topics_count"], row["entries"], row["new_events"]) for row in windows
+        ]
         # the rows add up to the closing stats
         for column, stat in COUNTERS.items():
             assert sum(row[column] for row in windows) == stat_count(stderr, stat, engine), (engine, column)
@@ -112,24 +131,49 @@ def test_a_once_run_writes_one_row_and_purges_what_is_past_retention(scrapy_cmd,
     now = datetime.now(UTC)
     old, recent = now - timedelta(days=2), now - timedelta(hours=12)
     with database_for(url).begin() as conn:
-        conn.execute(insert(scraper_cycles_table), [
-            {"engine": engine, "node": "other", "window_start": end - timedelta(minutes=1), "window_end": end,
-             "topics_count": 7} for engine, end in (("google", old), ("bing", old), ("google", recent))])
-        conn.execute(insert(health_windows_table), [
-            {"engine": "google", "node": "other", "window_start": end - timedelta(minutes=5), "window_end": end}
-            for end in (old, recent)])
+        conn.execute(
+            insert(scraper_cycles_table),
+            [
+                {
+                    "engine": engine,
+                    "node": "other",
+                    "window_start": end - timedelta(minutes=1),
+                    "window_end": end,
+                    "topics_count": 7,
+                }
+                for engine, end in (("google", old), ("bing", old), ("google", recent))
+            ],
+        )
+        conn.execute(
+            insert(health_windows_table),
+            [
+                {"engine": "google", "node": "other", "window_start": end - timedelta(minutes=5), "window_end": end}
+                for end in (old, recent)
+            ],
+        )
     dispose_databases()
     started = time.time()
-    result = scrapy_cmd("crawl", "google", "-a", f"topics={topics(5)}", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)}, timeout=90)
+    result = scrapy_cmd(
+        "crawl",
+        "google",
+        "-a",
+        f"topics={topics(5)}",
+        "-a",
+        "once=1",
+        env={"TOPICSTREAMS_CONFIG": str(cfg)},
+        timeout=90,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     windows = cycles(db, "google")
     assert [row["window_end"] for row in windows if row["node"] == "other"] == [recent]  # the old ones purged
     assert rows(db, "select count(*) from scraper_cycles where engine = 'bing'") == [(0,)]
     try:
         with database_for(url).connect() as conn:
-            kept = list(conn.execute(select(health_windows_table.c.window_end)
-                                     .where(health_windows_table.c.node == "other")).scalars())
+            kept = list(
+                conn.execute(
+                    select(health_windows_table.c.window_end).where(health_windows_table.c.node == "other")
+                ).scalars()
+            )
     finally:
         dispose_databases()
     assert kept == [recent]
@@ -139,7 +183,10 @@ def test_a_once_run_writes_one_row_and_purges_what_is_past_retention(scrapy_cmd,
     (row,) = [row for row in windows if row["node"] != "other"]
     assert row["topics_count"] == 5 and row["ok"] >= 5 and row["requests"] == stat_count(result.stderr, "requests")
     assert row["entries"] == stat_count(result.stderr, "items_scraped") > 0
-    assert row["new_events"] == stat_count(result.stderr, "new_events") == rows(
-        db, "select count(*) from topic_news")[0][0]
+    assert (
+        row["new_events"]
+        == stat_count(result.stderr, "new_events")
+        == rows(db, "select count(*) from topic_news")[0][0]
+    )
     assert started - 1 <= row["window_start"].timestamp() < row["window_end"].timestamp() <= time.time()
     assert swept_lines(result.stderr, "google") == [(5, row["entries"], row["new_events"])]

@@ -25,8 +25,9 @@ ENGINES = {"google", "bing", "yahoo", "brave"}
 def test_demo_stores_articles_from_the_fake_engines_into_its_own_database(scrapy_cmd, tmp_path):
     (tmp_path / "topicstreams.db").write_bytes(b"")  # a user's database beside it must stay untouched
     elsewhere = tmp_path / "users" / "named-by-the-environment.db"  # and so must the one the environment names
-    result = scrapy_cmd("demo", "--seconds", "12", "--no-serve", timeout=100,
-                        env={"TOPICSTREAMS_DB_URL": f"sqlite:///{elsewhere}"})
+    result = scrapy_cmd(
+        "demo", "--seconds", "12", "--no-serve", timeout=100, env={"TOPICSTREAMS_DB_URL": f"sqlite:///{elsewhere}"}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     stored = re.search(r"^demo: (\d+) articles stored in (.+)$", result.stdout, re.M)
     assert stored, result.stdout[-2000:]
@@ -46,6 +47,7 @@ def test_demo_stores_articles_from_the_fake_engines_into_its_own_database(scrapy
 
 
 # ---- helpers for the tests that run a long-lived process (also used by tests/system/test_make_run.py) -------------------
+
 
 class OutputLines:
     """The lines a process writes to a pipe, read by a thread, so that waiting for one is bounded."""
@@ -139,12 +141,14 @@ def kill_tree(process: subprocess.Popen) -> None:
 
 def start(args: list[str], cwd, env: dict, stderr_path) -> tuple[subprocess.Popen, OutputLines]:
     with open(stderr_path, "w") as stderr:  # the logs: a file, so that a full pipe never blocks the process
-        process = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=stderr, text=True)
+        process = subprocess.Popen(
+            args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
     return process, OutputLines(process.stdout)
 
 
 # ---- the demo serving its database -------------------------------------------------------------------------------
+
 
 @pytest.mark.timeout(90)
 def test_demo_serves_its_database_while_it_crawls_and_after_until_interrupted(scrapy_cmd, tmp_path):

@@ -23,15 +23,16 @@ from pathlib import Path
 import pytest
 import time_machine
 
+from fake_engines import FakeEngines
 from tests.alert_receivers import json_receiver, wait_for  # noqa: F401 (a fixture)
 from tests.conftest import REPO
 from tests.crawl_checks import crawl_config
 from tests.feed_data import fresh_database, nid, write_rows
 from topicstreams.alerts.delivery import Notifier
-from topicstreams.alerts.text import plain
-from topicstreams.extensions.alerting import CLAIM_HOLD, AlertingWork
-from topicstreams.fakes import FakeEngines
-from topicstreams.storage import database_for, digests
+from topicstreams.alerts.inert_text import plain
+from topicstreams.extensions.digest_watch import CLAIM_HOLD, AlertingWork
+from topicstreams.storage import database_for
+from topicstreams.storage import digest_events as digests
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -46,20 +47,49 @@ def at(hour: int, minute: int = 0, second: int = 0, day: int = 2) -> datetime:
 def seed(url: str, moment: datetime, *stories: tuple[str, str]) -> None:
     """Store stories ``(n, topic)`` (titled ``Story <n>``, found by google) as one batch first seen at ``moment``."""
     with time_machine.travel(moment, tick=False):
-        write_rows(url, [{"news_id": nid(n), "url": f"https://news.example/{n}", "topic": topic, "engine": "google",
-                          "title": f"Story {n}", "source": "Example News", "snippet": None, "published_at": None}
-                         for n, topic in stories])
+        write_rows(
+            url,
+            [
+                {
+                    "news_id": nid(n),
+                    "url": f"https://news.example/{n}",
+                    "topic": topic,
+                    "engine": "google",
+                    "title": f"Story {n}",
+                    "source": "Example News",
+                    "snippet": None,
+                    "published_at": None,
+                }
+                for n, topic in stories
+            ],
+        )
 
 
 def digest(name: str, every: str, url: str, **more) -> dict:
     """An ``alerting.digests`` entry as the configuration normalises it."""
-    return {"name": name, "topics": [], "engines": [], "query": "", "every": every,
-            "at": {"day": "08:00", "week": "mon 08:00"}.get(every), "urls": [url], "max_items": 50, **more}
+    return {
+        "name": name,
+        "topics": [],
+        "engines": [],
+        "query": "",
+        "every": every,
+        "at": {"day": "08:00", "week": "mon 08:00"}.get(every),
+        "urls": [url],
+        "max_items": 50,
+        **more,
+    }
 
 
 def alerting(*digest_list: dict) -> dict:
-    return {"urls": [], "webhook_url": "", "events": [], "repeat": 21600, "silence_factor": 6,
-            "silence_min_events": 10, "digests": list(digest_list)}
+    return {
+        "urls": [],
+        "webhook_url": "",
+        "events": [],
+        "repeat": 21600,
+        "silence_factor": 6,
+        "silence_min_events": 10,
+        "digests": list(digest_list),
+    }
 
 
 def titles(posted) -> list[str]:
@@ -72,7 +102,7 @@ RACER = r"""
 import json, sys, time
 from datetime import datetime
 from pathlib import Path
-from topicstreams.extensions.alerting import AlertingWork
+from topicstreams.extensions.digest_watch import AlertingWork
 
 args = json.loads(sys.argv[1])
 work = AlertingWork(args["db"], args["alerting"], args["node"], baseline_days=14, silence_every=1e9)
@@ -94,14 +124,28 @@ if args["linger"]:
 """
 
 
-def racer(folder: Path, url: str, config: dict, me: str, moments: list[datetime], racers: list[str],
-          linger: bool = False) -> subprocess.Popen:
+def racer(
+    folder: Path, url: str, config: dict, me: str, moments: list[datetime], racers: list[str], linger: bool = False
+) -> subprocess.Popen:
     """A process sending the digests of ``config`` at each of ``moments``, in step with the ``racers``."""
-    args = {"db": url, "alerting": config, "node": f"node-{me}", "folder": str(folder), "me": me,
-            "moments": [moment.isoformat() for moment in moments], "racers": racers, "linger": linger}
+    args = {
+        "db": url,
+        "alerting": config,
+        "node": f"node-{me}",
+        "folder": str(folder),
+        "me": me,
+        "moments": [moment.isoformat() for moment in moments],
+        "racers": racers,
+        "linger": linger,
+    }
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-c", RACER, json.dumps(args)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", RACER, json.dumps(args)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finished(process: subprocess.Popen, timeout: float = 90) -> str:
@@ -141,7 +185,10 @@ def test_two_processes_racing_send_each_hourly_period_exactly_once(feed_url, jso
         'topicstreams digest "hourly": 1 new article (hour to 14:00 UTC)',
     ]  # one message per period, the empty one none
     assert [sorted(titles(post)) for post in posted] == [
-        ["Story a1", "Story a2", "Story a3"], ["Story b1", "Story c1"], ["Story d1"]]
+        ["Story a1", "Story a2", "Story a3"],
+        ["Story b1", "Story c1"],
+        ["Story d1"],
+    ]
     assert titles(posted[0])[0] == "Story a3"  # newest first
     assert "found by: google" in posted[0].body["message"]
     assert count_digest_alerts(feed_url) == 3
@@ -195,19 +242,26 @@ def test_daily_and_weekly_digests_on_their_boundaries(tmp_path, json_receiver):
     seed(url, datetime(2026, 11, 30, 7, 59, tzinfo=UTC), ("e3", "climate"))
     seed(url, datetime(2026, 11, 30, 8, 0, 30, tzinfo=UTC), ("e4", "climate"))
     seed(url, datetime(2026, 12, 1, 6, 0, tzinfo=UTC), ("e5", "space"))
-    config = alerting(digest("daily", "day", json_receiver.apprise_url("/daily")),
-                      digest("weekly", "week", json_receiver.apprise_url("/weekly")),
-                      digest("climate weekly", "week", json_receiver.apprise_url("/climate"), topics=["climate"],
-                             at="mon 07:59"),
-                      digest("searched", "day", json_receiver.apprise_url("/searched"), query='"STORY e4" e4'),
-                      digest("bing's", "day", json_receiver.apprise_url("/bing"), engines=["bing"]))
+    config = alerting(
+        digest("daily", "day", json_receiver.apprise_url("/daily")),
+        digest("weekly", "week", json_receiver.apprise_url("/weekly")),
+        digest("climate weekly", "week", json_receiver.apprise_url("/climate"), topics=["climate"], at="mon 07:59"),
+        digest("searched", "day", json_receiver.apprise_url("/searched"), query='"STORY e4" e4'),
+        digest("bing's", "day", json_receiver.apprise_url("/bing"), engines=["bing"]),
+    )
     notifier = Notifier(url, config, "node-a", delays=(0.1,))
     work = AlertingWork(url, config, "node-a", baseline_days=14, silence_every=1e9, notifier=notifier)
 
-    for moment in (sunday, datetime(2026, 11, 29, 8, 0, 10, tzinfo=UTC), datetime(2026, 11, 30, 7, 58, tzinfo=UTC),
-                   datetime(2026, 11, 30, 7, 59, 0, tzinfo=UTC), datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC),
-                   datetime(2026, 12, 1, 7, 59, 59, tzinfo=UTC), datetime(2026, 12, 1, 8, 0, 0, tzinfo=UTC),
-                   datetime(2026, 12, 6, 23, 0, tzinfo=UTC)):
+    for moment in (
+        sunday,
+        datetime(2026, 11, 29, 8, 0, 10, tzinfo=UTC),
+        datetime(2026, 11, 30, 7, 58, tzinfo=UTC),
+        datetime(2026, 11, 30, 7, 59, 0, tzinfo=UTC),
+        datetime(2026, 11, 30, 8, 0, 0, tzinfo=UTC),
+        datetime(2026, 12, 1, 7, 59, 59, tzinfo=UTC),
+        datetime(2026, 12, 1, 8, 0, 0, tzinfo=UTC),
+        datetime(2026, 12, 6, 23, 0, tzinfo=UTC),
+    ):
         work.send_due_digests(moment)
     assert notifier.flush(30)
 
@@ -217,11 +271,15 @@ def test_daily_and_weekly_digests_on_their_boundaries(tmp_path, json_receiver):
         'topicstreams digest "daily": 2 new articles (day to Mon 30 Nov 08:00 UTC)',
         'topicstreams digest "daily": 2 new articles (day to Tue 1 Dec 08:00 UTC)',
     ]
-    assert [sorted(titles(post)) for post in daily] == [["Story e1"], ["Story e2", "Story e3"],
-                                                        ["Story e4", "Story e5"]]
+    assert [sorted(titles(post)) for post in daily] == [
+        ["Story e1"],
+        ["Story e2", "Story e3"],
+        ["Story e4", "Story e5"],
+    ]
     weekly = json_receiver.received("/weekly")
     assert [post.body["title"] for post in weekly] == [
-        'topicstreams digest "weekly": 3 new articles (week to Mon 30 Nov 08:00 UTC)']
+        'topicstreams digest "weekly": 3 new articles (week to Mon 30 Nov 08:00 UTC)'
+    ]
     assert sorted(titles(weekly[0])) == ["Story e1", "Story e2", "Story e3"]
     climate = json_receiver.received("/climate")  # its own time, its own topics; e3 came at 07:59:00 exactly
     assert [sorted(titles(post)) for post in climate] == [["Story e1", "Story e3"]]
@@ -233,8 +291,14 @@ def test_daily_and_weekly_digests_on_their_boundaries(tmp_path, json_receiver):
 def test_an_empty_period_sends_nothing_and_moves_on(tmp_path, json_receiver):
     url = fresh_database(f"sqlite:///{tmp_path / 'news.db'}")
     config = alerting(digest("hourly", "hour", json_receiver.apprise_url("/hourly")))
-    work = AlertingWork(url, config, "node-a", baseline_days=14, silence_every=1e9,
-                        notifier=Notifier(url, config, "node-a", delays=(0.1,)))
+    work = AlertingWork(
+        url,
+        config,
+        "node-a",
+        baseline_days=14,
+        silence_every=1e9,
+        notifier=Notifier(url, config, "node-a", delays=(0.1,)),
+    )
     work.send_due_digests(T0)
     assert work.send_due_digests(at(11, 0, 5)) == 0
     assert digests.sent_until(database_for(url), ["hourly"]) == {"hourly": at(11)}
@@ -251,23 +315,32 @@ def test_the_store_announces_exactly_the_feed_events_it_added(feed_url, tmp_path
 
     from tests.feed_data import article
     from topicstreams import settings as project_settings
+    from topicstreams.crawl.signals import events_stored
     from topicstreams.pipelines.normalize import NormalizePipeline
     from topicstreams.pipelines.store import StorePipeline
-    from topicstreams.signals import events_stored
 
     class GoogleSpider(Spider):
         name = "google"
 
     def crawl(items) -> list:
         """Store ``items`` as a crawl does (in an event loop); what was announced by the time the store closed."""
-        crawler = get_crawler(GoogleSpider, {
-            **{name: getattr(project_settings, name) for name in dir(project_settings)
-               if name.startswith("TOPICSTREAMS_STORE_")},
-            "TOPICSTREAMS_DATABASE_URL": feed_url, "TOPICSTREAMS_ENGINES": {},
-            "TOPICSTREAMS_JOURNAL_DIR": str(tmp_path / "journal")})
+        crawler = get_crawler(
+            GoogleSpider,
+            {
+                **{
+                    name: getattr(project_settings, name)
+                    for name in dir(project_settings)
+                    if name.startswith("TOPICSTREAMS_STORE_")
+                },
+                "TOPICSTREAMS_DATABASE_URL": feed_url,
+                "TOPICSTREAMS_ENGINES": {},
+                "TOPICSTREAMS_JOURNAL_DIR": str(tmp_path / "journal"),
+            },
+        )
         heard = []
-        crawler.signals.connect(lambda stored: heard.append((threading.current_thread().name, stored)),
-                                signal=events_stored, weak=False)
+        crawler.signals.connect(
+            lambda stored: heard.append((threading.current_thread().name, stored)), signal=events_stored, weak=False
+        )
         normalize, store = NormalizePipeline.from_crawler(crawler), StorePipeline.from_crawler(crawler)
 
         async def run() -> list:
@@ -280,13 +353,21 @@ def test_the_store_announces_exactly_the_feed_events_it_added(feed_url, tmp_path
         return asyncio.run(run())
 
     first = crawl([article(1, "climate"), article(2, "climate"), article(1, "energy")])
-    second = crawl([article(2, "climate"), article(3, "climate"), article(1, "energy"), article(1, "space"),
-                    article(3, "climate", "bing")])
+    second = crawl(
+        [
+            article(2, "climate"),
+            article(3, "climate"),
+            article(1, "energy"),
+            article(1, "space"),
+            article(3, "climate", "bing"),
+        ]
+    )
     with database_for(feed_url).connect() as conn:
         ids = dict(conn.exec_driver_sql("SELECT name, id FROM topics").all())
     assert [thread for thread, _ in first + second] == [threading.main_thread().name] * 2  # on the crawl's loop
-    assert sorted(first[0][1].keys) == sorted([(ids["climate"], nid(1)), (ids["climate"], nid(2)),
-                                               (ids["energy"], nid(1))])
+    assert sorted(first[0][1].keys) == sorted(
+        [(ids["climate"], nid(1)), (ids["climate"], nid(2)), (ids["energy"], nid(1))]
+    )
     assert sorted(second[0][1].keys) == sorted([(ids["climate"], nid(3)), (ids["space"], nid(1))])
     assert second[0][1].engine == "google"
 
@@ -294,20 +375,28 @@ def test_the_store_announces_exactly_the_feed_events_it_added(feed_url, tmp_path
 def test_an_as_it_happens_batch_waits_a_minute_from_its_first_event(tmp_path, json_receiver):
     from sqlalchemy import select
 
-    from topicstreams.signals import EventsStored
+    from topicstreams.crawl.signals import EventsStored
     from topicstreams.storage.models import topic_news_table as topic_news
 
     url = fresh_database(f"sqlite:///{tmp_path / 'news.db'}")
     config = alerting(digest("live", "as_it_happens", json_receiver.apprise_url("/live"), topics=["climate"]))
     clock = [1000.0]
-    work = AlertingWork(url, config, "node-a", baseline_days=14, silence_every=1e9,
-                        notifier=Notifier(url, config, "node-a", delays=(0.1,)), clock=lambda: clock[0])
+    work = AlertingWork(
+        url,
+        config,
+        "node-a",
+        baseline_days=14,
+        silence_every=1e9,
+        notifier=Notifier(url, config, "node-a", delays=(0.1,)),
+        clock=lambda: clock[0],
+    )
 
     def stored(moment: datetime, *stories: tuple[str, str]) -> None:
         seed(url, moment, *stories)
         with database_for(url).connect() as conn:
-            keys = conn.execute(select(topic_news.c.topic_id, topic_news.c.news_id)
-                                .where(topic_news.c.first_seen_at == moment)).all()
+            keys = conn.execute(
+                select(topic_news.c.topic_id, topic_news.c.news_id).where(topic_news.c.first_seen_at == moment)
+            ).all()
         assert len(keys) == len(stories)
         work.stored(EventsStored("google", tuple(map(tuple, keys)), moment))
 
@@ -334,22 +423,46 @@ HOSTILE_TOPIC = "@everyone <b>deals</b>"
 
 def test_a_crawl_sends_its_as_it_happens_batch_before_it_exits(scrapy_cmd, json_receiver, tmp_path):
     with FakeEngines(engines=("google",)) as fakes:
-        config = crawl_config(tmp_path, fakes, floor=0.2, alerting={"digests": [
-            {"name": "everything", "every": "as_it_happens", "urls": [json_receiver.apprise_url("/all")]},
-            {"name": "alpha only", "every": "as_it_happens", "topics": ["alpha"],
-             "urls": [json_receiver.apprise_url("/alpha")]},
-            {"name": "by bing", "every": "as_it_happens", "engines": ["bing"],
-             "urls": [json_receiver.apprise_url("/bing")]},
-        ]})
+        config = crawl_config(
+            tmp_path,
+            fakes,
+            floor=0.2,
+            alerting={
+                "digests": [
+                    {"name": "everything", "every": "as_it_happens", "urls": [json_receiver.apprise_url("/all")]},
+                    {
+                        "name": "alpha only",
+                        "every": "as_it_happens",
+                        "topics": ["alpha"],
+                        "urls": [json_receiver.apprise_url("/alpha")],
+                    },
+                    {
+                        "name": "by bing",
+                        "every": "as_it_happens",
+                        "engines": ["bing"],
+                        "urls": [json_receiver.apprise_url("/bing")],
+                    },
+                ]
+            },
+        )
         started = time.monotonic()
-        result = scrapy_cmd("crawl", "google", "-a", f"topics=alpha,{HOSTILE_TOPIC}", "-a", "once=1",
-                            env={"TOPICSTREAMS_CONFIG": str(config)})
+        result = scrapy_cmd(
+            "crawl",
+            "google",
+            "-a",
+            f"topics=alpha,{HOSTILE_TOPIC}",
+            "-a",
+            "once=1",
+            env={"TOPICSTREAMS_CONFIG": str(config)},
+        )
         assert result.returncode == 0, result.stderr[-3000:]
     assert time.monotonic() - started < 60  # well within a minute: only the close can have sent the batch
 
     with sqlite3.connect(tmp_path / "news.db") as conn:
-        stored = conn.execute("SELECT t.name, n.title FROM topic_news e JOIN topics t ON t.id = e.topic_id "
-                              "JOIN news n ON n.id = e.news_id").fetchall()
+        stored = conn.execute(
+            "SELECT t.name, n.title FROM topic_news e JOIN topics t ON t.id = e.topic_id "
+            "JOIN news n ON n.id = e.news_id"
+        ).fetchall()
     assert {name for name, _ in stored} == {"alpha", HOSTILE_TOPIC}
     # Received by the time the process exited (no waiting here).
     everything = json_receiver.received("/all")
@@ -369,23 +482,35 @@ def test_a_crawl_sends_its_as_it_happens_batch_before_it_exits(scrapy_cmd, json_
 def test_crawlall_sends_one_batch_for_the_whole_process(scrapy_cmd, json_receiver, tmp_path):
     """The engine crawlers of one process share its batch: one message, every engine that found each event."""
     with FakeEngines(engines=("google", "bing")) as fakes:
-        config = crawl_config(tmp_path, fakes, floor=0.2, engines=("google", "bing"), alerting={"digests": [
-            {"name": "everything", "every": "as_it_happens", "urls": [json_receiver.apprise_url("/all")]}]})
-        result = scrapy_cmd("crawlall", "-a", "topics=alpha", "-a", "once=1",
-                            env={"TOPICSTREAMS_CONFIG": str(config)})
+        config = crawl_config(
+            tmp_path,
+            fakes,
+            floor=0.2,
+            engines=("google", "bing"),
+            alerting={
+                "digests": [
+                    {"name": "everything", "every": "as_it_happens", "urls": [json_receiver.apprise_url("/all")]}
+                ]
+            },
+        )
+        result = scrapy_cmd("crawlall", "-a", "topics=alpha", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)})
         assert result.returncode == 0, result.stderr[-3000:]
 
     with sqlite3.connect(tmp_path / "news.db") as conn:
-        stored = dict(conn.execute("SELECT n.title || ' — ' || n.source, group_concat(a.engine, ', ') FROM "
-                                   "(SELECT * FROM topic_news_engines ORDER BY first_seen_at, engine) a "
-                                   "JOIN news n ON n.id = a.news_id GROUP BY a.topic_id, a.news_id").fetchall())
+        stored = dict(
+            conn.execute(
+                "SELECT n.title || ' — ' || n.source, group_concat(a.engine, ', ') FROM "
+                "(SELECT * FROM topic_news_engines ORDER BY first_seen_at, engine) a "
+                "JOIN news n ON n.id = a.news_id GROUP BY a.topic_id, a.news_id"
+            ).fetchall()
+        )
     assert any(", " in engines for engines in stored.values())  # some events were found by both
     [posted] = json_receiver.received("/all")
     lines = posted.body["message"].splitlines()
-    shown = {lines[i][2:]: lines[i + 2].split("found by: ")[1] for i, line in enumerate(lines)
-             if line.startswith("• ")}
+    shown = {lines[i][2:]: lines[i + 2].split("found by: ")[1] for i, line in enumerate(lines) if line.startswith("• ")}
     assert {title: set(engines.split(", ")) for title, engines in shown.items()} == {
-        title: set(engines.split(", ")) for title, engines in stored.items()}
+        title: set(engines.split(", ")) for title, engines in stored.items()
+    }
 
 
 def test_sigterm_sends_the_pending_batch_before_the_crawl_exits(scrapy_cmd, json_receiver, tmp_path):
@@ -393,17 +518,30 @@ def test_sigterm_sends_the_pending_batch_before_the_crawl_exits(scrapy_cmd, json
     digest was first seen when it started, so nothing of the history is due."""
     db = tmp_path / "news.db"
     with FakeEngines(engines=("google",)) as fakes:
-        config = crawl_config(tmp_path, fakes, floor=0.2, topics=["alpha", "beta"],
-                              scraper={"scrape_interval": 4}, alerting={"digests": [
-                                  {"name": "live", "every": "as_it_happens",
-                                   "urls": [json_receiver.apprise_url("/live")]},
-                                  {"name": "hourly", "every": "hour", "urls": [json_receiver.apprise_url("/hourly")]},
-                              ]})
+        config = crawl_config(
+            tmp_path,
+            fakes,
+            floor=0.2,
+            topics=["alpha", "beta"],
+            scraper={"scrape_interval": 4},
+            alerting={
+                "digests": [
+                    {"name": "live", "every": "as_it_happens", "urls": [json_receiver.apprise_url("/live")]},
+                    {"name": "hourly", "every": "hour", "urls": [json_receiver.apprise_url("/hourly")]},
+                ]
+            },
+        )
         started = datetime.now(UTC)
-        crawl = subprocess.Popen([sys.executable, "-m", "scrapy", "crawl", "google"],
-                                 cwd=tmp_path, env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(config)},
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        crawl = subprocess.Popen(
+            [sys.executable, "-m", "scrapy", "crawl", "google"],
+            cwd=tmp_path,
+            env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(config)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
+
             def both_topics_stored() -> bool:
                 if not db.exists():
                     return False
@@ -422,7 +560,9 @@ def test_sigterm_sends_the_pending_batch_before_the_crawl_exits(scrapy_cmd, json
         assert crawl.returncode == 0, err[-3000:]
 
     with sqlite3.connect(db) as conn:
-        stored = [title for (title,) in conn.execute("SELECT n.title FROM topic_news e JOIN news n ON n.id = e.news_id")]
+        stored = [
+            title for (title,) in conn.execute("SELECT n.title FROM topic_news e JOIN news n ON n.id = e.news_id")
+        ]
         [(sent_until,)] = conn.execute("SELECT sent_until FROM digest_states WHERE name = 'hourly'").fetchall()
     [posted] = json_receiver.received("/live")
     assert sorted(titles(posted)) == sorted(stored)

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from fake_engines import FakeEngines
 from tests.crawl_checks import crawl_config, expected_urls, topics
 from tests.postgres_server import PostgresServer, PostgresUnavailable
 from topicstreams import ENGINES
-from topicstreams.fakes import FakeEngines
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -60,9 +60,12 @@ def stored(url: str) -> dict[tuple[str, str], list[str]]:
     try:
         with db.connect() as conn:
             found: dict[tuple[str, str], list[str]] = {}
-            for engine, topic, link in conn.execute(text(
+            for engine, topic, link in conn.execute(
+                text(
                     "SELECT e.engine, t.name, n.url FROM topic_news_engines e JOIN topics t ON t.id = e.topic_id "
-                    "JOIN news n ON n.id = e.news_id")):
+                    "JOIN news n ON n.id = e.news_id"
+                )
+            ):
                 found.setdefault((engine, topic), []).append(link)
             return found
     finally:
@@ -82,15 +85,25 @@ def background(scrapy_cmd, cfg: Path, log: Path, *args: str, env: dict | None = 
     """``scrapy ARGS`` in the background, its log into ``log`` (a pipe would fill up and stall it)."""
     handle = log.open("w")
     try:
-        return subprocess.Popen([sys.executable, "-m", "scrapy", *args], cwd=scrapy_cmd.folder,
-                                env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg), **(env or {})},
-                                stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        return subprocess.Popen(
+            [sys.executable, "-m", "scrapy", *args],
+            cwd=scrapy_cmd.folder,
+            env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg), **(env or {})},
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
     finally:
         handle.close()
 
 
-def wait_for(check: Callable[[], bool], timeout: float, what: str, process: subprocess.Popen | None = None,
-             log: Path | None = None) -> None:
+def wait_for(
+    check: Callable[[], bool],
+    timeout: float,
+    what: str,
+    process: subprocess.Popen | None = None,
+    log: Path | None = None,
+) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         if process is not None and process.poll() is not None:
@@ -114,10 +127,19 @@ def check_log(log: Path, *, outages: int = 1) -> str:
     return output
 
 
-def config(folder: Path, fakes: FakeEngines, url: str, *, floor: float, engines=("google",), node: str = "node-a",
-           **scraper) -> Path:
-    return crawl_config(folder, fakes, floor=floor, engines=engines, scraper={"max_pages": 1, **scraper},
-                        database={"url": url}, node={"id": node}, filename=f"{node}.yml")
+def config(
+    folder: Path, fakes: FakeEngines, url: str, *, floor: float, engines=("google",), node: str = "node-a", **scraper
+) -> Path:
+    return crawl_config(
+        folder,
+        fakes,
+        floor=floor,
+        engines=engines,
+        scraper={"max_pages": 1, **scraper},
+        database={"url": url},
+        node={"id": node},
+        filename=f"{node}.yml",
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -154,8 +176,12 @@ def test_a_ten_second_outage_during_a_once_crawl_loses_nothing(scrapy_cmd, fakes
     db = create_engine(pg_url)
     try:
         with db.connect() as conn:
-            swept = conn.execute(text("SELECT sum(topics_count), sum(requests) FROM scraper_cycles "
-                                      "WHERE engine = 'google' AND node = 'node-a'")).one()
+            swept = conn.execute(
+                text(
+                    "SELECT sum(topics_count), sum(requests) FROM scraper_cycles "
+                    "WHERE engine = 'google' AND node = 'node-a'"
+                )
+            ).one()
             windows = conn.execute(text("SELECT sum(requests) FROM health_windows WHERE engine = 'google'")).scalar()
     finally:
         db.dispose()
@@ -171,7 +197,8 @@ def immutable(paths: list[Path], on: bool) -> None:
 
 
 def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing(
-        scrapy_cmd, fakes, server, pg_url, tmp_path):
+    scrapy_cmd, fakes, server, pg_url, tmp_path
+):
     """Three crawls at once, for the minute's sake (the test waits it out once): on PostgreSQL, a once crawl of 40
     topics (node-a) and continuous crawls of the four engines (crawlall, node-b), the server shut down for 60 s;
     on SQLite, a once crawl of 40 topics against a fake engine of its own, the file locked by another process for
@@ -181,9 +208,17 @@ def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing
     quick = ("-s", "TOPICSTREAMS_STORE_RETRY_MAX=3")
     once_cfg = config(tmp_path, fakes, pg_url, floor=1.8, node="node-a")
     standing = ["s0", "s1", "s2"]
-    all_cfg = crawl_config(tmp_path, fakes, floor=0.5, engines=ENGINES,
-                           scraper={"max_pages": 1, "scrape_interval": 8}, database={"url": pg_url},
-                           node={"id": "node-b"}, topics=standing, filename="node-b.yml")
+    all_cfg = crawl_config(
+        tmp_path,
+        fakes,
+        floor=0.5,
+        engines=ENGINES,
+        scraper={"max_pages": 1, "scrape_interval": 8},
+        database={"url": pg_url},
+        node={"id": "node-b"},
+        topics=standing,
+        filename="node-b.yml",
+    )
     folder = tmp_path / "data"
     folder.mkdir()
     database = folder / "news.db"
@@ -195,31 +230,64 @@ def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing
     with FakeEngines(engines=("google",)) as own:
         lite_cfg = config(tmp_path, own, f"sqlite:///{database}", floor=1.9, node="node-c")  # 40 topics in 76 s
         crawls = {
-            "once": background(scrapy_cmd, once_cfg, logs["once"], "crawl", "google", "-a",
-                               f"topics={','.join(once_topics)}", "-a", "once=1", *quick),
+            "once": background(
+                scrapy_cmd,
+                once_cfg,
+                logs["once"],
+                "crawl",
+                "google",
+                "-a",
+                f"topics={','.join(once_topics)}",
+                "-a",
+                "once=1",
+                *quick,
+            ),
             "crawlall": background(scrapy_cmd, all_cfg, logs["crawlall"], "crawlall", *quick),
-            "sqlite": background(scrapy_cmd, lite_cfg, logs["sqlite"], "crawl", "google", "-a",
-                                 f"topics={','.join(once_topics)}", "-a", "once=1"),
+            "sqlite": background(
+                scrapy_cmd,
+                lite_cfg,
+                logs["sqlite"],
+                "crawl",
+                "google",
+                "-a",
+                f"topics={','.join(once_topics)}",
+                "-a",
+                "once=1",
+            ),
         }
         locker = None
         try:
-            wait_for(lambda: requests_of(fakes) >= 4 and all(requests_of(fakes, engine) >= 1 for engine in ENGINES)
-                     and requests_of(own) >= 2,
-                     120, "the crawls at work", crawls["once"], logs["once"])
+            wait_for(
+                lambda: (
+                    requests_of(fakes) >= 4
+                    and all(requests_of(fakes, engine) >= 1 for engine in ENGINES)
+                    and requests_of(own) >= 2
+                ),
+                120,
+                "the crawls at work",
+                crawls["once"],
+                logs["once"],
+            )
             server.halt()
             locker = sqlite3.connect(database, isolation_level=None)
             locker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
             before = {engine: requests_of(fakes, engine) for engine in ENGINES} | {"sqlite": requests_of(own)}
             time.sleep(60)
             served = {engine: requests_of(fakes, engine) - before[engine] for engine in ENGINES} | {
-                "sqlite": requests_of(own) - before["sqlite"]}
+                "sqlite": requests_of(own) - before["sqlite"]
+            }
             server.resume()
             locker.execute("COMMIT")
             locker.close()
             locker = None
 
-            wait_for(lambda: logs["sqlite"].read_text().count(BACK) == 1, 60, "the lock's items written",
-                     crawls["sqlite"], logs["sqlite"])
+            wait_for(
+                lambda: logs["sqlite"].read_text().count(BACK) == 1,
+                60,
+                "the lock's items written",
+                crawls["sqlite"],
+                logs["sqlite"],
+            )
             immutable(unwritable, True)
             unwritable_at = requests_of(own)
             time.sleep(6)
@@ -227,8 +295,13 @@ def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing
             immutable(unwritable, False)
 
             assert crawls["once"].wait(timeout=240) == 0, logs["once"].read_text()[-4000:]
-            wait_for(lambda: logs["crawlall"].read_text().count(BACK) == 1, 90, "crawlall catching up",
-                     crawls["crawlall"], logs["crawlall"])
+            wait_for(
+                lambda: logs["crawlall"].read_text().count(BACK) == 1,
+                90,
+                "crawlall catching up",
+                crawls["crawlall"],
+                logs["crawlall"],
+            )
             time.sleep(2)  # a sweep under way when it caught up
             crawls["crawlall"].send_signal(signal.SIGTERM)
             assert crawls["crawlall"].wait(timeout=120) == 0, logs["crawlall"].read_text()[-4000:]
@@ -249,13 +322,15 @@ def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing
     check_log(logs["crawlall"])
     lite = check_log(logs["sqlite"], outages=2)
     assert "database is locked" in lite and "disk I/O error" in lite
-    assert_all_stored_once(pg_url, {"google": once_topics + standing,
-                                    **{engine: standing for engine in ENGINES if engine != "google"}})
+    assert_all_stored_once(
+        pg_url, {"google": once_topics + standing, **{engine: standing for engine in ENGINES if engine != "google"}}
+    )
     assert_all_stored_once(f"sqlite:///{database}", {"google": once_topics})
 
 
 def test_a_crawl_killed_while_the_database_is_away_leaves_a_journal_the_next_start_writes_once(
-        scrapy_cmd, fakes, server, pg_url, tmp_path):
+    scrapy_cmd, fakes, server, pg_url, tmp_path
+):
     names = topics(12).split(",")
     cfg = config(tmp_path, fakes, pg_url, floor=0.3)
     log = tmp_path / "crawl.log"
@@ -264,8 +339,9 @@ def test_a_crawl_killed_while_the_database_is_away_leaves_a_journal_the_next_sta
     try:
         wait_for(lambda: requests_of(fakes) >= 2, 90, "the 2nd request", crawl, log)
         server.halt()
-        wait_for(lambda: journal.exists() and journal.read_bytes().count(b"\n") >= 20, 60, "items journaled", crawl,
-                 log)
+        wait_for(
+            lambda: journal.exists() and journal.read_bytes().count(b"\n") >= 20, 60, "items journaled", crawl, log
+        )
         os.kill(crawl.pid, signal.SIGKILL)
         crawl.wait(timeout=30)
         journaled = journal.read_bytes().count(b"\n")
@@ -280,8 +356,9 @@ def test_a_crawl_killed_while_the_database_is_away_leaves_a_journal_the_next_sta
 
     # The next start (a one-off topic nobody served before) writes the journal before anything else.
     fakes.reset()
-    again = scrapy_cmd("crawl", "google", "-a", "topics=later", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)},
-                       timeout=180)
+    again = scrapy_cmd(
+        "crawl", "google", "-a", "topics=later", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}, timeout=180
+    )
     assert again.returncode == 0, again.stderr[-4000:]
     assert "left in the journal" in again.stderr and "Traceback" not in again.stderr
     assert journal.read_bytes() == b""
@@ -300,8 +377,10 @@ def test_db_replay_writes_this_nodes_journals_leaves_a_held_one_and_tries_a_reje
     from tests.unit.test_durable_store import item
     from topicstreams.storage.journal import Journal, encode
 
-    cfg = write_config(tmp_path, {"database": {"url": "sqlite:///news.db"}, "node": {"id": "n1"},
-                                  "browser": {"profile_dir": "profiles"}})
+    cfg = write_config(
+        tmp_path,
+        {"database": {"url": "sqlite:///news.db"}, "node": {"id": "n1"}, "browser": {"profile_dir": "profiles"}},
+    )
     env = {"TOPICSTREAMS_CONFIG": str(cfg)}
     folder = tmp_path / "profiles" / "n1" / "journal"
     with Journal(folder / "google.jsonl") as journal:
@@ -311,9 +390,10 @@ def test_db_replay_writes_this_nodes_journals_leaves_a_held_one_and_tries_a_reje
     (folder / "brave.rejected.jsonl").write_bytes(encode(item(9, engine="brave"), reason="value too long"))
 
     health = scrapy_cmd("health", "--json", env=env)
-    assert sorted((entry["path"].rsplit("/", 1)[1], entry["kind"], entry["items"])
-                  for entry in json.loads(health.stdout)["journal"]) == [
-        ("bing.jsonl", "journal", 2), ("brave.rejected.jsonl", "rejects", 1), ("google.jsonl", "journal", 5)]
+    assert sorted(
+        (entry["path"].rsplit("/", 1)[1], entry["kind"], entry["items"])
+        for entry in json.loads(health.stdout)["journal"]
+    ) == [("bing.jsonl", "journal", 2), ("brave.rejected.jsonl", "rejects", 1), ("google.jsonl", "journal", 5)]
     table = scrapy_cmd("health", env=env).stdout
     assert "journal: " in table and "google.jsonl holds 5 item(s) not yet in the database" in table
     assert "brave.rejected.jsonl holds 1 item(s) the database refused" in table
@@ -333,8 +413,9 @@ def test_db_replay_writes_this_nodes_journals_leaves_a_held_one_and_tries_a_reje
     assert (folder / "brave.rejected.jsonl").read_bytes() == b""
     assert "journal" not in json.loads(scrapy_cmd("health", "--json", env=env).stdout)
     with sqlite3.connect(tmp_path / "news.db") as conn:
-        assert conn.execute("SELECT engine, count(*) FROM topic_news_engines GROUP BY engine ORDER BY engine"
-                            ).fetchall() == [("bing", 2), ("brave", 1), ("google", 5)]
+        assert conn.execute(
+            "SELECT engine, count(*) FROM topic_news_engines GROUP BY engine ORDER BY engine"
+        ).fetchall() == [("bing", 2), ("brave", 1), ("google", 5)]
 
     missing = scrapy_cmd("db", "replay", str(tmp_path / "nowhere.jsonl"), env=env)
     assert missing.returncode == 2 and "no such journal or folder" in missing.stderr
@@ -343,8 +424,13 @@ def test_db_replay_writes_this_nodes_journals_leaves_a_held_one_and_tries_a_reje
 def test_a_crawl_refuses_to_start_in_one_line_when_the_database_cannot_be_reached(scrapy_cmd, tmp_path):
     from tests.conftest import write_config
 
-    cfg = write_config(tmp_path, {"database": {"url": "postgresql+psycopg://crawler:s3cret@127.0.0.1:9/news"},
-                                  "browser": {"profile_dir": "profiles"}})
+    cfg = write_config(
+        tmp_path,
+        {
+            "database": {"url": "postgresql+psycopg://crawler:s3cret@127.0.0.1:9/news"},
+            "browser": {"profile_dir": "profiles"},
+        },
+    )
     result = scrapy_cmd("crawl", "google", "-a", "once=1", "-a", "topics=x", env={"TOPICSTREAMS_CONFIG": str(cfg)})
     assert result.returncode == 1
     [line] = [line for line in result.stderr.splitlines() if line.startswith("could not start")]
@@ -358,14 +444,21 @@ def test_scrapy_health_without_its_database_says_why_exits_3_and_still_lists_the
     from tests.unit.test_durable_store import item
     from topicstreams.storage.journal import Journal
 
-    cfg = write_config(tmp_path, {"database": {"url": "postgresql+psycopg://crawler:s3cret@127.0.0.1:9/news"},
-                                  "node": {"id": "n1"}, "browser": {"profile_dir": "profiles"}})
+    cfg = write_config(
+        tmp_path,
+        {
+            "database": {"url": "postgresql+psycopg://crawler:s3cret@127.0.0.1:9/news"},
+            "node": {"id": "n1"},
+            "browser": {"profile_dir": "profiles"},
+        },
+    )
     with Journal(tmp_path / "profiles" / "n1" / "journal" / "google.jsonl") as journal:
         journal.append([item(1), item(2)])
     result = scrapy_cmd("health", env={"TOPICSTREAMS_CONFIG": str(cfg)})
     assert result.returncode == 3, result.stderr[-3000:]
     lines = result.stderr.splitlines()
-    assert lines[0].startswith("cannot read the health from the database "
-                               "postgresql+psycopg://crawler:***@127.0.0.1:9/news: OperationalError")
+    assert lines[0].startswith(
+        "cannot read the health from the database postgresql+psycopg://crawler:***@127.0.0.1:9/news: OperationalError"
+    )
     assert any(line.startswith("journal: ") and "google.jsonl holds 2 item(s)" in line for line in lines)
     assert "Traceback" not in result.stderr and "s3cret" not in result.stderr

@@ -18,35 +18,69 @@ from scrapy.utils.test import get_crawler
 
 import topicstreams.settings as project_settings
 from tests.alert_receivers import json_receiver, smtp_receiver, wait_for  # noqa: F401 - fixtures
-from topicstreams.classify import ResponseClass
+from topicstreams.crawl.signals import CanaryChecked, Classification, PageParsed
+from topicstreams.engines.classify import ResponseClass
 from topicstreams.extensions.watch import HealthExtension
-from topicstreams.signals import CanaryChecked, Classification, PageParsed
 from topicstreams.spiders.bing import BingSpider
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, utcnow
 from topicstreams.storage import engine_status as store
 
 PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-OK, SOFT, HARD, CHALLENGE, ERROR = (ResponseClass.OK, ResponseClass.SOFT_BLOCK, ResponseClass.HARD_BLOCK,
-                                    ResponseClass.CHALLENGE, ResponseClass.ERROR)
+OK, SOFT, HARD, CHALLENGE, ERROR = (
+    ResponseClass.OK,
+    ResponseClass.SOFT_BLOCK,
+    ResponseClass.HARD_BLOCK,
+    ResponseClass.CHALLENGE,
+    ResponseClass.ERROR,
+)
 
 
-def make_crawler(folder: Path, receiver, *, health: dict, spidercls=GoogleSpider, mail: str | None = None,
-                 repeat: int = 21600, node: str = "n1"):
+def make_crawler(
+    folder: Path,
+    receiver,
+    *,
+    health: dict,
+    spidercls=GoogleSpider,
+    mail: str | None = None,
+    repeat: int = 21600,
+    node: str = "n1",
+):
     path = folder / "config.yml"
     urls = [receiver.apprise_url("/alerts")] + ([mail] if mail else [])
-    path.write_text(yaml.safe_dump({
-        "database": {"url": "sqlite:///alerts.db"}, "node": {"id": node}, "health": health,
-        "alerting": {"urls": urls, "repeat": repeat, "webhook_url": receiver.http_url("/hook")},
-        "scraper": {"saturation": {"canary_engines": [], "robust_threshold": 2}}}))
-    return get_crawler(spidercls, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path),
-                                   "TOPICSTREAMS_ALERT_RETRY_DELAYS": [0.1]})
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "database": {"url": "sqlite:///alerts.db"},
+                "node": {"id": node},
+                "health": health,
+                "alerting": {"urls": urls, "repeat": repeat, "webhook_url": receiver.http_url("/hook")},
+                "scraper": {"saturation": {"canary_engines": [], "robust_threshold": 2}},
+            }
+        )
+    )
+    return get_crawler(
+        spidercls, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path), "TOPICSTREAMS_ALERT_RETRY_DELAYS": [0.1]}
+    )
 
 
 def classification(engine: str, cls: ResponseClass, reason: str = "", items: int = 10) -> Classification:
-    return Classification(engine=engine, topic="t", page=0, page_type="first", url="http://127.0.0.1/search",
-                          status=200, cls=cls, reason=reason, latency=0.2, bytes=50_000, items=items, probe=False,
-                          bench=None, at=datetime.now(UTC))
+    return Classification(
+        engine=engine,
+        topic="t",
+        page=0,
+        page_type="first",
+        url="http://127.0.0.1/search",
+        status=200,
+        cls=cls,
+        reason=reason,
+        latency=0.2,
+        bytes=50_000,
+        items=items,
+        probe=False,
+        bench=None,
+        at=datetime.now(UTC),
+    )
 
 
 def feed(extension: HealthExtension, classes: list[ResponseClass]) -> None:
@@ -56,6 +90,7 @@ def feed(extension: HealthExtension, classes: list[ResponseClass]) -> None:
 
 def run(extensions: list[HealthExtension], body) -> None:
     """Open the extensions, run ``body()`` inside the event loop, close them (which delivers what is pending)."""
+
     async def main():
         for extension in extensions:
             extension.spider_opened(None)
@@ -76,8 +111,9 @@ def told(receiver) -> list[str]:
 
 
 def test_degraded_then_recovered_each_told_once_by_chat_and_by_mail(tmp_path, json_receiver, smtp_receiver):
-    crawler = make_crawler(tmp_path, json_receiver, health={"min_requests": 10, "smoothing": 1},
-                           mail=smtp_receiver.apprise_url())
+    crawler = make_crawler(
+        tmp_path, json_receiver, health={"min_requests": 10, "smoothing": 1}, mail=smtp_receiver.apprise_url()
+    )
     extension = HealthExtension.from_crawler(crawler)
 
     def body():
@@ -94,10 +130,14 @@ def test_degraded_then_recovered_each_told_once_by_chat_and_by_mail(tmp_path, js
     assert "google is healthy again on node n1" in mails[1].part("html") and "<br>" in mails[1].part("html")
     hooks = [posted.body for posted in json_receiver.received("/hook")]
     assert [(hook["event"], hook["engine"], hook["node"]) for hook in hooks] == [
-        ("degraded", "google", "n1"), ("recovered", "google", "n1")]
+        ("degraded", "google", "n1"),
+        ("recovered", "google", "n1"),
+    ]
     rows = store.read_alerts(database_for(crawler.settings.get("TOPICSTREAMS_DATABASE_URL")))
-    assert [(row["event"], row["delivery"]) for row in rows] == [("degraded", "delivered 3/3"),
-                                                                ("recovered", "delivered 3/3")]
+    assert [(row["event"], row["delivery"]) for row in rows] == [
+        ("degraded", "delivered 3/3"),
+        ("recovered", "delivered 3/3"),
+    ]
 
 
 def test_a_pause_is_recalled_every_repeat_until_a_person_resumes_it_then_its_recovery(tmp_path, json_receiver):
@@ -122,9 +162,12 @@ def test_a_pause_is_recalled_every_repeat_until_a_person_resumes_it_then_its_rec
 
     run([extension], body)
     assert told(json_receiver) == [
-        "topicstreams: google paused on n1", "topicstreams: google still paused on n1",
-        "topicstreams: google still paused on n1", "topicstreams: google resumed on n1",
-        "topicstreams: google recovered on n1"]
+        "topicstreams: google paused on n1",
+        "topicstreams: google still paused on n1",
+        "topicstreams: google still paused on n1",
+        "topicstreams: google resumed on n1",
+        "topicstreams: google recovered on n1",
+    ]
     messages = [posted.body["message"] for posted in json_receiver.received("/alerts")]
     assert "scrapy health resume google --node n1" in messages[0] and "hard_block, challenge" in messages[0]
     assert messages[1].startswith("Reminder: google is still paused on node n1, for 1 h (")
@@ -137,14 +180,19 @@ def test_a_canary_mismatch_and_a_critical_parser_are_told_when_they_begin_and_wh
     extension = HealthExtension.from_crawler(crawler)
 
     def check(matched: bool) -> CanaryChecked:
-        return CanaryChecked(engine="google", query="weather", matched=matched, results=0 if not matched else 8,
-                             problem=None if matched else "0 results, expected at least 3", at=utcnow())
+        return CanaryChecked(
+            engine="google",
+            query="weather",
+            matched=matched,
+            results=0 if not matched else 8,
+            problem=None if matched else "0 results, expected at least 3",
+            at=utcnow(),
+        )
 
     def parsed(valid: int) -> None:
         sample = classification("google", OK)
         extension.response_classified(sample)
-        extension.page_parsed(PageParsed(sample, items=10, valid_items=valid,
-                                         missing={} if valid else {"title": 10}))
+        extension.page_parsed(PageParsed(sample, items=10, valid_items=valid, missing={} if valid else {"title": 10}))
 
     def body():
         extension.canary_checked(check(False))
@@ -157,8 +205,11 @@ def test_a_canary_mismatch_and_a_critical_parser_are_told_when_they_begin_and_wh
 
     run([extension], body)
     assert told(json_receiver) == [
-        "topicstreams: google canary mismatch on n1", "topicstreams: google canaries right again on n1",
-        "topicstreams: google parser critical on n1", "topicstreams: google parser ok again on n1"]
+        "topicstreams: google canary mismatch on n1",
+        "topicstreams: google canaries right again on n1",
+        "topicstreams: google parser critical on n1",
+        "topicstreams: google parser ok again on n1",
+    ]
     assert "'weather'" in json_receiver.received("/alerts")[0].body["message"]
     assert "missing title" in json_receiver.received("/alerts")[2].body["message"]
 
@@ -192,8 +243,10 @@ def test_saturation_is_told_once_by_one_of_two_processes_when_it_begins_and_when
             await asyncio.to_thread(extension.outbox.flush)
 
     run([google, bing], body)
-    assert told(json_receiver) == ["topicstreams: exit IP saturation on n1",
-                                   "topicstreams: exit IP saturation over on n1"]
+    assert told(json_receiver) == [
+        "topicstreams: exit IP saturation on n1",
+        "topicstreams: exit IP saturation over on n1",
+    ]
     assert "bing, google" in json_receiver.received("/alerts")[0].body["message"]
 
 
@@ -208,8 +261,7 @@ def test_the_network_verdict_counts_the_engines_another_process_runs_on_the_node
 
     async def body():
         db = database_for(google.database_url)
-        store.save_status(db, "bing", "n1", state="running",
-                          connection_failures_since=utcnow() - timedelta(minutes=1))
+        store.save_status(db, "bing", "n1", state="running", connection_failures_since=utcnow() - timedelta(minutes=1))
         for _ in range(4):
             google.response_classified(classification("google", HARD, reason="ERR_CONNECTION_REFUSED", items=0))
         google.tick()  # reads bing's row: every engine of the node fails to connect

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fake_engines import FakeEngines
+from fake_engines.catalogue import all_articles
 from tests.conftest import write_config
 from tests.crawl_checks import expected_urls
 from topicstreams import ENGINES
-from topicstreams.fakes import FakeEngines
-from topicstreams.fakes.catalogue import all_articles
-from topicstreams.urls import normalize_url
+from topicstreams.engines.news_urls import normalize_url
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -28,7 +28,7 @@ BLOCK_PAGES = {"google": "sorry", "bing": "captcha", "yahoo": "consent", "brave"
 
 
 def fake(engine: str):
-    return importlib.import_module(f"topicstreams.fakes.{engine}")
+    return importlib.import_module(f"fake_engines.{engine}")
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +44,19 @@ def engines(fakes):
 
 
 def crawl_config(folder: Path, fakes: FakeEngines, only: tuple[str, ...], **scraper) -> Path:
-    return write_config(folder, {
-        "database": {"url": "sqlite:///news.db"},
-        "engines": {name: {"base_url": fakes.base_url(name), "enabled": name in only} for name in ENGINES},
-        "scraper": {"pacing": {"default_min_interval": 0.2, "per_engine": {"brave": 0.2}},
-                    "cooldown": {"initial": 1, "max": 5}, **scraper},
-        "browser": {"profile_dir": "profiles"},
-    })
+    return write_config(
+        folder,
+        {
+            "database": {"url": "sqlite:///news.db"},
+            "engines": {name: {"base_url": fakes.base_url(name), "enabled": name in only} for name in ENGINES},
+            "scraper": {
+                "pacing": {"default_min_interval": 0.2, "per_engine": {"brave": 0.2}},
+                "cooldown": {"initial": 1, "max": 5},
+                **scraper,
+            },
+            "browser": {"profile_dir": "profiles"},
+        },
+    )
 
 
 def rows(db: Path, sql: str) -> list[tuple]:
@@ -64,8 +70,17 @@ ARTICLES = {normalize_url(a.url): a for topic in ("alpha", "beta") for a in all_
 @pytest.mark.parametrize("engine", ["bing", "yahoo", "brave"])
 def test_each_engine_stores_exactly_its_pages_articles(scrapy_cmd, engines, tmp_path, engine):
     config = crawl_config(tmp_path, engines, (engine,), max_pages=2)
-    result = scrapy_cmd("crawl", engine, "-a", "topics=alpha", "-a", "once=1", "-O", "out.jsonl",
-                        env={"TOPICSTREAMS_CONFIG": str(config)})
+    result = scrapy_cmd(
+        "crawl",
+        engine,
+        "-a",
+        "topics=alpha",
+        "-a",
+        "once=1",
+        "-O",
+        "out.jsonl",
+        env={"TOPICSTREAMS_CONFIG": str(config)},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert f"{engine} spider starting (once" in result.stderr
     assert "structural fallback" not in result.stderr  # the known layout matched
@@ -99,8 +114,9 @@ def test_a_no_results_page_stores_nothing_and_a_block_page_is_a_challenge(scrapy
     engines.route(engine, "nothing", "empty")
     engines.route(engine, "walled", BLOCK_PAGES[engine])
     engines.route(engine, "hollow", "blank")
-    result = scrapy_cmd("crawl", engine, "-a", "topics=nothing,walled,hollow", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(config)})
+    result = scrapy_cmd(
+        "crawl", engine, "-a", "topics=nothing,walled,hollow", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert rows(tmp_path / "news.db", "select count(*) from news") == [(0,)]
     stderr = result.stderr
@@ -131,8 +147,9 @@ def test_the_same_article_from_three_engines_is_one_event_with_three_attribution
     config = crawl_config(tmp_path, engines, ("google", "bing", "yahoo"))
     # one after the other, so that each engine's first_seen_at is its own
     for engine in ("google", "bing", "yahoo"):
-        result = scrapy_cmd("crawl", engine, "-a", "topics=alpha", "-a", "once=1",
-                            env={"TOPICSTREAMS_CONFIG": str(config)})
+        result = scrapy_cmd(
+            "crawl", engine, "-a", "topics=alpha", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)}
+        )
         assert result.returncode == 0, result.stderr[-3000:]
     db = tmp_path / "news.db"
     common = expected_urls("google", "alpha") & expected_urls("bing", "alpha") & expected_urls("yahoo", "alpha")
@@ -143,8 +160,9 @@ def test_the_same_article_from_three_engines_is_one_event_with_three_attribution
     assert len(found) == 1
     news_id = found[0][0]
     assert rows(db, f"select count(*) from topic_news where news_id = '{news_id}'") == [(1,)]
-    seen = rows(db, f"select engine, first_seen_at from topic_news_engines where news_id = '{news_id}' "
-                    "order by first_seen_at")
+    seen = rows(
+        db, f"select engine, first_seen_at from topic_news_engines where news_id = '{news_id}' order by first_seen_at"
+    )
     assert [engine for engine, _ in seen] == ["google", "bing", "yahoo"]
     assert len({when for _, when in seen}) == 3
     event = rows(db, f"select first_seen_at from topic_news where news_id = '{news_id}'")[0][0]
@@ -161,7 +179,9 @@ def test_bing_scrolls_until_its_last_page_repeats_and_reads_dutch_times(scrapy_c
     requests = [entry for entry in engines.requests("bing") if entry["kind"] == "results"]
     # page 0 is the search, 1 the first scroll (8 cards: the end); 18 articles never ask for a third page
     assert [(e["path"], e["query"].get("first")) for e in requests] == [
-        ("/news/search", None), ("/news/infinitescrollajax", "11")]
+        ("/news/search", None),
+        ("/news/infinitescrollajax", "11"),
+    ]
     assert requests[0]["accept_language"].startswith("nl-NL")
     news = rows(tmp_path / "news.db", "select url, published_at from news")
     assert {url for url, _ in news} == expected_urls("bing", "alpha", pages=2)
@@ -171,11 +191,11 @@ def test_bing_scrolls_until_its_last_page_repeats_and_reads_dutch_times(scrapy_c
 
 def test_bing_stops_when_the_scroll_repeats_its_last_page(scrapy_cmd, engines, tmp_path):
     # "alpha" ends with a short page; a topic whose last page is a full ten makes Bing repeat it
-    topic = next(name for name in (f"topic {n}" for n in range(200))
-                 if len(all_articles(name)) % 10 == 0)
+    topic = next(name for name in (f"topic {n}" for n in range(200)) if len(all_articles(name)) % 10 == 0)
     config = crawl_config(tmp_path, engines, ("bing",), max_pages=6)
-    result = scrapy_cmd("crawl", "bing", "-a", f"topics={topic}", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(config)})
+    result = scrapy_cmd(
+        "crawl", "bing", "-a", f"topics={topic}", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     pages = len(all_articles(topic)) // 10
     requests = [entry for entry in engines.requests("bing") if entry["kind"] == "results"]

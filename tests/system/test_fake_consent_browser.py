@@ -1,4 +1,4 @@
-"""The fake engines' consent walls from outside: ``python -m topicstreams.fakes serve --consent``, and the whole
+"""The fake engines' consent walls from outside: ``python -m fake_engines serve --consent``, and the whole
 answer in real Chromium through the consent host, kept by a persistent profile across a restart."""
 
 from __future__ import annotations
@@ -35,9 +35,22 @@ _clean = reset_fakes_per_test()
 
 def test_serve_with_consent_walls():
     with subprocess.Popen(
-        [sys.executable, "-m", "topicstreams.fakes", "serve", "--engines", "google,bing", "--consent",
-         "redirect:local", "--consent", "bing=wall"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "fake_engines",
+            "serve",
+            "--engines",
+            "google,bing",
+            "--consent",
+            "redirect:local",
+            "--consent",
+            "bing=wall",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=REPO,
     ) as proc:
         try:
             lines = [proc.stdout.readline() for _ in range(5)]
@@ -49,8 +62,14 @@ def test_serve_with_consent_walls():
         finally:
             proc.terminate()
             proc.wait(timeout=10)
-    bad = subprocess.run([sys.executable, "-m", "topicstreams.fakes", "serve", "--engines", "bing", "--consent",
-                          "wall:de"], capture_output=True, text=True, cwd=REPO, timeout=30, check=False)
+    bad = subprocess.run(
+        [sys.executable, "-m", "fake_engines", "serve", "--engines", "bing", "--consent", "wall:de"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=30,
+        check=False,
+    )
     assert bad.returncode == 2 and "en, fr" in bad.stderr
 
 
@@ -61,7 +80,7 @@ def test_reject_in_chromium_through_the_consent_host(fakes, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
     if not os.path.exists(CHROMIUM):
         pytest.skip("no Chromium at " + CHROMIUM)
-    from topicstreams.browser import CHROMIUM_ARGS
+    from topicstreams.browser.chromium import CHROMIUM_ARGS
 
     for engine in ENGINES:
         fakes.consent(engine, "redirect", SECOND[engine])
@@ -79,7 +98,8 @@ def test_reject_in_chromium_through_the_consent_host(fakes, tmp_path):
 
     def launch(pw):
         context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_ARGS))
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_ARGS)
+        )
         context.route("**/*", loopback_only)
         return context, context.pages[0] if context.pages else context.new_page()
 
@@ -96,12 +116,17 @@ def test_reject_in_chromium_through_the_consent_host(fakes, tmp_path):
                 assert page.url == url and page.locator(RESULT_ITEMS[engine]).count() >= ITEMS_IN_HTML[engine]
                 log = fakes.requests(engine)
                 saves = [e for e in log if e["step"] == "consent_saved"]
-                assert [(e["consent_choice"], e["host"], e["method"]) for e in saves] == [("reject", "localhost", "POST")]
+                assert [(e["consent_choice"], e["host"], e["method"]) for e in saves] == [
+                    ("reject", "localhost", "POST")
+                ]
                 assert [(e["consent_choice"], e["cookie_set"]) for e in log if e["step"] == "consent_set"] == [
-                    ("reject", COOKIES[engine])]
+                    ("reject", COOKIES[engine])
+                ]
                 results = fakes.results_requests(engine)
                 assert [(e["step"], e["consent_cookie"]) for e in results] == [
-                    ("consent_redirect", False), ("results", True)]
+                    ("consent_redirect", False),
+                    ("results", True),
+                ]
                 cookie = {c["name"]: c for c in context.cookies(fakes.base_url(engine))}[COOKIES[engine]]
                 assert cookie["domain"] == "127.0.0.1" and cookie["expires"] > 0  # persistent, on the results host
                 page.goto(url, wait_until="domcontentloaded")  # no wall the second time

@@ -1,5 +1,5 @@
 """A real crawl of a news world: ``scrapy crawlall`` of Google and Bing in real Chromium against fake engines that
-serve a :class:`~topicstreams.fakes.world.NewsWorld`, one continuous run into SQLite.
+serve a :class:`~fake_engines.world.NewsWorld`, one continuous run into SQLite.
 
 The world's clock stands still (speed 0), so what each engine shows is known in advance. Google and Bing each show
 their own part of the topic's articles: what each stores overlaps the other's but differs. Once Bing's first round is
@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from fake_engines import FakeEngines, NewsWorld
+from fake_engines.world import DAY
 from tests.crawl_checks import crawl_config
 from tests.fakes_http import fetch
-from topicstreams.fakes import FakeEngines, NewsWorld
-from topicstreams.fakes.world import DAY
-from topicstreams.urls import normalize_url
+from topicstreams.engines.news_urls import normalize_url
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -44,7 +44,9 @@ def stored(db: Path, engine: str) -> dict[str, tuple[datetime, datetime | None]]
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
             found = conn.execute(
                 "select n.url, tne.first_seen_at, n.published_at from topic_news_engines tne "
-                "join news n on n.id = tne.news_id where tne.engine = ?", (engine,)).fetchall()
+                "join news n on n.id = tne.news_id where tne.engine = ?",
+                (engine,),
+            ).fetchall()
     except sqlite3.OperationalError:  # the schema is not there yet
         return {}
     return {url: (when(first), when(published) if published else None) for url, first, published in found}
@@ -70,25 +72,41 @@ def test_two_engines_store_overlapping_parts_and_a_stale_one_only_yesterdays(scr
     bing_sees = {article.url for article in world.articles("bing", TOPIC)}
     assert google_sees & bing_sees and google_sees - bing_sees and bing_sees - google_sees
     with FakeEngines(("google", "bing"), world=world) as fakes:
-        config = crawl_config(tmp_path, fakes, floor=0.2, engines=("google", "bing"),
-                              scraper={"scrape_interval": INTERVAL, "max_pages": 3})
+        config = crawl_config(
+            tmp_path,
+            fakes,
+            floor=0.2,
+            engines=("google", "bing"),
+            scraper={"scrape_interval": INTERVAL, "max_pages": 3},
+        )
         db = tmp_path / "news.db"
         process = subprocess.Popen(
-            [sys.executable, "-m", "scrapy", "crawlall", "-a", f"topics={TOPIC}"], cwd=scrapy_cmd.folder,
-            env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(config)}, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [sys.executable, "-m", "scrapy", "crawlall", "-a", f"topics={TOPIC}"],
+            cwd=scrapy_cmd.folder,
+            env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(config)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             # Bing's first round: its pages read (one past a full last page, which repeats it) and stored
             pages = min(len(bing_sees) // 10 + 1, 3)
-            wait_for(lambda: len(fakes.results_requests("bing")) >= pages and set(stored(db, "bing")) >= bing_sees,
-                     process, 45, "first round of Bing stored")
-            status, _, body, _ = fetch(f"{fakes.base_url('google')}/__fakes__/world",
-                                       data=json.dumps({"stale": "bing", "on": True}).encode())
+            wait_for(
+                lambda: len(fakes.results_requests("bing")) >= pages and set(stored(db, "bing")) >= bing_sees,
+                process,
+                45,
+                "first round of Bing stored",
+            )
+            status, _, body, _ = fetch(
+                f"{fakes.base_url('google')}/__fakes__/world", data=json.dumps({"stale": "bing", "on": True}).encode()
+            )
             switched = datetime.now(UTC)
             assert status == 200 and json.loads(body)["stale"] == ["bing"], body
             yesterday = {article.url for article in world.articles("bing", TOPIC)}
-            wait_for(lambda: set(stored(db, "bing")) >= bing_sees | yesterday, process, 30,
-                     "stale round of Bing stored")
+            wait_for(
+                lambda: set(stored(db, "bing")) >= bing_sees | yesterday, process, 30, "stale round of Bing stored"
+            )
             process.send_signal(signal.SIGINT)
             _, stderr = process.communicate(timeout=30)
         finally:
@@ -111,9 +129,12 @@ def test_two_engines_store_overlapping_parts_and_a_stale_one_only_yesterdays(scr
     later = {url: published for url, (first, published) in bing.items() if first >= switched}
     assert set(later) == yesterday and yesterday and not yesterday & today and not yesterday & set(google)
     # Bing says "1 day ago" for ages of one to two days: a day before it was read, and read before now
-    assert all(published is not None and published <= datetime.now(UTC) - timedelta(seconds=DAY)
-               for published in later.values()), later
-    assert all(google_published and google_published > switched - timedelta(hours=3)
-               for _, google_published in google.values())
+    assert all(
+        published is not None and published <= datetime.now(UTC) - timedelta(seconds=DAY)
+        for published in later.values()
+    ), later
+    assert all(
+        google_published and google_published > switched - timedelta(hours=3) for _, google_published in google.values()
+    )
     assert len([entry for entry in bing_requests if entry["time"] < switched.timestamp()]) == pages
     assert all(entry["status"] == 200 and entry["step"] == "results" for entry in bing_requests)  # perfect pages

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from fake_engines import FakeEngines
+from fake_engines.catalogue import articles_for
+from fake_engines.google import expected_articles
 from tests.conftest import write_config
 from tests.crawl_checks import expected_urls
-from topicstreams.fakes import FakeEngines
-from topicstreams.fakes.catalogue import articles_for
-from topicstreams.fakes.google import expected_articles
-from topicstreams.urls import is_tracking_param
+from topicstreams.engines.news_urls import is_tracking_param
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -33,13 +33,20 @@ def google(fakes):
 
 
 def crawl_config(folder: Path, fakes: FakeEngines, **scraper) -> Path:
-    return write_config(folder, {
-        "database": {"url": "sqlite:///news.db"},
-        "engines": {"google": {"base_url": fakes.base_url("google")},
-                    "bing": {"enabled": False}, "yahoo": {"enabled": False}, "brave": {"enabled": False}},
-        "scraper": {"pacing": {"default_min_interval": 0.2}, "cooldown": {"initial": 1, "max": 5}, **scraper},
-        "browser": {"profile_dir": "profiles"},
-    })
+    return write_config(
+        folder,
+        {
+            "database": {"url": "sqlite:///news.db"},
+            "engines": {
+                "google": {"base_url": fakes.base_url("google")},
+                "bing": {"enabled": False},
+                "yahoo": {"enabled": False},
+                "brave": {"enabled": False},
+            },
+            "scraper": {"pacing": {"default_min_interval": 0.2}, "cooldown": {"initial": 1, "max": 5}, **scraper},
+            "browser": {"profile_dir": "profiles"},
+        },
+    )
 
 
 def rows(db: Path, sql: str) -> list[tuple]:
@@ -97,8 +104,9 @@ def test_once_stores_each_article_once_with_clean_urls_and_again_adds_nothing(sc
 def test_a_captcha_yields_nothing_and_the_topic_is_tried_again_after_the_cooldown(scrapy_cmd, google, tmp_path):
     config = crawl_config(tmp_path, google, once_attempts=3)
     google.script("google", ["sorry", "captcha200"])
-    result = scrapy_cmd("crawl", "google", "-a", "topics=beta", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(config)})
+    result = scrapy_cmd(
+        "crawl", "google", "-a", "topics=beta", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     results = [e for e in google.requests("google") if e["kind"] == "results"]
     assert [e["step"] for e in results] == ["sorry", "captcha200", "results"]
@@ -114,13 +122,13 @@ def test_a_captcha_yields_nothing_and_the_topic_is_tried_again_after_the_cooldow
 def test_a_topic_blocked_on_every_attempt_is_given_up_and_counted(scrapy_cmd, google, tmp_path):
     config = crawl_config(tmp_path, google, once_attempts=2)
     google.route("google", "gamma", "sorry")
-    result = scrapy_cmd("crawl", "google", "-a", "topics=gamma,delta", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(config)})
+    result = scrapy_cmd(
+        "crawl", "google", "-a", "topics=gamma,delta", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "ERROR: gave up topic 'gamma' after 2 attempts" in result.stderr
     assert "'topicstreams/google/topics_given_up': 1" in result.stderr
-    topics = rows(tmp_path / "news.db",
-                  "select distinct t.name from topic_news tn join topics t on t.id = tn.topic_id")
+    topics = rows(tmp_path / "news.db", "select distinct t.name from topic_news tn join topics t on t.id = tn.topic_id")
     assert topics == [("delta",)]
 
 
@@ -128,8 +136,15 @@ def test_a_genuine_no_results_page_stores_nothing_and_is_not_a_block(scrapy_cmd,
     config = crawl_config(tmp_path, google, once_attempts=2)  # the blank page's retries are not what is tested
     google.route("google", "nothing", "empty")
     google.route("google", "hollow", "blank")
-    result = scrapy_cmd("crawl", "google", "-a", "topics=nothing,hollow", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(config)}, )
+    result = scrapy_cmd(
+        "crawl",
+        "google",
+        "-a",
+        "topics=nothing,hollow",
+        "-a",
+        "once=1",
+        env={"TOPICSTREAMS_CONFIG": str(config)},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert rows(tmp_path / "news.db", "select count(*) from news") == [(0,)]
     assert "'topicstreams/google/ok': 1" in result.stderr
@@ -139,16 +154,22 @@ def test_a_genuine_no_results_page_stores_nothing_and_is_not_a_block(scrapy_cmd,
 
 
 def test_continuous_mode_seeds_the_table_and_goes_round_again_each_interval(scrapy_cmd, google, tmp_path):
-    config = write_config(tmp_path, {
-        "database": {"url": "sqlite:///news.db"},
-        "topics": ["alpha", "beta"],
-        "engines": {"google": {"base_url": google.base_url("google")},
-                    "bing": {"enabled": False}, "yahoo": {"enabled": False}, "brave": {"enabled": False}},
-        "scraper": {"scrape_interval": 3, "pacing": {"default_min_interval": 0.2}},
-        "browser": {"profile_dir": "profiles"},
-    })
-    result = scrapy_cmd("crawl", "google", "-s", "CLOSESPIDER_TIMEOUT=10",
-                        env={"TOPICSTREAMS_CONFIG": str(config)})
+    config = write_config(
+        tmp_path,
+        {
+            "database": {"url": "sqlite:///news.db"},
+            "topics": ["alpha", "beta"],
+            "engines": {
+                "google": {"base_url": google.base_url("google")},
+                "bing": {"enabled": False},
+                "yahoo": {"enabled": False},
+                "brave": {"enabled": False},
+            },
+            "scraper": {"scrape_interval": 3, "pacing": {"default_min_interval": 0.2}},
+            "browser": {"profile_dir": "profiles"},
+        },
+    )
+    result = scrapy_cmd("crawl", "google", "-s", "CLOSESPIDER_TIMEOUT=10", env={"TOPICSTREAMS_CONFIG": str(config)})
     assert result.returncode == 0, result.stderr[-3000:]
     assert "google spider starting (continuous: every 3 s" in result.stderr
     assert rows(tmp_path / "news.db", "select name, active from topics order by name") == [("alpha", 1), ("beta", 1)]
@@ -166,17 +187,26 @@ def closed_port() -> int:
 
 def test_unreachable_engine_keeps_running_and_says_what_failed(scrapy_cmd, tmp_path):
     port = closed_port()
-    config = write_config(tmp_path, {
-        "database": {"url": "sqlite:///news.db"},
-        "topics": ["alpha"],
-        "engines": {"google": {"base_url": f"http://127.0.0.1:{port}"},
-                    "bing": {"enabled": False}, "yahoo": {"enabled": False}, "brave": {"enabled": False}},
-        "scraper": {"scrape_interval": 1, "cooldown": {"initial": 1}, "pacing": {"default_min_interval": 0.2}},
-        "browser": {"profile_dir": "profiles"},
-    })
+    config = write_config(
+        tmp_path,
+        {
+            "database": {"url": "sqlite:///news.db"},
+            "topics": ["alpha"],
+            "engines": {
+                "google": {"base_url": f"http://127.0.0.1:{port}"},
+                "bing": {"enabled": False},
+                "yahoo": {"enabled": False},
+                "brave": {"enabled": False},
+            },
+            "scraper": {"scrape_interval": 1, "cooldown": {"initial": 1}, "pacing": {"default_min_interval": 0.2}},
+            "browser": {"profile_dir": "profiles"},
+        },
+    )
     result = scrapy_cmd("crawlall", "-s", "CLOSESPIDER_TIMEOUT=6", env={"TOPICSTREAMS_CONFIG": str(config)})
     assert result.returncode == 0, result.stderr[-3000:]
-    failures = [line for line in result.stderr.splitlines() if f"for topic 'alpha' (http://127.0.0.1:{port}/search" in line]
+    failures = [
+        line for line in result.stderr.splitlines() if f"for topic 'alpha' (http://127.0.0.1:{port}/search" in line
+    ]
     assert len(failures) >= 2, result.stderr[-3000:]
     assert "ERR_CONNECTION_REFUSED" in failures[0]
     assert "closespider_timeout" in result.stderr
@@ -188,23 +218,40 @@ def test_unreachable_engine_keeps_running_and_says_what_failed(scrapy_cmd, tmp_p
 
 def test_crawlall_writes_one_feed_file_per_engine(scrapy_cmd, google, tmp_path):
     config = crawl_config(tmp_path, google)
-    result = scrapy_cmd("crawlall", "-a", "topics=alpha", "-a", "once=1", "-O", "out-%(name)s.jsonl",
-                        env={"TOPICSTREAMS_CONFIG": str(config)})
+    result = scrapy_cmd(
+        "crawlall",
+        "-a",
+        "topics=alpha",
+        "-a",
+        "once=1",
+        "-O",
+        "out-%(name)s.jsonl",
+        env={"TOPICSTREAMS_CONFIG": str(config)},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(p.name for p in tmp_path.glob("out-*.jsonl")) == ["out-google.jsonl"]
     assert len((tmp_path / "out-google.jsonl").read_text().splitlines()) >= len(expected_articles("alpha", 0))
 
 
 def test_the_browser_context_carries_locale_and_its_own_headers(scrapy_cmd, google, tmp_path):
-    config = write_config(tmp_path, {
-        "database": {"url": "sqlite:///news.db"},
-        "engines": {"google": {"base_url": google.base_url("google")},
-                    "bing": {"enabled": False}, "yahoo": {"enabled": False}, "brave": {"enabled": False}},
-        "scraper": {"pacing": {"default_min_interval": 0.2}},
-        "browser": {"profile_dir": "profiles"},
-        "anti_detection": {"locale": "nl-NL", "timezone_id": "Europe/Amsterdam"},
-    })
-    result = scrapy_cmd("crawl", "google", "-a", "topics=alpha", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)})
+    config = write_config(
+        tmp_path,
+        {
+            "database": {"url": "sqlite:///news.db"},
+            "engines": {
+                "google": {"base_url": google.base_url("google")},
+                "bing": {"enabled": False},
+                "yahoo": {"enabled": False},
+                "brave": {"enabled": False},
+            },
+            "scraper": {"pacing": {"default_min_interval": 0.2}},
+            "browser": {"profile_dir": "profiles"},
+            "anti_detection": {"locale": "nl-NL", "timezone_id": "Europe/Amsterdam"},
+        },
+    )
+    result = scrapy_cmd(
+        "crawl", "google", "-a", "topics=alpha", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     seen = [e for e in google.requests("google") if e["kind"] == "results"]
     assert seen and seen[0]["accept_language"].startswith("nl-NL")

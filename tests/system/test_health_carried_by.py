@@ -15,15 +15,15 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import write_config
 from topicstreams import ENGINES
-from topicstreams.config import load_config
-from topicstreams.health_report import (
+from topicstreams.config.loading import load_config
+from topicstreams.reports.health_report import (
     build_report,
     carried_since,
     lease_interval_of,
     policy_from_settings,
 )
 from topicstreams.storage import database_for, dispose_databases, upgrade, utcnow
-from topicstreams.storage import schedule
+from topicstreams.storage import leases as schedule
 from topicstreams.storage.topics import add_topics
 from topicstreams.web.app import WebSettings, create_app
 
@@ -58,8 +58,14 @@ def cluster(postgres_url: str):
 
 
 def env_for(folder: Path, url: str, assignment: str) -> dict[str, str]:
-    config = write_config(folder, {"database": {"url": url}, "node": {"id": "node-a"},
-                                   "scraper": {"assignment": assignment, "scrape_interval": INTERVAL}})
+    config = write_config(
+        folder,
+        {
+            "database": {"url": url},
+            "node": {"id": "node-a"},
+            "scraper": {"assignment": assignment, "scrape_interval": INTERVAL},
+        },
+    )
     return {"TOPICSTREAMS_CONFIG": str(config)}
 
 
@@ -85,8 +91,10 @@ def test_lease_mode_table_says_who_carries_each_engine_in_a_line_under_it(scrapy
     result = scrapy_cmd("health", env=env_for(tmp_path, cluster, "lease"))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[-1] == ("carried by (scraped in the last 90 s): google by node-a, node-b; "
-                         "bing by evil\\x1b[2J\\rnode; yahoo by no node; brave by no node")
+    assert lines[-1] == (
+        "carried by (scraped in the last 90 s): google by node-a, node-b; "
+        "bing by evil\\x1b[2J\\rnode; yahoo by no node; brave by no node"
+    )
     assert "\x1b" not in result.stdout and "\r" not in result.stdout
     assert len(lines) == 1 + len(ENGINES) + 2  # header, engines, saturation, carried by
 
@@ -106,13 +114,13 @@ def test_the_api_object_carries_carried_by_in_lease_mode_only(cluster):
     """``GET /api/health`` answers :meth:`HealthReport.as_api_json`: built with the lease interval it has
     ``carried_by`` beside ``routes``; without it (shard mode) it has none."""
     db = database_for(cluster)
-    policy = policy_from_settings({"canary_engines": [], "robust_threshold": 2}, {"default_min_interval": 0},
-                                  ENGINES)
+    policy = policy_from_settings({"canary_engines": [], "robust_threshold": 2}, {"default_min_interval": 0}, ENGINES)
     lease = build_report(db, node="node-a", enabled=ENGINES, policy=policy, all_nodes=True, lease_interval=INTERVAL)
     answer = lease.as_api_json()
     assert "routes" in answer
     assert {engine["engine"]: engine["carried_by"] for node in answer["nodes"] for engine in node["engines"]} == (
-        EXPECTED)
+        EXPECTED
+    )
     shard = build_report(db, node="node-a", enabled=ENGINES, policy=policy, all_nodes=True).as_api_json()
     assert all("carried_by" not in engine for node in shard["nodes"] for engine in node["engines"])
 

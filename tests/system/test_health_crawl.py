@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_engines import FakeEngines
 from tests.crawl_checks import (
     FAST_COOLDOWN,
     SLACK,
@@ -26,7 +27,6 @@ from tests.crawl_checks import (
     topics,
 )
 from tests.fakes_http import reset_fakes_per_test, running_fakes
-from topicstreams.fakes import FakeEngines
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -42,10 +42,9 @@ class Webhook:
         received = self.received = []
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - the base class's name
+            def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                received.append({"path": self.path, "type": self.headers.get("Content-Type"),
-                                 "body": json.loads(body)})
+                received.append({"path": self.path, "type": self.headers.get("Content-Type"), "body": json.loads(body)})
                 self.send_response(204)
                 self.end_headers()
 
@@ -68,10 +67,25 @@ def webhook():
     hook.close()
 
 
-def config(folder: Path, fakes: FakeEngines, *, floor: float, health: dict, webhook_url: str = "",
-           engines=("google",), **scraper) -> Path:
-    return crawl_config(folder, fakes, floor=floor, engines=engines, health=health,
-                        alerting={"webhook_url": webhook_url}, scraper={"cooldown": FAST_COOLDOWN, **scraper})
+def config(
+    folder: Path,
+    fakes: FakeEngines,
+    *,
+    floor: float,
+    health: dict,
+    webhook_url: str = "",
+    engines=("google",),
+    **scraper,
+) -> Path:
+    return crawl_config(
+        folder,
+        fakes,
+        floor=floor,
+        engines=engines,
+        health=health,
+        alerting={"webhook_url": webhook_url},
+        scraper={"cooldown": FAST_COOLDOWN, **scraper},
+    )
 
 
 def report(scrapy_cmd, cfg: Path, *args: str) -> subprocess.CompletedProcess:
@@ -85,7 +99,8 @@ def google_row(text: str) -> list[str]:
 
 
 def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_a_person_resumes_it(
-        scrapy_cmd, fakes, webhook, tmp_path):
+    scrapy_cmd, fakes, webhook, tmp_path
+):
     cfg = config(tmp_path, fakes, floor=0.05, health={"smoothing": 1}, webhook_url=webhook.url, once_attempts=100)
     fakes.script("google", [{"status": 429, "body": "Too Many Requests"}, "captcha200"] * 40)
     env = {"TOPICSTREAMS_CONFIG": str(cfg)}
@@ -108,14 +123,20 @@ def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_
 
     db = tmp_path / "news.db"
     assert rows(db, "select engine, node, score, band, state from engine_status") == [
-        ("google", "node-a", 40, "critical", "paused")]
+        ("google", "node-a", 40, "critical", "paused")
+    ]
     alerts = rows(db, "select engine, node, score, band, reasons, delivery, resolved_at from alerts")
     assert alerts == [("google", "node-a", 40, "critical", '["hard_block", "challenge"]', "delivered 1/1", None)]
     assert len(webhook.received) == 1
     posted = webhook.received[0]
     assert posted["path"] == "/hooks/T0KEN" and posted["type"] == "application/json"
     assert {key: posted["body"][key] for key in ("engine", "node", "score", "band", "reasons")} == {
-        "engine": "google", "node": "node-a", "score": 40, "band": "critical", "reasons": ["hard_block", "challenge"]}
+        "engine": "google",
+        "node": "node-a",
+        "score": 40,
+        "band": "critical",
+        "reasons": ["hard_block", "challenge"],
+    }
     assert "paused" in posted["body"]["text"]
 
     shown = report(scrapy_cmd, cfg)
@@ -126,7 +147,11 @@ def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_
     assert as_json.returncode == 2
     google = next(e for e in json.loads(as_json.stdout)["engines"] if e["engine"] == "google")
     assert (google["score"], google["band"], google["state"], google["reasons"]) == (
-        40, "critical", "paused", ["hard_block", "challenge"])
+        40,
+        "critical",
+        "paused",
+        ["hard_block", "challenge"],
+    )
 
     # The pause survives a restart: a new run schedules nothing and says why.
     fakes.reset("google")
@@ -138,9 +163,14 @@ def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_
 
     # A continuous run waits, paused, until a person resumes the engine from another shell.
     written = rows(db, "select updated_at from engine_status")
-    crawl = subprocess.Popen([sys.executable, "-m", "scrapy", "crawl", "google", "-a", "topics=t00,t01"],
-                             cwd=scrapy_cmd.folder, env={**scrapy_cmd.env, **env},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    crawl = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "crawl", "google", "-a", "topics=t00,t01"],
+        cwd=scrapy_cmd.folder,
+        env={**scrapy_cmd.env, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.time() + 60
         while rows(db, "select updated_at from engine_status") == written and time.time() < deadline:
@@ -170,12 +200,13 @@ def test_a_degraded_engine_slows_to_twice_its_floor_and_says_why(scrapy_cmd, fak
     # Every fourth page is blank (a soft block): 25 % soft blocks against a normal of none is a full soft_block
     # penalty, 100 - 25 = 75: degraded, from the first score on (the 12th response).
     fakes.script("google", ["results", "results", "results", "blank"] * 12)
-    result = scrapy_cmd("crawl", "google", "-a", f"topics={topics(27)}", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    result = scrapy_cmd(
+        "crawl", "google", "-a", f"topics={topics(27)}", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     seen = fakes.results_requests("google")
     assert len(seen) == 35  # 27 topics, 8 of them met a blank page and were tried again
-    before, after = gaps(seen)[:min_requests - 1], gaps(seen)[min_requests - 1:]
+    before, after = gaps(seen)[: min_requests - 1], gaps(seen)[min_requests - 1 :]
     assert min(before) >= floor - SLACK, before
     assert min(after) >= 2 * floor - SLACK, after
     assert statistics.median(after) >= 1.8 * statistics.median(before), (before, after)
@@ -186,13 +217,17 @@ def test_a_degraded_engine_slows_to_twice_its_floor_and_says_why(scrapy_cmd, fak
     assert stat_text(result.stderr, "health_score") == "75" and stat_text(result.stderr, "health_band") == "'degraded'"
     db = tmp_path / "news.db"
     assert rows(db, "select score, band, state, reasons, pace_multiplier from engine_status") == [
-        (75, "degraded", "running", '["soft_block"]', 2.0)]
+        (75, "degraded", "running", '["soft_block"]', 2.0)
+    ]
     assert rows(db, "select event from alerts") == [("degraded",)]  # told once (to no target: none configured)
     assert rows(db, "select count(distinct topic_id) from topic_news") == [(27,)]  # every topic stored
     # The responses are kept as one window of history for later baselines, with the pages' parse outcome.
     # (one row per health.window of wall-clock time: the run may straddle two)
-    assert rows(db, "select sum(requests), sum(ok), sum(soft_blocks), sum(items) >= 27 * 10, "
-                    "sum(valid_items) > 0 from health_windows") == [(35, 27, 8, 1, 1)]
+    assert rows(
+        db,
+        "select sum(requests), sum(ok), sum(soft_blocks), sum(items) >= 27 * 10, "
+        "sum(valid_items) > 0 from health_windows",
+    ) == [(35, 27, 8, 1, 1)]
 
 
 def test_a_slowdown_in_force_when_the_crawl_starts_stretches_the_re_scrape_interval_too(scrapy_cmd, fakes, tmp_path):
@@ -204,10 +239,19 @@ def test_a_slowdown_in_force_when_the_crawl_starts_stretches_the_re_scrape_inter
     url = f"sqlite:///{tmp_path / 'news.db'}"
     upgrade(url)
     # A previous run left google degraded (score 70): the slowdown is in force until a score says ok.
-    save_status(database_for(url), "google", "node-a", state="running", score=70, band="degraded",
-                reasons=["soft_block"], pace_multiplier=2.0)
-    result = scrapy_cmd("crawl", "google", "-a", "topics=t00", "-s", "CLOSESPIDER_TIMEOUT=8",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    save_status(
+        database_for(url),
+        "google",
+        "node-a",
+        state="running",
+        score=70,
+        band="degraded",
+        reasons=["soft_block"],
+        pace_multiplier=2.0,
+    )
+    result = scrapy_cmd(
+        "crawl", "google", "-a", "topics=t00", "-s", "CLOSESPIDER_TIMEOUT=8", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "slowed down when last seen" in result.stderr
     seen = fakes.results_requests("google")
@@ -217,15 +261,23 @@ def test_a_slowdown_in_force_when_the_crawl_starts_stretches_the_re_scrape_inter
 
 
 def test_in_crawlall_a_paused_engine_stops_alone(scrapy_cmd, fakes, tmp_path):
-    cfg = config(tmp_path, fakes, floor=0.05, health={"smoothing": 1, "min_requests": 6}, engines=("google", "bing"),
-                 once_attempts=100)
+    cfg = config(
+        tmp_path,
+        fakes,
+        floor=0.05,
+        health={"smoothing": 1, "min_requests": 6},
+        engines=("google", "bing"),
+        once_attempts=100,
+    )
     fakes.script("google", [{"status": 429, "body": "Too Many Requests"}, "captcha200"] * 20)  # bing stays normal
     result = scrapy_cmd("crawlall", "-a", f"topics={topics(8)}", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)})
     assert result.returncode == 0, result.stderr[-3000:]
     assert len(fakes.results_requests("google")) == 6  # 3 hard blocks, 3 challenges: 40, paused
     db = tmp_path / "news.db"
     assert rows(db, "select engine, score, band, state from engine_status order by engine") == [
-        ("bing", 100, "ok", "running"), ("google", 40, "critical", "paused")]
+        ("bing", 100, "ok", "running"),
+        ("google", 40, "critical", "paused"),
+    ]
     assert rows(db, "select engine from alerts") == [("google",)]
     # bing went on at its own pace and stored every topic; google gave its topics up
     assert rows(db, "select count(distinct topic_id) from topic_news_engines where engine = 'bing'") == [(8,)]

@@ -40,16 +40,20 @@ def db(pg_url: str) -> Engine:
     return db
 
 
-@pytest.mark.parametrize("test", [
-    sqlite_history.test_one_day_by_hand,
-    sqlite_history.test_p95s_without_requests_to_weigh_them_are_averaged,
-    sqlite_history.test_rolling_up_again_writes_nothing_and_changes_nothing,
-    sqlite_history.test_windows_of_days_after_now_wait_for_their_day,
-    sqlite_history.test_a_late_window_is_taken_in_by_the_next_rollup_whatever_its_day,
-    sqlite_history.test_daily_rows_older_than_history_days_go,
-    sqlite_history.test_health_hours_adds_the_nodes_up_per_engine_and_hour,
-    sqlite_history.test_health_days_adds_the_nodes_up_per_engine_and_day,
-], ids=lambda test: test.__name__.removeprefix("test_"))
+@pytest.mark.parametrize(
+    "test",
+    [
+        sqlite_history.test_one_day_by_hand,
+        sqlite_history.test_p95s_without_requests_to_weigh_them_are_averaged,
+        sqlite_history.test_rolling_up_again_writes_nothing_and_changes_nothing,
+        sqlite_history.test_windows_of_days_after_now_wait_for_their_day,
+        sqlite_history.test_a_late_window_is_taken_in_by_the_next_rollup_whatever_its_day,
+        sqlite_history.test_daily_rows_older_than_history_days_go,
+        sqlite_history.test_health_hours_adds_the_nodes_up_per_engine_and_hour,
+        sqlite_history.test_health_days_adds_the_nodes_up_per_engine_and_day,
+    ],
+    ids=lambda test: test.__name__.removeprefix("test_"),
+)
 def test_the_sqlite_tests_pass_on_postgresql(test, db, monkeypatch, tmp_path):
     monkeypatch.setattr(sqlite_history, "database", lambda folder, name="": db)
     test(tmp_path)
@@ -57,19 +61,31 @@ def test_the_sqlite_tests_pass_on_postgresql(test, db, monkeypatch, tmp_path):
 
 def test_days_and_hours_are_utc_whatever_the_session_time_zone(db):
     # 23:30 and 00:30 UTC are 13:30 and 14:30 of one day in Kiritimati: two UTC days, two UTC hours apart.
-    sqlite_history.add_windows(db, [
-        window(datetime(2026, 3, 1, 23, 30, tzinfo=UTC), requests=1, score=80, p95_latency_ms=100.0),
-        window(datetime(2026, 3, 2, 0, 30, tzinfo=UTC), requests=3, score=40, p95_latency_ms=500.0),
-    ])
+    sqlite_history.add_windows(
+        db,
+        [
+            window(datetime(2026, 3, 1, 23, 30, tzinfo=UTC), requests=1, score=80, p95_latency_ms=100.0),
+            window(datetime(2026, 3, 2, 0, 30, tzinfo=UTC), requests=3, score=40, p95_latency_ms=500.0),
+        ],
+    )
     now = datetime(2026, 3, 2, 0, 45, tzinfo=UTC)
     assert roll_up(db, now) == 2
     assert [(row["day"], row["requests"]) for row in sqlite_history.daily_rows(db)] == [
-        (date(2026, 3, 1), 1), (date(2026, 3, 2), 3)]
-    assert health_hours(db, now) == {"google": [
-        HealthHour(datetime(2026, 3, 1, 23, tzinfo=UTC), 1, 80.0, 80, 1, 100.0),
-        HealthHour(datetime(2026, 3, 2, 0, tzinfo=UTC), 1, 40.0, 40, 3, 500.0)]}
-    assert health_days(db, now) == {"google": [HealthDay(date(2026, 3, 1), 1, 80.0, 80, 1, 100.0, None),
-                                               HealthDay(date(2026, 3, 2), 1, 40.0, 40, 3, 500.0, None)]}
+        (date(2026, 3, 1), 1),
+        (date(2026, 3, 2), 3),
+    ]
+    assert health_hours(db, now) == {
+        "google": [
+            HealthHour(datetime(2026, 3, 1, 23, tzinfo=UTC), 1, 80.0, 80, 1, 100.0),
+            HealthHour(datetime(2026, 3, 2, 0, tzinfo=UTC), 1, 40.0, 40, 3, 500.0),
+        ]
+    }
+    assert health_days(db, now) == {
+        "google": [
+            HealthDay(date(2026, 3, 1), 1, 80.0, 80, 1, 100.0, None),
+            HealthDay(date(2026, 3, 2), 1, 40.0, 40, 3, 500.0, None),
+        ]
+    }
 
 
 def test_a_year_of_windows_rolls_up_into_365_daily_rows_per_engine_and_the_purge_keeps_them(db):
@@ -83,7 +99,8 @@ def test_a_year_of_windows_rolls_up_into_365_daily_rows_per_engine_and_the_purge
     sqlite_history.assert_rows_match(sqlite_history.daily_rows(db), sqlite_history.expected_days(rows))
     with db.connect() as conn:
         assert conn.execute(select(func.min(health_windows_table.c.window_end))).scalar_one() == datetime(
-            2025, 12, 2, 0, 50, tzinfo=UTC)
+            2025, 12, 2, 0, 50, tzinfo=UTC
+        )
     assert roll_up(db, now) == 0  # nothing left to do, whatever was purged
     assert len(health_days(db, now, days=366)["bing"]) == 365
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import write_config
 from topicstreams import ENGINES
-from topicstreams.health_report import (
+from topicstreams.reports.health_report import (
     COLUMNS,
     EngineReport,
     exit_status,
@@ -36,16 +36,30 @@ from topicstreams.storage.engine_status import (
 )
 
 NOW = datetime(2026, 11, 29, 21, 0, 0, tzinfo=UTC)
-ENGINE_KEYS = ["engine", "score", "band", "state", "parser_score", "p50_ms", "p95_ms", "cooling_until", "reasons",
-               "cost", "coverage", "updated_at", "stale"]
+ENGINE_KEYS = [
+    "engine",
+    "score",
+    "band",
+    "state",
+    "parser_score",
+    "p50_ms",
+    "p95_ms",
+    "cooling_until",
+    "reasons",
+    "cost",
+    "coverage",
+    "updated_at",
+    "stale",
+]
 NO_COVERAGE = {"window": None, "baseline": None, "drop": None}
 
 
 def status(engine: str, node: str = "n1", **values) -> EngineStatusRow:
     """A status row as read from the table; columns not named here are None."""
     row = {field.name: None for field in fields(EngineStatusRow)}
-    row.update(engine=engine, node=node, band="unknown", state=RUNNING, reasons=[],
-               updated_at=NOW - timedelta(minutes=1))
+    row.update(
+        engine=engine, node=node, band="unknown", state=RUNNING, reasons=[], updated_at=NOW - timedelta(minutes=1)
+    )
     return EngineStatusRow(**{**row, **values})
 
 
@@ -68,15 +82,20 @@ def test_rows_are_the_enabled_engines_and_those_with_a_row_in_engines_order():
 def test_all_nodes_orders_by_node_then_engine_and_keeps_this_nodes_enabled_engines():
     statuses = [status("yahoo", node="b"), status("bing", node="b"), status("google", node="a")]
     rows = report_rows(statuses, "c", ["brave"], NOW, all_nodes=True)
-    assert [(row.node, row.engine) for row in rows] == [("a", "google"), ("b", "bing"), ("b", "yahoo"),
-                                                        ("c", "brave")]
+    assert [(row.node, row.engine) for row in rows] == [("a", "google"), ("b", "bing"), ("b", "yahoo"), ("c", "brave")]
 
 
 def test_table_columns_placeholders_and_rounding():
     statuses = [
         status("google", score=91, band="ok", p50_ms=120.5, p95_ms=480.4),
-        status("bing", score=42, band="critical", state=PAUSED, reasons=["hard_block", "challenge"],
-               paused_at=NOW - timedelta(hours=1)),
+        status(
+            "bing",
+            score=42,
+            band="critical",
+            state=PAUSED,
+            reasons=["hard_block", "challenge"],
+            paused_at=NOW - timedelta(hours=1),
+        ),
     ]
     lines = format_table(report_rows(statuses, "n1", [], NOW) + [EngineReport("n1", "brave")]).splitlines()
     assert cells(lines[0]) == list(COLUMNS)
@@ -87,15 +106,19 @@ def test_table_columns_placeholders_and_rounding():
     # aligned: every value starts where its header does
     for column in ("band", "p50 ms", "reasons", "coverage"):
         start = lines[0].index(column)
-        assert all(line[start - 2:start] == "  " and line[start] != " " for line in lines[1:])
+        assert all(line[start - 2 : start] == "  " and line[start] != " " for line in lines[1:])
 
 
 def test_all_nodes_table_starts_with_the_node_column():
-    lines = format_table(report_rows([status("bing", node="n2", score=60, band="degraded")], "n1", ["google"], NOW,
-                                     all_nodes=True), all_nodes=True).splitlines()
+    lines = format_table(
+        report_rows([status("bing", node="n2", score=60, band="degraded")], "n1", ["google"], NOW, all_nodes=True),
+        all_nodes=True,
+    ).splitlines()
     assert cells(lines[0]) == ["node", *COLUMNS]
-    assert [cells(line)[:4] for line in lines[1:]] == [["n1", "google", "-", "unknown"],
-                                                       ["n2", "bing", "60", "degraded"]]
+    assert [cells(line)[:4] for line in lines[1:]] == [
+        ["n1", "google", "-", "unknown"],
+        ["n2", "bing", "60", "degraded"],
+    ]
 
 
 def test_cooling_until_shows_only_while_the_cooldown_lasts():
@@ -112,19 +135,52 @@ def test_cooling_until_shows_only_while_the_cooldown_lasts():
 
 
 def test_json_keys_and_nulls():
-    statuses = [status("google", score=88, band="ok", p50_ms=101.5, p95_ms=300.0, reasons=["latency"],
-                       updated_at=datetime(2026, 11, 29, 20, 59, 30, 123456, tzinfo=UTC))]
+    statuses = [
+        status(
+            "google",
+            score=88,
+            band="ok",
+            p50_ms=101.5,
+            p95_ms=300.0,
+            reasons=["latency"],
+            updated_at=datetime(2026, 11, 29, 20, 59, 30, 123456, tzinfo=UTC),
+        )
+    ]
     report = report_json(report_rows(statuses, "n1", ["google", "bing"], NOW), "n1")
     assert list(report) == ["node", "saturation", "engines"]
     assert report["node"] == "n1" and report["saturation"] is None
     google, bing = report["engines"]
     assert list(google) == ENGINE_KEYS == list(bing)
-    assert google == {"engine": "google", "score": 88, "band": "ok", "state": "running", "parser_score": None,
-                      "p50_ms": 101.5, "p95_ms": 300.0, "cooling_until": None, "reasons": ["latency"],
-                      "cost": None, "coverage": NO_COVERAGE, "updated_at": "2026-11-29T20:59:30Z", "stale": False}
-    assert bing == {"engine": "bing", "score": None, "band": "unknown", "state": None, "parser_score": None,
-                    "p50_ms": None, "p95_ms": None, "cooling_until": None, "reasons": [], "cost": None,
-                    "coverage": NO_COVERAGE, "updated_at": None, "stale": False}
+    assert google == {
+        "engine": "google",
+        "score": 88,
+        "band": "ok",
+        "state": "running",
+        "parser_score": None,
+        "p50_ms": 101.5,
+        "p95_ms": 300.0,
+        "cooling_until": None,
+        "reasons": ["latency"],
+        "cost": None,
+        "coverage": NO_COVERAGE,
+        "updated_at": "2026-11-29T20:59:30Z",
+        "stale": False,
+    }
+    assert bing == {
+        "engine": "bing",
+        "score": None,
+        "band": "unknown",
+        "state": None,
+        "parser_score": None,
+        "p50_ms": None,
+        "p95_ms": None,
+        "cooling_until": None,
+        "reasons": [],
+        "cost": None,
+        "coverage": NO_COVERAGE,
+        "updated_at": None,
+        "stale": False,
+    }
     assert json.loads(json.dumps(report)) == report
 
 
@@ -134,18 +190,24 @@ def test_a_row_no_running_crawl_has_written_lately_is_stale_and_the_table_says_s
     gone = status("yahoo", node="n2", score=40, band="critical", updated_at=NOW - timedelta(days=2))
     rows = report_rows([fresh, old, gone], "n1", ["brave"], NOW, all_nodes=True)
     assert [(row.node, row.engine, row.stale) for row in rows] == [
-        ("n1", "google", False), ("n1", "bing", True), ("n1", "brave", False), ("n2", "yahoo", True)]
+        ("n1", "google", False),
+        ("n1", "bing", True),
+        ("n1", "brave", False),
+        ("n2", "yahoo", True),
+    ]
     lines = format_table(rows, all_nodes=True).splitlines()
     assert lines[5:] == [
         "stale on n1: no running crawl writes these rows, their state is the last one known "
         "(last written: bing at 2026-11-29T20:58:59Z)",
         "stale on n2: no running crawl writes these rows, their state is the last one known "
-        "(last written: yahoo at 2026-11-27T21:00:00Z)"]
+        "(last written: yahoo at 2026-11-27T21:00:00Z)",
+    ]
     assert cells(lines[2])[:5] == ["n1", "bing", "95", "ok", "running"]  # the state column keeps its values
     this_node = format_table(report_rows([fresh, old], "n1", [], NOW)).splitlines()
     assert this_node[-1].startswith("stale: no running crawl writes these rows")
-    assert [engine["stale"] for node in report_json(rows, "n1", all_nodes=True)["nodes"]
-            for engine in node["engines"]] == [False, True, False, True]
+    assert [
+        engine["stale"] for node in report_json(rows, "n1", all_nodes=True)["nodes"] for engine in node["engines"]
+    ] == [False, True, False, True]
     assert len(format_table(report_rows([fresh], "n1", [], NOW)).splitlines()) == 2  # nothing stale: no line
 
 
@@ -154,18 +216,24 @@ def test_all_nodes_json_has_one_object_per_node():
     report = report_json(rows, "n1", all_nodes=True)
     assert list(report) == ["nodes"]
     assert [(each["node"], [e["engine"] for e in each["engines"]]) for each in report["nodes"]] == [
-        ("n0", ["bing"]), ("n1", ["google"])]
+        ("n0", ["bing"]),
+        ("n1", ["google"]),
+    ]
     assert all(each["saturation"] is None for each in report["nodes"])
 
 
-@pytest.mark.parametrize(("statuses", "expected"), [
-    ([], 0),
-    ([status("google", score=95, band="ok"), status("bing")], 0),
-    ([status("google", score=95, band="ok"), status("bing", score=60, band="degraded")], 1),
-    ([status("google", score=60, band="degraded", state=COOLING, cooling_until=NOW + timedelta(minutes=1))], 1),
-    ([status("google", score=60, band="degraded"), status("bing", score=30, band="critical")], 2),
-    ([status("google", score=95, band="ok"), status("bing", score=85, band="ok", state=PAUSED)], 2),
-], ids=["nothing", "ok-and-unknown", "degraded", "degraded-cooling", "critical", "paused"])
+@pytest.mark.parametrize(
+    ("statuses", "expected"),
+    [
+        ([], 0),
+        ([status("google", score=95, band="ok"), status("bing")], 0),
+        ([status("google", score=95, band="ok"), status("bing", score=60, band="degraded")], 1),
+        ([status("google", score=60, band="degraded", state=COOLING, cooling_until=NOW + timedelta(minutes=1))], 1),
+        ([status("google", score=60, band="degraded"), status("bing", score=30, band="critical")], 2),
+        ([status("google", score=95, band="ok"), status("bing", score=85, band="ok", state=PAUSED)], 2),
+    ],
+    ids=["nothing", "ok-and-unknown", "degraded", "degraded-cooling", "critical", "paused"],
+)
 def test_exit_status_is_the_worst_row(statuses, expected):
     assert exit_status(report_rows(statuses, "n1", ["yahoo"], NOW)) == expected
 
@@ -190,15 +258,18 @@ def db(tmp_path):
 
 @pytest.fixture
 def env(tmp_path):
-    config = write_config(tmp_path, {"database": {"url": "sqlite:///news.db"}, "node": {"id": "n1"},
-                                     "engines": {"brave": {"enabled": False}}})
+    config = write_config(
+        tmp_path,
+        {"database": {"url": "sqlite:///news.db"}, "node": {"id": "n1"}, "engines": {"brave": {"enabled": False}}},
+    )
     return {"TOPICSTREAMS_CONFIG": str(config)}
 
 
 def table(stdout: str) -> dict[tuple[str, ...], list[str]]:
     """The table's rows by their key cells (engine, or node and engine with --all-nodes)."""
-    lines = [line for line in stdout.strip().splitlines()
-             if not line.startswith(("saturation", "stale", "route vs site"))]
+    lines = [
+        line for line in stdout.strip().splitlines() if not line.startswith(("saturation", "stale", "route vs site"))
+    ]
     header = cells(lines[0])
     key = 2 if header[0] == "node" else 1
     return {tuple(cells(line)[:key]): cells(line)[key:] for line in lines[1:]}
@@ -211,8 +282,9 @@ def saturation_lines(stdout: str) -> list[str]:
 def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
     soon = datetime.now(UTC) + timedelta(hours=1)
     save_status(db, "google", "n1", state=None, score=90, band="ok", p50_ms=140.2, p95_ms=610.7)
-    save_status(db, "bing", "n1", state=COOLING, score=64, band="degraded", cooling_until=soon,
-                reasons=["challenge", "latency"])
+    save_status(
+        db, "bing", "n1", state=COOLING, score=64, band="degraded", cooling_until=soon, reasons=["challenge", "latency"]
+    )
     save_status(db, "brave", "n1", state=COOLING, score=81, band="ok", cooling_until=soon - timedelta(hours=2))
     save_status(db, "yahoo", "n2", state=None, score=20, band="critical", reasons=["hard_block"])
 
@@ -236,39 +308,68 @@ def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
     assert [engine["engine"] for engine in report["engines"]] == list(ENGINES)
     assert all(list(engine) == ENGINE_KEYS for engine in report["engines"])
     bing, yahoo = report["engines"][1], report["engines"][2]
-    assert (bing["cooling_until"], bing["reasons"], bing["parser_score"]) == (utc_text(soon), ["challenge", "latency"],
-                                                                              None)
+    assert (bing["cooling_until"], bing["reasons"], bing["parser_score"]) == (
+        utc_text(soon),
+        ["challenge", "latency"],
+        None,
+    )
     assert (yahoo["score"], yahoo["state"], yahoo["updated_at"]) == (None, None, None)
 
     every = scrapy_cmd("health", "--all-nodes", env=env)
     assert every.returncode == 2, every.stderr  # n2's yahoo is critical
     assert cells(every.stdout.splitlines()[0]) == ["node", *COLUMNS]
-    assert list(table(every.stdout)) == [("n1", "google"), ("n1", "bing"), ("n1", "yahoo"), ("n1", "brave"),
-                                         ("n2", "yahoo")]
-    assert table(every.stdout)[("n2", "yahoo")] == ["20", "critical", "running", "-", "-", "-", "-", "hard_block",
-                                                    "-"]
-    assert saturation_lines(every.stdout) == ["saturation on n1: not suspected (robust engines cooling: bing)",
-                                              "saturation on n2: not suspected"]
+    assert list(table(every.stdout)) == [
+        ("n1", "google"),
+        ("n1", "bing"),
+        ("n1", "yahoo"),
+        ("n1", "brave"),
+        ("n2", "yahoo"),
+    ]
+    assert table(every.stdout)[("n2", "yahoo")] == ["20", "critical", "running", "-", "-", "-", "-", "hard_block", "-"]
+    assert saturation_lines(every.stdout) == [
+        "saturation on n1: not suspected (robust engines cooling: bing)",
+        "saturation on n2: not suspected",
+    ]
     # Every engine is run by one node only: nothing to compare (yahoo on n1 has no row, so n1 does not run it).
-    assert every.stdout.splitlines()[-1] == ("route vs site: google one node, bing one node, yahoo one node, "
-                                             "brave one node")
+    assert every.stdout.splitlines()[-1] == (
+        "route vs site: google one node, bing one node, yahoo one node, brave one node"
+    )
     assert not any(line.startswith("route vs site") for line in result.stdout.splitlines())  # this node alone
 
     every_json = scrapy_cmd("health", "--all-nodes", "--json", env=env)
     assert every_json.returncode == 2, every_json.stderr
     nodes = json.loads(every_json.stdout)["nodes"]
     assert [(node["node"], [e["engine"] for e in node["engines"]]) for node in nodes] == [
-        ("n1", list(ENGINES)), ("n2", ["yahoo"])]
+        ("n1", list(ENGINES)),
+        ("n2", ["yahoo"]),
+    ]
     assert nodes[1]["engines"][0]["band"] == "critical"
-    assert [node["saturation"] for node in nodes] == [{"suspected": False, "cooling": ["bing"]},
-                                                      {"suspected": False, "cooling": []}]
+    assert [node["saturation"] for node in nodes] == [
+        {"suspected": False, "cooling": ["bing"]},
+        {"suspected": False, "cooling": []},
+    ]
 
 
 def test_health_command_shows_coverage_as_a_reason_a_column_and_a_json_object(scrapy_cmd, db, env):
-    save_status(db, "google", "n1", state=None, score=97, band="ok", parser_score=100,
-                coverage={"window": 0.312, "baseline": 0.784, "drop": 0.472, "low": True})
-    save_status(db, "bing", "n1", state=None, score=96, band="ok",
-                coverage={"window": None, "baseline": 0.81, "drop": None, "low": False})
+    save_status(
+        db,
+        "google",
+        "n1",
+        state=None,
+        score=97,
+        band="ok",
+        parser_score=100,
+        coverage={"window": 0.312, "baseline": 0.784, "drop": 0.472, "low": True},
+    )
+    save_status(
+        db,
+        "bing",
+        "n1",
+        state=None,
+        score=96,
+        band="ok",
+        coverage={"window": None, "baseline": 0.81, "drop": None, "low": False},
+    )
 
     result = scrapy_cmd("health", env=env)
     assert result.returncode == 0, result.stdout + result.stderr  # a reason of its own: the bands stay ok

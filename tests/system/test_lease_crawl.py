@@ -56,13 +56,23 @@ FIRST = ("node-a", "node-b", "node-c")
 @pytest.fixture(scope="module")
 def cluster(postgres_server, tmp_path_factory) -> Iterator[LeaseCluster]:
     """Three lease-mode nodes on a fresh database, every (topic, engine) scraped once before the tests begin."""
-    with LeaseCluster(postgres_server, tmp_path_factory.mktemp("lease"), topics=TOPICS, interval=INTERVAL,
-                      lease_seconds=LEASE, jitter_ratio=JITTER, cooldown=COOLDOWN) as running:
+    with LeaseCluster(
+        postgres_server,
+        tmp_path_factory.mktemp("lease"),
+        topics=TOPICS,
+        interval=INTERVAL,
+        lease_seconds=LEASE,
+        jitter_ratio=JITTER,
+        cooldown=COOLDOWN,
+    ) as running:
         running.upgrade()
         for name in FIRST:
             running.start(name)
-        running.wait_for(lambda: scraped_pairs(running) >= set(pairs()), STARTUP + INTERVAL,
-                         "every (topic, engine) scraped once by the three nodes")
+        running.wait_for(
+            lambda: scraped_pairs(running) >= set(pairs()),
+            STARTUP + INTERVAL,
+            "every (topic, engine) scraped once by the three nodes",
+        )
         running.ready_at = time.time()
         yield running
 
@@ -80,8 +90,9 @@ def pairs() -> list[tuple[str, str]]:
 
 
 def scraped_pairs(cluster: LeaseCluster, since: float = 0.0, nodes: list[str] | None = None) -> set[tuple[str, str]]:
-    return {(scrape.topic, engine) for engine in CRAWLED
-            for scrape in cluster.scrapes(engine, since=since, nodes=nodes)}
+    return {
+        (scrape.topic, engine) for engine in CRAWLED for scrape in cluster.scrapes(engine, since=since, nodes=nodes)
+    }
 
 
 def by_pair(scrapes: list[Scrape]) -> dict[tuple[str, str], list[Scrape]]:
@@ -97,8 +108,12 @@ def all_scrapes(cluster: LeaseCluster, **kwargs) -> list[Scrape]:
 
 def lease_conflicts(cluster: LeaseCluster) -> list[str]:
     """The log lines of a node that found its claim taken by another (a lease expired while it worked)."""
-    return [line for node in cluster.nodes.values() for line in node.log().splitlines()
-            if "another node claimed it" in line or "taken by another node" in line]
+    return [
+        line
+        for node in cluster.nodes.values()
+        for line in node.log().splitlines()
+        if "another node claimed it" in line or "taken by another node" in line
+    ]
 
 
 def live_names(cluster: LeaseCluster) -> list[str]:
@@ -121,8 +136,10 @@ def test_every_topic_and_engine_is_scraped_about_once_per_interval_and_never_twi
 
     # one scrape per slot, whichever node: consecutive scrapes of a pair are an interval apart (less the jitter and
     # a late start), never the moments apart of two nodes taking the same slot, nor two intervals of a missed one
-    gaps = {pair: [round(later.time - earlier.time, 2) for earlier, later in zip(scrapes, scrapes[1:])]
-            for pair, scrapes in history.items()}
+    gaps = {
+        pair: [round(later.time - earlier.time, 2) for earlier, later in zip(scrapes, scrapes[1:], strict=False)]
+        for pair, scrapes in history.items()
+    }
     short = {pair: found for pair, found in gaps.items() if min(found) < INTERVAL / 2}
     long = {pair: found for pair, found in gaps.items() if max(found) > 1.75 * INTERVAL}
     assert short == {}, f"scraped twice in a slot: {short}"
@@ -148,8 +165,7 @@ def test_a_killed_nodes_leases_expire_and_the_others_take_its_topics_storing_not
     for engine in CRAWLED:  # its pages come slowly: it holds a claim most of the time, and is killed holding one
         for topic in TOPICS:
             victim.fakes.route(engine, topic, {"delay": 1.5})
-    held = cluster.wait_for(lambda: cluster.leases_of("node-c"), 3 * INTERVAL, "node-c holding a claim",
-                            every=0.05)
+    held = cluster.wait_for(lambda: cluster.leases_of("node-c"), 3 * INTERVAL, "node-c holding a claim", every=0.05)
     victim.kill()
     killed = victim.exited_at
     rows = {(row["topic"], row["engine"]): row for row in cluster.schedule()}
@@ -163,15 +179,20 @@ def test_a_killed_nodes_leases_expire_and_the_others_take_its_topics_storing_not
         after = by_pair(all_scrapes(cluster, since=killed, nodes=others))
         return {pair: after[pair][0] for pair in its_topics} if its_topics <= set(after) else {}
 
-    first = cluster.wait_for(taken, LEASE + INTERVAL + 2 * SLACK, "node-c's topics scraped by the others",
-                             logs=others)
-    late = {pair: round(scrape.time - killed, 1) for pair, scrape in first.items()
-            if scrape.time > killed + LEASE + INTERVAL + SLACK}
+    first = cluster.wait_for(taken, LEASE + INTERVAL + 2 * SLACK, "node-c's topics scraped by the others", logs=others)
+    late = {
+        pair: round(scrape.time - killed, 1)
+        for pair, scrape in first.items()
+        if scrape.time > killed + LEASE + INTERVAL + SLACK
+    }
     assert late == {}, f"taken over later than lease time + one interval after the kill: {late}"
     # the rows it held were taken only once their leases had run out (by the database's clock: 0.5 s of slack for
     # the fakes' clock and the claim's round trip)
-    early = {pair: round(lease_ends[pair] - first[pair].time, 2) for pair in left
-             if first[pair].time < lease_ends[pair] - 0.5}
+    early = {
+        pair: round(lease_ends[pair] - first[pair].time, 2)
+        for pair in left
+        if first[pair].time < lease_ends[pair] - 0.5
+    }
     assert early == {}, f"claimed before node-c's lease expired: {early}"
     assert cluster.leases_of("node-c") == []  # taken, every one
 
@@ -184,8 +205,9 @@ def test_a_killed_nodes_leases_expire_and_the_others_take_its_topics_storing_not
         JOIN news n ON n.id = e.news_id""")
     assert len(attributions) == len(set(attributions))
     assert set(attributions) == expected
-    events = cluster.query("SELECT t.name, n.url FROM topic_news tn JOIN topics t ON t.id = tn.topic_id "
-                           "JOIN news n ON n.id = tn.news_id")
+    events = cluster.query(
+        "SELECT t.name, n.url FROM topic_news tn JOIN topics t ON t.id = tn.topic_id JOIN news n ON n.id = tn.news_id"
+    )
     assert sorted(events) == sorted({(topic, url) for topic, url, _ in expected})
     assert sorted(url for (url,) in cluster.query("SELECT url FROM news")) == sorted({u for _, u, _ in expected})
 
@@ -194,13 +216,21 @@ def test_a_killed_nodes_leases_expire_and_the_others_take_its_topics_storing_not
 def test_a_fourth_node_gets_work_within_one_interval(cluster):
     cluster.start("node-d")
     joined = cluster.wait_for(
-        lambda: cluster.query("SELECT min(started_at) FROM nodes WHERE node = 'node-d'")[0][0], STARTUP,
-        "node-d's row in the nodes table", logs=["node-d"]).timestamp()
-    first = cluster.wait_for(lambda: all_scrapes(cluster, nodes=["node-d"]), INTERVAL + 2 * SLACK,
-                             "node-d's first topic", logs=["node-d"])
+        lambda: cluster.query("SELECT min(started_at) FROM nodes WHERE node = 'node-d'")[0][0],
+        STARTUP,
+        "node-d's row in the nodes table",
+        logs=["node-d"],
+    ).timestamp()
+    first = cluster.wait_for(
+        lambda: all_scrapes(cluster, nodes=["node-d"]), INTERVAL + 2 * SLACK, "node-d's first topic", logs=["node-d"]
+    )
     assert min(s.time for s in first) <= joined + INTERVAL + SLACK, (joined, first)
-    cluster.wait_for(lambda: any(row["last_node"] == "node-d" for row in cluster.schedule()), 2 * SLACK,
-                     "a schedule row re-armed by node-d", logs=["node-d"])
+    cluster.wait_for(
+        lambda: any(row["last_node"] == "node-d" for row in cluster.schedule()),
+        2 * SLACK,
+        "a schedule row re-armed by node-d",
+        logs=["node-d"],
+    )
     # no node joining took anything away twice: every re-arm held its claim
     assert lease_conflicts(cluster) == []
 
@@ -211,17 +241,29 @@ def test_a_node_whose_google_is_blocked_claims_nothing_there_and_the_others_carr
     for topic in TOPICS:
         blocked.fakes.route("google", topic, TOO_MANY)
     since = time.time()
-    refused = cluster.wait_for(lambda: [s for s in blocked.scrapes("google") if s.time >= since and s.status == 429],
-                               3 * INTERVAL, "node-b's google meeting its 429", logs=["node-b"])[0]
+    refused = cluster.wait_for(
+        lambda: [s for s in blocked.scrapes("google") if s.time >= since and s.status == 429],
+        3 * INTERVAL,
+        "node-b's google meeting its 429",
+        logs=["node-b"],
+    )[0]
     cluster.wait_for(
-        lambda: cluster.query("SELECT state FROM engine_status WHERE node = 'node-b' AND engine = 'google'")
-        == [("cooling",)], 2 * SLACK, "node-b's google cooling in engine_status", logs=["node-b"])
+        lambda: (
+            cluster.query("SELECT state FROM engine_status WHERE node = 'node-b' AND engine = 'google'")
+            == [("cooling",)]
+        ),
+        2 * SLACK,
+        "node-b's google cooling in engine_status",
+        logs=["node-b"],
+    )
 
     carriers = [name for name in live_names(cluster) if name != "node-b"]
     # the topic that met the block is given back at once, due when it was: another node scrapes it now
     retaken = cluster.wait_for(
         lambda: [s for s in cluster.scrapes("google", since=refused.time, nodes=carriers) if s.topic == refused.topic],
-        INTERVAL, f"{refused.topic!r} scraped by another node after node-b's 429")[0]
+        INTERVAL,
+        f"{refused.topic!r} scraped by another node after node-b's 429",
+    )[0]
     assert retaken.time - refused.time <= SLACK, (refused, retaken)
 
     # every google topic is still scraped every interval, by the others
@@ -244,8 +286,11 @@ def test_a_node_stopped_with_sigterm_releases_its_leases_at_once_and_scrapy_node
             stopping.fakes.route(engine, topic, {"delay": 1.0})
 
     def held() -> dict[tuple[str, str], float]:
-        return {(row["engine"], row["topic"]): row["lease_until"].timestamp() for row in cluster.schedule()
-                if row["lease_node"] == "node-a"}
+        return {
+            (row["engine"], row["topic"]): row["lease_until"].timestamp()
+            for row in cluster.schedule()
+            if row["lease_node"] == "node-a"
+        }
 
     holding = cluster.wait_for(held, 3 * INTERVAL, "node-a holding a claim", every=0.05)
     signalled = time.time()
@@ -255,13 +300,18 @@ def test_a_node_stopped_with_sigterm_releases_its_leases_at_once_and_scrapy_node
     # node-a, which re-armed it to its next slot; any other claim it held was given back at once — and another node
     # takes it before its lease would have run out (the lease only grew while node-a lived)
     rows = {(row["engine"], row["topic"]): row for row in cluster.schedule()}
-    rearmed = {pair for pair in holding if rows[pair]["last_node"] == "node-a"
-               and rows[pair]["last_done_at"].timestamp() >= signalled - 0.5}
+    rearmed = {
+        pair
+        for pair in holding
+        if rows[pair]["last_node"] == "node-a" and rows[pair]["last_done_at"].timestamp() >= signalled - 0.5
+    }
     released = set(holding) - rearmed
     others = live_names(cluster)
     for engine, topic in rearmed:
         assert any(s.topic == topic for s in stopping.scrapes(engine) if s.time >= signalled - INTERVAL), (
-            engine, topic)
+            engine,
+            topic,
+        )
         due = rows[engine, topic]["due_at"].timestamp()
         early = [s for s in cluster.scrapes(engine, since=signalled, nodes=others) if s.topic == topic and s.time < due]
         assert early == [], (engine, topic, early, due)  # not scraped again in the slot node-a finished
@@ -271,8 +321,12 @@ def test_a_node_stopped_with_sigterm_releases_its_leases_at_once_and_scrapy_node
         lease_until = holding[engine, topic]
         taken = cluster.wait_for(
             lambda engine=engine, topic=topic: [
-                s for s in cluster.scrapes(engine, since=signalled, nodes=others) if s.topic == topic],
-            LEASE + INTERVAL, f"{topic!r} on {engine} taken by another node", logs=others)[0]
+                s for s in cluster.scrapes(engine, since=signalled, nodes=others) if s.topic == topic
+            ],
+            LEASE + INTERVAL,
+            f"{topic!r} on {engine} taken by another node",
+            logs=others,
+        )[0]
         assert taken.time < lease_until - 0.5, (engine, topic, taken, lease_until)
         assert taken.time <= stopping.exited_at + SLACK, (engine, topic, taken, stopping.exited_at)
 
@@ -281,11 +335,15 @@ def test_a_node_stopped_with_sigterm_releases_its_leases_at_once_and_scrapy_node
     report = cluster.run("node-b", "nodes", "--json", "-s", "TOPICSTREAMS_NODE_HEARTBEAT=2")
     assert report.returncode == 0, report.stdout + report.stderr[-3000:]
     nodes = {entry["node"]: entry for entry in json.loads(report.stdout)["nodes"]}
-    expected = {name: {None: "live", "stopped": "stopped", "killed": "stale"}[node.ended]
-                for name, node in cluster.nodes.items() if node.process is not None}
+    expected = {
+        name: {None: "live", "stopped": "stopped", "killed": "stale"}[node.ended]
+        for name, node in cluster.nodes.items()
+        if node.process is not None
+    }
     assert {name: entry["status"] for name, entry in nodes.items()} == expected
     assert {name: entry["stale"] for name, entry in nodes.items()} == {
-        name: status == "stale" for name, status in expected.items()}
+        name: status == "stale" for name, status in expected.items()
+    }
     assert nodes["node-a"]["stopped"] is True
     for name in live_names(cluster):
         entry = nodes[name]
@@ -303,8 +361,12 @@ def test_a_one_off_run_in_lease_mode_claims_nothing_from_the_shared_schedule_and
     once = cluster.launch("node-e", "crawl", "google", "-a", "once=1", *FAST_SETTINGS)
     named = cluster.launch("node-f", "crawl", "bing", "-a", "topics=lease 03", *FAST_SETTINGS)
     assert once.wait(2 * STARTUP) == 0, once.tail()
-    cluster.wait_for(lambda: cluster.scrapes("bing", nodes=["node-f"]), STARTUP, "node-f's scrape of the topic named",
-                     logs=["node-f"])
+    cluster.wait_for(
+        lambda: cluster.scrapes("bing", nodes=["node-f"]),
+        STARTUP,
+        "node-f's scrape of the topic named",
+        logs=["node-f"],
+    )
     assert named.terminate() == 0, named.tail()
     for node in (once, named):
         assert "lease mode, but a one-off run" in node.log(), node.tail()

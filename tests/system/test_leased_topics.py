@@ -1,4 +1,4 @@
-"""Lease mode's topic supply (:class:`topicstreams.leased_topics.LeasedTopics`) driven as the spider's loop drives
+"""Lease mode's topic supply (:class:`topicstreams.crawl.leased_supply.LeasedTopics`) driven as the spider's loop drives
 it — ``open``, ``prepare``, ``take``, ``done``, ``wait``, ``close`` in an asyncio loop — against the suite's real
 PostgreSQL server, without a crawl or a browser.
 
@@ -22,14 +22,15 @@ from sqlalchemy import Engine, event, text
 from tests.conftest import write_config
 from tests.schedule_rows import rows, set_due
 from topicstreams.addon import config_settings
-from topicstreams.classify import ResponseClass, Verdict
-from topicstreams.config import load_config
-from topicstreams.engine_state import CooldownPolicy, EngineState
-from topicstreams.leased_topics import LeasedTopics
+from topicstreams.config.loading import load_config
+from topicstreams.crawl.engine_state import CooldownPolicy, EngineState
+from topicstreams.crawl.leased_supply import LeasedTopics
+from topicstreams.crawl.supply import RECONCILE_RETRY, Fate, PassTopics
+from topicstreams.crawl.supply_factory import leases_topics, topic_supply_for
+from topicstreams.engines.classify import ResponseClass, Verdict
 from topicstreams.storage import add_topics, database_for, set_active
-from topicstreams.storage import schedule as shared
+from topicstreams.storage import leases as shared
 from topicstreams.storage.db import utcnow
-from topicstreams.topic_supply import RECONCILE_RETRY, Fate, PassTopics, leases_topics, topic_supply_for
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install 'topicstreams[postgresql]')")
 
@@ -109,8 +110,11 @@ def test_a_topic_is_claimed_then_rearmed_to_its_next_slot(pg_url, db, clock):
             assert supply.take() is None  # one claim at a time: made when the loop can start it
             held = rows(db)
             assert held["alpha"]["lease_node"] == "n1" and held["alpha"]["lease_token"]
-            assert timedelta(seconds=LEASE - 10) < held["alpha"]["lease_until"] - server_now(db) <= timedelta(
-                seconds=LEASE)
+            assert (
+                timedelta(seconds=LEASE - 10)
+                < held["alpha"]["lease_until"] - server_now(db)
+                <= timedelta(seconds=LEASE)
+            )
             assert held["beta"]["lease_token"] is None and held["gamma"]["lease_token"] is None
             scraped_at = utcnow()
             assert supply.done("alpha", OK).fate is Fate.SWEPT
@@ -249,7 +253,7 @@ def test_a_node_whose_lease_was_taken_rearms_nothing(pg_url, db, clock, caplog):
             with db.begin() as conn:  # the slow node's lease runs out (it was not extended)
                 conn.execute(text("UPDATE schedule SET lease_until = now() - interval '1 second'"))
             assert await next_topic(quick) == "alpha"
-            caplog.set_level(logging.WARNING, logger="topicstreams.leased_topics")
+            caplog.set_level(logging.WARNING, logger="topicstreams.crawl.leased_supply")
             assert slow.done("alpha", OK).fate is Fate.SWEPT
             await settled(slow)
             assert slow.lost == 1
@@ -301,7 +305,7 @@ def test_a_database_that_goes_away_makes_the_engine_wait(pg_url, db, clock, post
             assert await next_topic(supply) == "alpha"
             supply.done("alpha", OK)
             await settled(supply)
-            caplog.set_level(logging.WARNING, logger="topicstreams.leased_topics")
+            caplog.set_level(logging.WARNING, logger="topicstreams.crawl.leased_supply")
             postgres_server.halt()
             try:
                 await supply.prepare()  # does not raise
@@ -350,6 +354,7 @@ def test_the_database_is_touched_only_from_the_supplys_own_thread(pg_url, db, cl
 
     event.listen(db, "before_cursor_execute", seen)
     try:
+
         async def scenario() -> None:
             supply = leased(pg_url, clock, seed=["seeded"])
             supply.open()
@@ -369,8 +374,15 @@ def test_the_database_is_touched_only_from_the_supplys_own_thread(pg_url, db, cl
 
 
 def crawl_settings(folder: Path, database_url: str, assignment: str) -> Settings:
-    config = write_config(folder, {"database": {"url": database_url}, "node": {"id": "node-a"},
-                                   "topics": ["configured"], "scraper": {"assignment": assignment}})
+    config = write_config(
+        folder,
+        {
+            "database": {"url": database_url},
+            "node": {"id": "node-a"},
+            "topics": ["configured"],
+            "scraper": {"assignment": assignment},
+        },
+    )
     settings = Settings()
     settings.setmodule("topicstreams.settings")
     settings.update(config_settings(load_config({"TOPICSTREAMS_CONFIG": str(config)}, environ={})))

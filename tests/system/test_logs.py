@@ -13,7 +13,7 @@ from markupsafe import escape
 from tests.crawl_checks import FAST_COOLDOWN, crawl_config, rows, stat_count
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from tests.feed_data import client, fresh_database
-from topicstreams.storage.logs import LogSink
+from topicstreams.storage.log_records import LogSink
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -39,12 +39,25 @@ def read_every_page(app, **params) -> list[dict]:
 
 
 def test_a_crawl_s_warnings_are_stored_masked_and_read_back_filtered_and_paged(scrapy_cmd, fakes, tmp_path):
-    cfg = crawl_config(tmp_path, fakes, floor=0.05, scraper={"cooldown": FAST_COOLDOWN, "once_attempts": 1},
-                       web={"admin_token": ADMIN_TOKEN})
+    cfg = crawl_config(
+        tmp_path,
+        fakes,
+        floor=0.05,
+        scraper={"cooldown": FAST_COOLDOWN, "once_attempts": 1},
+        web={"admin_token": ADMIN_TOKEN},
+    )
     fakes.script("google", [{"status": 429, "body": "Too Many Requests"}] * 3)
     leaking = f"leak {ADMIN_TOKEN}"
-    result = scrapy_cmd("crawl", "google", "-a", f"topics=t00,t01,{leaking}", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)}, timeout=120)
+    result = scrapy_cmd(
+        "crawl",
+        "google",
+        "-a",
+        f"topics=t00,t01,{leaking}",
+        "-a",
+        "once=1",
+        env={"TOPICSTREAMS_CONFIG": str(cfg)},
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert ADMIN_TOKEN in result.stderr  # the console log is the operator's own; the stored one is masked
 
@@ -55,7 +68,8 @@ def test_a_crawl_s_warnings_are_stored_masked_and_read_back_filtered_and_paged(s
     assert {row[0] for row in stored} == {"node-a"}
     blocks = [row for row in stored if "hard_block for topic" in row[4]]
     assert len(blocks) == 3 and {row[1:4] for row in blocks} == {
-        ("google", "WARNING", "topicstreams.middlewares.blocks")}
+        ("google", "WARNING", "topicstreams.middlewares.blocks")
+    }
     assert [row for row in blocks if "'leak ***'" in row[4]], blocks  # masked in the topic and in the URL
     given_up = [row for row in stored if row[2] == "ERROR"]
     assert len(given_up) == 3 and {row[1] for row in given_up} == {"google"}
@@ -70,9 +84,9 @@ def test_a_crawl_s_warnings_are_stored_masked_and_read_back_filtered_and_paged(s
     assert set(everything[0]) == {"at", "node", "engine", "level", "logger", "message", "cursor"}
     assert all(item["at"].endswith("Z") for item in everything)
     assert [item["message"] for item in read_every_page(app, level="warning")] == [
-        row[4] for row in reversed(stored) if row[2] in ("WARNING", "ERROR", "CRITICAL")]
-    assert [item["message"] for item in read_every_page(app, level="ERROR")] == [
-        row[4] for row in reversed(given_up)]
+        row[4] for row in reversed(stored) if row[2] in ("WARNING", "ERROR", "CRITICAL")
+    ]
+    assert [item["message"] for item in read_every_page(app, level="ERROR")] == [row[4] for row in reversed(given_up)]
     assert len(read_every_page(app, engine="google")) == sum(row[1] == "google" for row in stored)
     assert read_every_page(app, engine="bing") == []
     assert len(read_every_page(app, node="node-a")) == len(stored)
@@ -92,14 +106,20 @@ def test_the_api_reads_postgresql_as_it_reads_sqlite(postgres_url):
     sink = LogSink(url, "node-pg", flush_seconds=0.05)
     now = datetime.now(UTC)
     for n in range(7):
-        sink.put({"at": now + timedelta(seconds=n), "node": "node-pg", "engine": "bing" if n % 2 else None,
-                  "level": logging.getLevelName(logging.ERROR if n == 6 else logging.WARNING), "logger": "tests",
-                  "message": f"Café {n} 50%_off"})
+        sink.put(
+            {
+                "at": now + timedelta(seconds=n),
+                "node": "node-pg",
+                "engine": "bing" if n % 2 else None,
+                "level": logging.getLevelName(logging.ERROR if n == 6 else logging.WARNING),
+                "logger": "tests",
+                "message": f"Café {n} 50%_off",
+            }
+        )
     assert sink.close()
     app = client(url)
     assert [item["message"] for item in read_every_page(app)] == [f"Café {n} 50%_off" for n in range(6, -1, -1)]
-    assert [item["message"] for item in read_every_page(app, engine="bing")] == [
-        f"Café {n} 50%_off" for n in (5, 3, 1)]
+    assert [item["message"] for item in read_every_page(app, engine="bing")] == [f"Café {n} 50%_off" for n in (5, 3, 1)]
     assert [item["level"] for item in read_every_page(app, level="ERROR")] == ["ERROR"]
     assert len(read_every_page(app, q="CAFé")) == 7  # ILIKE: the case of ASCII letters ignored (beyond, the locale's)
     assert len(read_every_page(app, q="50%_OFF")) == 7

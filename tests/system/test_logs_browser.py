@@ -12,12 +12,13 @@ from playwright.sync_api import Page, expect
 
 from tests.feed_data import fresh_database, serving
 from topicstreams.storage.db import database_for
-from topicstreams.storage.logs import write_rows
+from topicstreams.storage.log_records import write_rows
 
 pytestmark = pytest.mark.timeout(120)
 
-HOSTILE_MESSAGE = ("[google] <img src=x onerror=alert(1)> <script>alert('logs')</script> "
-                   "</pre></td><b>not bold</b> & \"quoted\"")
+HOSTILE_MESSAGE = (
+    "[google] <img src=x onerror=alert(1)> <script>alert('logs')</script> </pre></td><b>not bold</b> & \"quoted\""
+)
 HOSTILE_LOGGER = "<svg onload=alert(2)>.evil\"'"
 
 T0 = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
@@ -39,8 +40,12 @@ class Misdeeds:
         page.on("dialog", on_dialog)
         page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
         page.on("console", lambda message: self.errors.append(message.text) if message.type == "error" else None)
-        page.on("request", lambda request: None if urlsplit(request.url).hostname == "127.0.0.1"
-                else self.elsewhere.append(request.url))
+        page.on(
+            "request",
+            lambda request: (
+                None if urlsplit(request.url).hostname == "127.0.0.1" else self.elsewhere.append(request.url)
+            ),
+        )
 
     def check(self) -> None:
         assert (self.dialogs, self.errors, self.elsewhere) == ([], [], [])
@@ -52,12 +57,28 @@ def logs_db(tmp_path) -> str:
     url = fresh_database(f"sqlite:///{tmp_path / 'logs.db'}")
     levels = ["WARNING", "ERROR", "INFO", "WARNING", "CRITICAL", "WARNING"]
     engines = ["google", "bing", "yahoo", "brave", None, "google"]
-    rows = [{"at": T0 + timedelta(minutes=n), "node": "node-a" if n % 3 else "node-b", "engine": engines[n % 6],
-             "level": levels[n % 6], "logger": "topicstreams.middlewares.blocks",
-             "message": f"[{engines[n % 6] or 'any'}] record {n:02d}: hard_block for topic 't{n}' "
-                        f"(http://127.0.0.1:8000/search?q=t{n}): status 429"} for n in range(12)]
-    rows.append({"at": T0 + timedelta(minutes=30), "node": "node-a", "engine": "google", "level": "ERROR",
-                 "logger": HOSTILE_LOGGER, "message": HOSTILE_MESSAGE})
+    rows = [
+        {
+            "at": T0 + timedelta(minutes=n),
+            "node": "node-a" if n % 3 else "node-b",
+            "engine": engines[n % 6],
+            "level": levels[n % 6],
+            "logger": "topicstreams.middlewares.blocks",
+            "message": f"[{engines[n % 6] or 'any'}] record {n:02d}: hard_block for topic 't{n}' "
+            f"(http://127.0.0.1:8000/search?q=t{n}): status 429",
+        }
+        for n in range(12)
+    ]
+    rows.append(
+        {
+            "at": T0 + timedelta(minutes=30),
+            "node": "node-a",
+            "engine": "google",
+            "level": "ERROR",
+            "logger": HOSTILE_LOGGER,
+            "message": HOSTILE_MESSAGE,
+        }
+    )
     write_rows(database_for(url), rows)
     return url
 
@@ -105,14 +126,16 @@ def test_the_filter_form_and_the_older_link_page_through_the_records(logs_db, pa
             expect(page.locator("a.newest")).to_be_visible()
         assert seen == [HOSTILE_MESSAGE] + [
             f"[google] record {n:02d}: hard_block for topic 't{n}' (http://127.0.0.1:8000/search?q=t{n}): status 429"
-            for n in (11, 6, 5, 0)]
+            for n in (11, 6, 5, 0)
+        ]
         # The text box, and a filter that matches nothing.
         page.goto(app.url + "/logs")
         page.fill("#log-q", "RECORD 07")
         with page.expect_navigation():
             page.keyboard.press("Enter")
         assert messages(page) == [
-            "[bing] record 07: hard_block for topic 't7' (http://127.0.0.1:8000/search?q=t7): status 429"]
+            "[bing] record 07: hard_block for topic 't7' (http://127.0.0.1:8000/search?q=t7): status 429"
+        ]
         page.fill("#log-node", "node-z")
         with page.expect_navigation():
             page.get_by_role("button", name="Apply").click()

@@ -29,13 +29,31 @@ def test_a_dropped_and_a_lost_request_resolve_as_errors_and_the_other_topics_go_
     config = crawl_config(tmp_path, fakes, floor=0.2, scraper={"once_attempts": 1})
     started = time.monotonic()
     result = scrapy_cmd(
-        "crawl", "google", "-a", "topics=alpha,beta,gamma,delta", "-a", "once=1",
-        "-s", f"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT={NAVIGATION_MS}", "-s", f"TOPICSTREAMS_RESPONSE_MARGIN={MARGIN}",
-        "-s", "TOPICSTREAMS_CONSENT=none",
-        "-s", "SPIDER_MIDDLEWARES=" + json.dumps({"tests.dropping_middleware.DropTopicsSpiderMiddleware": 100}),
-        "-s", "DOWNLOADER_MIDDLEWARES=" + json.dumps({"tests.dropping_middleware.HoldTopicsDownloaderMiddleware": 960}),
-        "-s", "TEST_DROP_TOPICS=beta", "-s", "TEST_HOLD_TOPICS=gamma", "-s", f"TEST_HOLD_SECONDS={HOLD}",
-        env={"TOPICSTREAMS_CONFIG": str(config)}, timeout=120)
+        "crawl",
+        "google",
+        "-a",
+        "topics=alpha,beta,gamma,delta",
+        "-a",
+        "once=1",
+        "-s",
+        f"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT={NAVIGATION_MS}",
+        "-s",
+        f"TOPICSTREAMS_RESPONSE_MARGIN={MARGIN}",
+        "-s",
+        "TOPICSTREAMS_CONSENT=none",
+        "-s",
+        "SPIDER_MIDDLEWARES=" + json.dumps({"tests.dropping_middleware.DropTopicsSpiderMiddleware": 100}),
+        "-s",
+        "DOWNLOADER_MIDDLEWARES=" + json.dumps({"tests.dropping_middleware.HoldTopicsDownloaderMiddleware": 960}),
+        "-s",
+        "TEST_DROP_TOPICS=beta",
+        "-s",
+        "TEST_HOLD_TOPICS=gamma",
+        "-s",
+        f"TEST_HOLD_SECONDS={HOLD}",
+        env={"TOPICSTREAMS_CONFIG": str(config)},
+        timeout=120,
+    )
     took = time.monotonic() - started
     log = result.stderr
     assert result.returncode == 0, log[-4000:]
@@ -47,8 +65,9 @@ def test_a_dropped_and_a_lost_request_resolve_as_errors_and_the_other_topics_go_
     for topic in ("beta", "gamma"):
         lost = [line for line in log.splitlines() if f"topic '{topic}', page 1: its request never came back" in line]
         assert len(lost) == 1, log[-4000:]
-        assert "WARNING" in lost[0] and (f"within {BUDGET:g} s: dropped by a middleware, or lost by the browser"
-                                         in lost[0])
+        assert "WARNING" in lost[0] and (
+            f"within {BUDGET:g} s: dropped by a middleware, or lost by the browser" in lost[0]
+        )
         assert f"gave up topic '{topic}' after 1 attempt: last error (no response)" in log
     assert stat_count(log, "requests_lost") == 2
     assert stat_count(log, "topics_given_up") == 2
@@ -64,7 +83,8 @@ def test_a_dropped_and_a_lost_request_resolve_as_errors_and_the_other_topics_go_
     # gamma's late answer is kept: its items are stored like any others, under gamma
     assert stored == expected_urls("google", "alpha", "delta", "gamma")
     assert "topic 'gamma', page 1: a late answer, after its run timed out" in log
-    by_topic = {name for (name,) in rows(db, "select distinct t.name from topic_news tn join topics t "
-                                             "on t.id = tn.topic_id")}
+    by_topic = {
+        name for (name,) in rows(db, "select distinct t.name from topic_news tn join topics t on t.id = tn.topic_id")
+    }
     assert by_topic == {"alpha", "delta", "gamma"}
     assert took < 2 * BUDGET + HOLD + 30

@@ -1,4 +1,4 @@
-"""`make run`'s main job, `python -m topicstreams.together`: `scrapy db upgrade`, then `scrapy crawlall` and
+"""`make run`'s main job, `python -m topicstreams.cli.together`: `scrapy db upgrade`, then `scrapy crawlall` and
 `scrapy serve` side by side, the URL first; a signal stops both, and one ending on its own stops the other."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from fake_engines import FakeEngines
 from tests.conftest import REPO, write_config
 from tests.postgres_server import free_port
 from tests.system.test_demo import (
@@ -22,7 +23,6 @@ from tests.system.test_demo import (
     wait_gone,
 )
 from topicstreams.commands.demo import available_engines, demo_config
-from topicstreams.fakes import FakeEngines
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def job(fakes, scrapy_cmd, tmp_path):
     env = {**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(write_config(tmp_path, config))}
     started = []
 
-    def run(args=(sys.executable, "-m", "topicstreams.together"), cwd=tmp_path):
+    def run(args=(sys.executable, "-m", "topicstreams.cli.together"), cwd=tmp_path):
         process, out = start(list(args), cwd, env, tmp_path / "run.log")
         started.append(process)
         return process, out, port
@@ -121,10 +121,9 @@ def test_make_run_runs_the_supervisor_and_passes_make_s_sigterm_on(job, tmp_path
     assert status == 200, data
     assert wait_for_items(f"http://127.0.0.1:{port}/", timeout=40), log(tmp_path)  # the browsers are up
     started = descendants(process.pid)
-    assert any(p.cmdline()[1:3] == ["-m", "topicstreams.together"] for p in started), [p.cmdline() for p in started]
+    assert any(p.cmdline()[1:3] == ["-m", "topicstreams.cli.together"] for p in started), [p.cmdline() for p in started]
 
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=30)  # make forwards it to its child, waits for it, then dies of it itself
     assert wait_gone(started, timeout=5) == []
     assert not accepts_connections(port)
-

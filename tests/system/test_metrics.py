@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import delete
 
 from tests.feed_data import BASE_URL, article, client, fresh_database, serving, store
-from topicstreams.engine_state import COOLING, PAUSED, RUNNING
+from topicstreams.engines.states import COOLING, PAUSED, RUNNING
 from topicstreams.storage import database_for, utcnow
 from topicstreams.storage.engine_status import pause, save_status
 from topicstreams.storage.models import engine_status_table, engine_totals_table
@@ -43,8 +43,13 @@ OTHER_FAMILIES = {
     "topicstreams_node_heartbeat_timestamp_seconds": ("gauge", {"node"}),
 }
 COUNTERS = [name for name, (kind, _) in {**ENGINE_FAMILIES, **OTHER_FAMILIES}.items() if kind == "counter"]
-CLASSES = {"ok": "ok", "hard_block": "hard_blocks", "challenge": "challenges", "soft_block": "soft_blocks",
-           "error": "errors"}
+CLASSES = {
+    "ok": "ok",
+    "hard_block": "hard_blocks",
+    "challenge": "challenges",
+    "soft_block": "soft_blocks",
+    "error": "errors",
+}
 
 Series = dict[tuple[tuple[str, str], ...], float]
 
@@ -73,47 +78,113 @@ def fill(url: str, now: datetime) -> dict:
     articles. Returns what was written, for the checks to compare with."""
     db = database_for(url)
     rows = {  # (engine, node) -> what save_status/pause were given
-        ("google", "node-a"): dict(state=COOLING, cooling_until=now + timedelta(minutes=10), score=72,
-                                   band="degraded", parser_score=95, p50_ms=240.0, p95_ms=910.0,
-                                   updated_at=now - timedelta(seconds=5)),
-        ("bing", "node-a"): dict(state=COOLING, cooling_until=now + timedelta(minutes=5), score=64, band="degraded",
-                                 parser_score=80, p50_ms=300.0, p95_ms=1200.0, updated_at=now - timedelta(seconds=2)),
-        ("yahoo", "node-a"): dict(state=RUNNING, updated_at=now - timedelta(seconds=20)),  # no score, no latency
+        ("google", "node-a"): {
+            "state": COOLING,
+            "cooling_until": now + timedelta(minutes=10),
+            "score": 72,
+            "band": "degraded",
+            "parser_score": 95,
+            "p50_ms": 240.0,
+            "p95_ms": 910.0,
+            "updated_at": now - timedelta(seconds=5),
+        },
+        ("bing", "node-a"): {
+            "state": COOLING,
+            "cooling_until": now + timedelta(minutes=5),
+            "score": 64,
+            "band": "degraded",
+            "parser_score": 80,
+            "p50_ms": 300.0,
+            "p95_ms": 1200.0,
+            "updated_at": now - timedelta(seconds=2),
+        },
+        ("yahoo", "node-a"): {"state": RUNNING, "updated_at": now - timedelta(seconds=20)},  # no score, no latency
         # The cooldown has ended: the row still says cooling, the engine reads running.
-        ("brave", "node-b"): dict(state=COOLING, cooling_until=now - timedelta(minutes=1), score=88, band="ok",
-                                  parser_score=90, p50_ms=500.0, p95_ms=800.0, updated_at=now - timedelta(seconds=7)),
+        ("brave", "node-b"): {
+            "state": COOLING,
+            "cooling_until": now - timedelta(minutes=1),
+            "score": 88,
+            "band": "ok",
+            "parser_score": 90,
+            "p50_ms": 500.0,
+            "p95_ms": 800.0,
+            "updated_at": now - timedelta(seconds=7),
+        },
     }
     for (engine, node), values in rows.items():
         save_status(db, engine, node, **values)
-    paused = dict(score=31, band="critical", parser_score=100, p50_ms=150.0, p95_ms=2500.0,
-                  updated_at=now - timedelta(seconds=30))
+    paused = {
+        "score": 31,
+        "band": "critical",
+        "parser_score": 100,
+        "p50_ms": 150.0,
+        "p95_ms": 2500.0,
+        "updated_at": now - timedelta(seconds=30),
+    }
     pause(db, "yahoo", "node-b", at=now - timedelta(minutes=3), **paused)
     rows[("yahoo", "node-b")] = {"state": PAUSED, **paused}
 
     hour = now.replace(minute=0, second=0, microsecond=0)
     cycles = [
-        ("google", "node-a", hour - timedelta(hours=3), dict(requests=40, ok=30, hard_blocks=4, challenges=3,
-                                                             soft_blocks=2, errors=1, cooldowns=2, new_events=7)),
-        ("google", "node-a", hour - timedelta(hours=2), dict(requests=10, ok=10, new_events=3)),
-        ("bing", "node-a", hour - timedelta(hours=2), dict(requests=20, ok=15, soft_blocks=5, cooldowns=1,
-                                                           new_events=4)),
-        ("yahoo", "node-b", hour - timedelta(hours=1), dict(requests=12, ok=2, hard_blocks=10, cooldowns=3,
-                                                            new_events=1)),
-        ("google", "node-c", hour - timedelta(hours=4), dict(requests=99, ok=99, new_events=5)),  # no status row
+        (
+            "google",
+            "node-a",
+            hour - timedelta(hours=3),
+            {
+                "requests": 40,
+                "ok": 30,
+                "hard_blocks": 4,
+                "challenges": 3,
+                "soft_blocks": 2,
+                "errors": 1,
+                "cooldowns": 2,
+                "new_events": 7,
+            },
+        ),
+        ("google", "node-a", hour - timedelta(hours=2), {"requests": 10, "ok": 10, "new_events": 3}),
+        (
+            "bing",
+            "node-a",
+            hour - timedelta(hours=2),
+            {"requests": 20, "ok": 15, "soft_blocks": 5, "cooldowns": 1, "new_events": 4},
+        ),
+        (
+            "yahoo",
+            "node-b",
+            hour - timedelta(hours=1),
+            {"requests": 12, "ok": 2, "hard_blocks": 10, "cooldowns": 3, "new_events": 1},
+        ),
+        ("google", "node-c", hour - timedelta(hours=4), {"requests": 99, "ok": 99, "new_events": 5}),  # no status row
     ]
     for engine, node, start, counts in cycles:
-        save_cycle(db, engine=engine, node=node, window_start=start, window_end=start + timedelta(minutes=1),
-                   topics_count=3, entries=counts["new_events"] * 2, **counts)
-    store(url, [article(1, "climate", "google"), article(2, "climate", "bing"), article(3, "energy", "yahoo"),
-                article(1, "climate", "bing")])
+        save_cycle(
+            db,
+            engine=engine,
+            node=node,
+            window_start=start,
+            window_end=start + timedelta(minutes=1),
+            topics_count=3,
+            entries=counts["new_events"] * 2,
+            **counts,
+        )
+    store(
+        url,
+        [
+            article(1, "climate", "google"),
+            article(2, "climate", "bing"),
+            article(3, "energy", "yahoo"),
+            article(1, "climate", "bing"),
+        ],
+    )
     return {"rows": rows, "cycles": cycles}
 
 
 def totals_of(cycles: list, engine: str, node: str) -> dict:
     """What the engine's cycles on the node add up to, and when the last ended."""
     mine = [(start, counts) for each, where, start, counts in cycles if (each, where) == (engine, node)]
-    summed = {name: sum(counts.get(name, 0) for _, counts in mine)
-              for name in ("requests", *CLASSES.values(), "cooldowns")}
+    summed = {
+        name: sum(counts.get(name, 0) for _, counts in mine) for name in ("requests", *CLASSES.values(), "cooldowns")
+    }
     summed["last_end"] = max((start + timedelta(minutes=1) for start, _ in mine), default=None)
     return summed
 
@@ -134,42 +205,68 @@ def test_every_family_holds_what_the_database_holds(feed_url: str) -> None:
     states = {pair: RUNNING if pair == ("brave", "node-b") else rows[pair]["state"] for pair in pairs}
     assert series(families, "topicstreams_engine_state") == {
         key(engine=engine, node=node, state=state): 1.0 if state == states[(engine, node)] else 0.0
-        for engine, node in pairs for state in (RUNNING, COOLING, PAUSED)}
+        for engine, node in pairs
+        for state in (RUNNING, COOLING, PAUSED)
+    }
     assert series(families, "topicstreams_engine_health_score") == {
-        key(engine=engine, node=node): float(rows[(engine, node)]["score"]) for engine, node in pairs
-        if "score" in rows[(engine, node)]}
+        key(engine=engine, node=node): float(rows[(engine, node)]["score"])
+        for engine, node in pairs
+        if "score" in rows[(engine, node)]
+    }
     assert series(families, "topicstreams_engine_parser_score") == {
-        key(engine=engine, node=node): float(rows[(engine, node)]["parser_score"]) for engine, node in pairs
-        if "parser_score" in rows[(engine, node)]}
-    assert series(families, "topicstreams_engine_latency_seconds") == pytest.approx({
-        key(engine=engine, node=node, quantile=quantile): rows[(engine, node)][column] / 1000
-        for engine, node in pairs if "p95_ms" in rows[(engine, node)]
-        for quantile, column in (("0.5", "p50_ms"), ("0.95", "p95_ms"))})
+        key(engine=engine, node=node): float(rows[(engine, node)]["parser_score"])
+        for engine, node in pairs
+        if "parser_score" in rows[(engine, node)]
+    }
+    assert series(families, "topicstreams_engine_latency_seconds") == pytest.approx(
+        {
+            key(engine=engine, node=node, quantile=quantile): rows[(engine, node)][column] / 1000
+            for engine, node in pairs
+            if "p95_ms" in rows[(engine, node)]
+            for quantile, column in (("0.5", "p50_ms"), ("0.95", "p95_ms"))
+        }
+    )
 
     cycles = written["cycles"]
     totals = {pair: totals_of(cycles, *pair) for pair in pairs}
     assert totals[("google", "node-a")]["requests"] == 50  # the sums the checks rest on are not all zero
     assert series(families, "topicstreams_engine_requests") == {
-        key(engine=engine, node=node): float(totals[(engine, node)]["requests"]) for engine, node in pairs}
+        key(engine=engine, node=node): float(totals[(engine, node)]["requests"]) for engine, node in pairs
+    }
     assert series(families, "topicstreams_engine_responses") == {
         key(engine=engine, node=node, **{"class": label}): float(totals[(engine, node)][column])
-        for engine, node in pairs for label, column in CLASSES.items()}
+        for engine, node in pairs
+        for label, column in CLASSES.items()
+    }
     assert series(families, "topicstreams_engine_cooldowns") == {
-        key(engine=engine, node=node): float(totals[(engine, node)]["cooldowns"]) for engine, node in pairs}
-    assert series(families, "topicstreams_cycle_last_end_timestamp_seconds") == pytest.approx({
-        key(engine=engine, node=node): totals[(engine, node)]["last_end"].timestamp() for engine, node in pairs
-        if totals[(engine, node)]["last_end"] is not None}, abs=1e-3)
+        key(engine=engine, node=node): float(totals[(engine, node)]["cooldowns"]) for engine, node in pairs
+    }
+    assert series(families, "topicstreams_cycle_last_end_timestamp_seconds") == pytest.approx(
+        {
+            key(engine=engine, node=node): totals[(engine, node)]["last_end"].timestamp()
+            for engine, node in pairs
+            if totals[(engine, node)]["last_end"] is not None
+        },
+        abs=1e-3,
+    )
 
     # Every node's cycles, node-c's included: what each engine was the first to find.
     assert series(families, "topicstreams_feed_events") == {
-        key(engine="google"): 15.0, key(engine="bing"): 4.0, key(engine="yahoo"): 1.0, key(engine="brave"): 0.0}
+        key(engine="google"): 15.0,
+        key(engine="bing"): 4.0,
+        key(engine="yahoo"): 1.0,
+        key(engine="brave"): 0.0,
+    }
     assert series(families, "topicstreams_news") == {(): 3.0}
     # node-a: google and bing (robust engines) cooling at once; node-b: brave is a canary engine, yahoo is paused.
-    assert series(families, "topicstreams_saturation_suspected") == {key(node="node-a"): 1.0,
-                                                                     key(node="node-b"): 0.0}
-    assert series(families, "topicstreams_node_heartbeat_timestamp_seconds") == pytest.approx({
-        key(node="node-a"): (now - timedelta(seconds=2)).timestamp(),
-        key(node="node-b"): (now - timedelta(seconds=7)).timestamp()}, abs=1e-3)
+    assert series(families, "topicstreams_saturation_suspected") == {key(node="node-a"): 1.0, key(node="node-b"): 0.0}
+    assert series(families, "topicstreams_node_heartbeat_timestamp_seconds") == pytest.approx(
+        {
+            key(node="node-a"): (now - timedelta(seconds=2)).timestamp(),
+            key(node="node-b"): (now - timedelta(seconds=7)).timestamp(),
+        },
+        abs=1e-3,
+    )
 
 
 def test_a_deleted_status_row_takes_its_series_away(feed_url: str) -> None:
@@ -206,18 +303,32 @@ def test_purging_the_cycles_leaves_the_counters_as_they_were(feed_url: str) -> N
 
     # The next cycle adds to them, from where they were.
     start = utcnow().replace(microsecond=0)
-    save_cycle(db, engine="yahoo", node="node-b", window_start=start, window_end=start + timedelta(minutes=1),
-               requests=6, ok=5, errors=1, new_events=2)
+    save_cycle(
+        db,
+        engine="yahoo",
+        node="node-b",
+        window_start=start,
+        window_end=start + timedelta(minutes=1),
+        requests=6,
+        ok=5,
+        errors=1,
+        new_events=2,
+    )
     later = scrape(api)
     requests = key(engine="yahoo", node="node-b")
-    assert series(later, "topicstreams_engine_requests")[requests] == series(after, "topicstreams_engine_requests")[
-        requests] + 6
+    assert (
+        series(later, "topicstreams_engine_requests")[requests]
+        == series(after, "topicstreams_engine_requests")[requests] + 6
+    )
     errors = key(engine="yahoo", node="node-b", **{"class": "error"})
-    assert series(later, "topicstreams_engine_responses")[errors] == series(after, "topicstreams_engine_responses")[
-        errors] + 1
+    assert (
+        series(later, "topicstreams_engine_responses")[errors]
+        == series(after, "topicstreams_engine_responses")[errors] + 1
+    )
     assert series(later, "topicstreams_feed_events")[key(engine="yahoo")] == 3.0
     assert series(later, "topicstreams_cycle_last_end_timestamp_seconds")[requests] == pytest.approx(
-        (start + timedelta(minutes=1)).timestamp())
+        (start + timedelta(minutes=1)).timestamp()
+    )
 
 
 def test_a_database_that_cannot_answer_is_a_503(feed_url: str) -> None:
@@ -237,8 +348,13 @@ def test_the_token_guards_the_metrics(tmp_path: Path, caplog: pytest.LogCaptureF
     caplog.set_level(logging.DEBUG)
     api = TestClient(create_app(WebSettings(url, metrics_token=token)), base_url=BASE_URL)
 
-    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {token}"},
-                    {"Authorization": "Bearer "}, {"Authorization": f"Bearer {token}x"}):
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": f"Basic {token}"},
+        {"Authorization": "Bearer "},
+        {"Authorization": f"Bearer {token}x"},
+    ):
         answer = api.get("/metrics", headers={name: value.encode() for name, value in headers.items()})
         assert answer.status_code == 401, headers
         assert answer.headers["www-authenticate"].startswith("Bearer")
@@ -286,7 +402,7 @@ def test_the_dashboard_queries_only_what_the_metrics_expose(tmp_path: Path) -> N
         query = variables[name]["query"]
         query = query["query"] if isinstance(query, dict) else query
         assert re.fullmatch(rf"label_values\((topicstreams_[a-z_]+)(\{{.*\}})?, *{name}\)", query), query
-        assert re.match(r"topicstreams_[a-z_]+", query[len("label_values("):]).group(0) in exposed
+        assert re.match(r"topicstreams_[a-z_]+", query[len("label_values(") :]).group(0) in exposed
     panels = [panel for panel in dashboard["panels"] if panel.get("type") != "row"]
     for panel in panels:
         assert panel["datasource"]["uid"] == "${DS_PROMETHEUS}", panel["title"]

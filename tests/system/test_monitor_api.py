@@ -14,8 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.feed_data import BASE_URL
-from topicstreams.health_report import build_report, policy_from_settings
-from topicstreams.config import load_defaults
+from topicstreams.config.loading import load_defaults
+from topicstreams.reports.health_report import build_report, policy_from_settings
 from topicstreams.storage import database_for, dispose_databases, utcnow
 from topicstreams.storage.engine_status import add_alert, pause, read_alerts, read_status, save_status
 from topicstreams.storage.scraper_cycles import save_cycle
@@ -40,17 +40,34 @@ def three_nodes(url: str) -> None:
     a stale row on a gone node."""
     db = database_for(url)
     soon = utcnow() + timedelta(minutes=5)
-    save_status(db, "google", "n1", state="cooling", cooling_until=soon, score=70, band="degraded",
-                reasons=["hard_block"], p95_ms=2400.0, window_counts={"requests": 100, "hard_blocks": 8})
-    save_status(db, "google", "n2", state="running", score=96, band="ok", p95_ms=450.0,
-                window_counts={"requests": 100})
+    save_status(
+        db,
+        "google",
+        "n1",
+        state="cooling",
+        cooling_until=soon,
+        score=70,
+        band="degraded",
+        reasons=["hard_block"],
+        p95_ms=2400.0,
+        window_counts={"requests": 100, "hard_blocks": 8},
+    )
+    save_status(db, "google", "n2", state="running", score=96, band="ok", p95_ms=450.0, window_counts={"requests": 100})
     pause(db, "bing", "n1", score=30, band="critical", reasons=["challenge"])
     save_status(db, "bing", "n2", state="cooling", cooling_until=soon, score=81, band="ok")
     save_status(db, "yahoo", "n1", state="running", score=99, band="ok")
     save_status(db, "yahoo", "n2", state="running", score=97, band="ok")
     save_status(db, "brave", "n1", state="running", score=90, band="ok")
-    save_status(db, "google", "gone", state="cooling", cooling_until=soon, score=20, band="critical",
-                updated_at=utcnow() - timedelta(minutes=10))
+    save_status(
+        db,
+        "google",
+        "gone",
+        state="cooling",
+        cooling_until=soon,
+        score=20,
+        band="critical",
+        updated_at=utcnow() - timedelta(minutes=10),
+    )
 
 
 def test_api_health_is_the_every_node_report_plus_the_route_verdicts(url):
@@ -59,11 +76,15 @@ def test_api_health_is_the_every_node_report_plus_the_route_verdicts(url):
     assert answer.status_code == 200
     body = answer.json()
     defaults = load_defaults()
-    expected = build_report(database_for(url), node="web-host", enabled=["google", "bing", "yahoo", "brave"],
-                            policy=policy_from_settings(defaults["scraper"]["saturation"],
-                                                        defaults["scraper"]["pacing"],
-                                                        ["google", "bing", "yahoo", "brave"]),
-                            all_nodes=True).as_json()
+    expected = build_report(
+        database_for(url),
+        node="web-host",
+        enabled=["google", "bing", "yahoo", "brave"],
+        policy=policy_from_settings(
+            defaults["scraper"]["saturation"], defaults["scraper"]["pacing"], ["google", "bing", "yahoo", "brave"]
+        ),
+        all_nodes=True,
+    ).as_json()
     for node in body["nodes"] + expected["nodes"]:
         for engine in node["engines"]:
             engine.pop("cooling_until")  # the state is read at two moments a few ms apart
@@ -89,7 +110,7 @@ def test_resume_answers_each_case_and_keeps_the_pause_on_every_refusal(url, capl
     assert "web.admin_token" in off.json()["detail"] and "scrapy health resume bing" in off.json()["detail"]
 
     client = app_client(url, admin_token=TOKEN)
-    with caplog.at_level(logging.INFO, logger="topicstreams.web.monitor"):
+    with caplog.at_level(logging.INFO, logger="topicstreams.web.monitor_pages"):
         assert client.post(path).status_code == 401  # no token
         wrong = client.post(path, headers={"Authorization": "Bearer not-the-token-at-all"})
         assert wrong.status_code == 401 and wrong.headers["www-authenticate"].startswith("Bearer")
@@ -98,8 +119,7 @@ def test_resume_answers_each_case_and_keeps_the_pause_on_every_refusal(url, capl
     assert read_status(db, "bing", "n1").state == "paused"
     refusals = [record.getMessage() for record in caplog.records if "Refused" in record.getMessage()]
     assert len(refusals) == 2 and "no token" in refusals[0] and "a wrong token" in refusals[1]
-    assert not any(TOKEN in record.getMessage() or "not-the-token" in record.getMessage()
-                   for record in caplog.records)
+    assert not any(TOKEN in record.getMessage() or "not-the-token" in record.getMessage() for record in caplog.records)
 
     bearer = {"Authorization": f"Bearer {TOKEN}"}
     assert client.post("/api/engines/bing/resume", headers=bearer).status_code == 400  # no node
@@ -123,14 +143,19 @@ def test_repeated_wrong_tokens_are_answered_more_and_more_slowly(url):
     waits = []
     for _ in range(4):
         started = time.monotonic()
-        assert client.post("/api/engines/bing/resume?node=n1",
-                           headers={"Authorization": "Bearer guess-guess-guess-guess"}).status_code == 401
+        assert (
+            client.post(
+                "/api/engines/bing/resume?node=n1", headers={"Authorization": "Bearer guess-guess-guess-guess"}
+            ).status_code
+            == 401
+        )
         waits.append(time.monotonic() - started)
     # 0, 0.25, 0.5, 1 s: each failure in a row waits twice the one before.
     assert waits[1] >= 0.25 and waits[2] >= 0.5 and waits[3] >= 1.0
     assert waits[3] > waits[2] > waits[1]
-    assert client.post("/api/engines/bing/resume?node=n1",
-                       headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200  # the right one at once
+    assert (
+        client.post("/api/engines/bing/resume?node=n1", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    )  # the right one at once
 
 
 def test_the_monitor_form_posts_the_token_and_lands_back_on_the_monitor(url):
@@ -141,8 +166,9 @@ def test_the_monitor_form_posts_the_token_and_lands_back_on_the_monitor(url):
     assert 'action="/api/engines/yahoo/resume?node=n2"' in page.text
     assert 'name="token"' in page.text and "web.admin_token</code> is not set" not in page.text
 
-    wrong = client.post("/api/engines/yahoo/resume?node=n2", data={"token": "nope-nope-nope-nope"},
-                        headers={"Accept": "text/html"})
+    wrong = client.post(
+        "/api/engines/yahoo/resume?node=n2", data={"token": "nope-nope-nope-nope"}, headers={"Accept": "text/html"}
+    )
     assert wrong.status_code == 401 and wrong.headers["content-type"].startswith("text/html")
     assert "Wrong token" in wrong.text
     assert read_status(db, "yahoo", "n2").state == "paused"
@@ -196,17 +222,24 @@ def test_latency_is_coloured_by_the_service_levels(url, p95, level):
 def test_the_error_share_is_coloured_by_the_configured_service_levels(url):
     db = database_for(url)
     save_status(db, "google", "n1", state="running", window_counts={"requests": 1000, "errors": 4})  # 0.4 %
-    save_status(db, "bing", "n1", state="running", window_counts={"requests": 100, "soft_blocks": 2,
-                                                                   "challenges": 1})  # 3 %
+    save_status(
+        db, "bing", "n1", state="running", window_counts={"requests": 100, "soft_blocks": 2, "challenges": 1}
+    )  # 3 %
     save_status(db, "yahoo", "n1", state="running", window_counts={"requests": 100, "hard_blocks": 6})  # 6 %
     save_status(db, "brave", "n1", state="running", window_counts=None)
     html = app_client(url).get("/monitor").text
     assert [row_classes(html, engine, "n1")["errors"] for engine in ("google", "bing", "yahoo", "brave")] == [
-        "level-good", "level-warning", "level-critical", "level-unknown"]
+        "level-good",
+        "level-warning",
+        "level-critical",
+        "level-unknown",
+    ]
     # Stricter levels of one's own: 3 % is now critical, 0.4 % a warning.
     strict = app_client(url, sla=ServiceLevels(errors_good=0.001, errors_critical=0.02)).get("/monitor").text
     assert [row_classes(strict, engine, "n1")["errors"] for engine in ("google", "bing")] == [
-        "level-warning", "level-critical"]
+        "level-warning",
+        "level-critical",
+    ]
 
 
 def test_stale_rows_saturation_and_the_cycle_timeline_show(url):
@@ -216,15 +249,22 @@ def test_stale_rows_saturation_and_the_cycle_timeline_show(url):
     save_status(db, "bing", "n2", state="cooling", cooling_until=now + timedelta(minutes=5))
     save_status(db, "google", "n2", state="cooling", cooling_until=now + timedelta(minutes=5))
     for hours_ago in range(3):  # the current hour (not over yet) and two before it
-        save_cycle(db, engine="yahoo", node="n1", window_start=now - timedelta(hours=hours_ago, minutes=1),
-                   window_end=now - timedelta(hours=hours_ago, seconds=1), topics_count=7, entries=70,
-                   new_events=5)
+        save_cycle(
+            db,
+            engine="yahoo",
+            node="n1",
+            window_start=now - timedelta(hours=hours_ago, minutes=1),
+            window_end=now - timedelta(hours=hours_ago, seconds=1),
+            topics_count=7,
+            entries=70,
+            new_events=5,
+        )
     html = app_client(url).get("/monitor").text
     assert "stale" in row_classes(html, "google", "gone")["row"].split()
     assert "stale" not in row_classes(html, "google", "n1")["row"].split()
     assert "Exit IP saturation: EXIT IP SATURATION SUSPECTED: robust engines cooling: bing, google" in html
     assert 'class="saturation suspected"' in html
-    timeline = html[html.index('class="engine-charts" data-engine="yahoo"'):]
+    timeline = html[html.index('class="engine-charts" data-engine="yahoo"') :]
     assert 'aria-label="Cycles per hour, last 24 h: topics 7; entries 70; new events 5"' in timeline
     entries = re.search(r'<path class="series s-entries" d="([^"]+)"', timeline)[1].split(" ")
     # Three hours, one point each, at their middle; the current one, not over yet, at most at the chart's right end
@@ -233,36 +273,72 @@ def test_stale_rows_saturation_and_the_cycle_timeline_show(url):
     hour = now.replace(minute=0, second=0, microsecond=0)
     start = (hour - timedelta(hours=23)).timestamp()
     last = min(hour.timestamp() + 1800, now.timestamp())
-    assert float(entries[-2][1:]) == pytest.approx(LEFT + (WIDTH - RIGHT - LEFT) * (last - start) / (
-        now.timestamp() - start), abs=1.0)
+    assert float(entries[-2][1:]) == pytest.approx(
+        LEFT + (WIDTH - RIGHT - LEFT) * (last - start) / (now.timestamp() - start), abs=1.0
+    )
 
 
 def test_coverage_shows_window_against_baseline_and_the_reason_when_low(url):
     db = database_for(url)
-    save_status(db, "google", "n1", state="running", score=97, band="ok", reasons=[], parser_score=100,
-                coverage={"window": 0.31, "baseline": 0.78, "drop": 0.47, "low": True})
-    save_status(db, "bing", "n1", state="running", score=95, band="ok",
-                coverage={"window": 0.8, "baseline": 0.79, "drop": -0.01, "low": False})
-    save_status(db, "yahoo", "n1", state="running", score=95, band="ok",  # not what the crawl writes: shown as unknown
-                coverage={"window": "<script>alert(1)</script>", "baseline": None, "drop": None, "low": "yes"})
+    save_status(
+        db,
+        "google",
+        "n1",
+        state="running",
+        score=97,
+        band="ok",
+        reasons=[],
+        parser_score=100,
+        coverage={"window": 0.31, "baseline": 0.78, "drop": 0.47, "low": True},
+    )
+    save_status(
+        db,
+        "bing",
+        "n1",
+        state="running",
+        score=95,
+        band="ok",
+        coverage={"window": 0.8, "baseline": 0.79, "drop": -0.01, "low": False},
+    )
+    save_status(
+        db,
+        "yahoo",
+        "n1",
+        state="running",
+        score=95,
+        band="ok",  # not what the crawl writes: shown as unknown
+        coverage={"window": "<script>alert(1)</script>", "baseline": None, "drop": None, "low": "yes"},
+    )
     client = app_client(url)
     html = client.get("/monitor").text
     assert [row_classes(html, engine, "n1")["coverage"] for engine in ("google", "bing", "yahoo")] == [
-        "level-critical", "level-good", "level-unknown"]
-    google = html[html.index('data-engine="google" data-node="n1"'):]
-    google = google[:google.index("</tr>")]
-    assert ('<span class="coverage-window">31 %</span> <small class="coverage-baseline">vs 78 %</small> '
-            '<span class="reason">coverage</span>') in google
+        "level-critical",
+        "level-good",
+        "level-unknown",
+    ]
+    google = html[html.index('data-engine="google" data-node="n1"') :]
+    google = google[: google.index("</tr>")]
+    assert (
+        '<span class="coverage-window">31 %</span> <small class="coverage-baseline">vs 78 %</small> '
+        '<span class="reason">coverage</span>'
+    ) in google
     assert 'title="finds 31 % of what the other engines find (78 % normally, -47 points)"' in google
     assert '<td class="reasons"><span class="reason">coverage</span></td>' in google  # a reason; the band stays ok
     assert '<span class="band band-ok">97</span>' in google
-    yahoo = html[html.index('data-engine="yahoo" data-node="n1"'):]
-    yahoo = yahoo[:yahoo.index("</tr>")]
-    assert '<td class="coverage level-unknown" title="not enough articles found by the other engines in the window ' \
-        'to judge"><span class="muted">-</span></td>' in yahoo and "<script>alert" not in html
+    yahoo = html[html.index('data-engine="yahoo" data-node="n1"') :]
+    yahoo = yahoo[: yahoo.index("</tr>")]
+    assert (
+        '<td class="coverage level-unknown" title="not enough articles found by the other engines in the window '
+        'to judge"><span class="muted">-</span></td>'
+        in yahoo
+        and "<script>alert" not in html
+    )
     assert 'class="reason">coverage' not in yahoo
-    engines = {(node["node"], engine["engine"]): engine for node in client.get("/api/health").json()["nodes"]
-               for engine in node["engines"]}
+    engines = {
+        (node["node"], engine["engine"]): engine
+        for node in client.get("/api/health").json()["nodes"]
+        for engine in node["engines"]
+    }
     assert engines["n1", "google"]["coverage"] == {"window": 0.31, "baseline": 0.78, "drop": 0.47}
     assert engines["n1", "google"]["reasons"] == ["coverage"] and engines["n1", "google"]["band"] == "ok"
     assert engines["n1", "yahoo"]["coverage"] == {"window": None, "baseline": None, "drop": None}

@@ -48,8 +48,10 @@ class Watch:
         self.foreign: list[str] = []
         self.errors: list[str] = []
         self.dialogs: list[str] = []
-        page.on("request", lambda request: self.foreign.append(request.url)
-                if urlsplit(request.url).hostname != "127.0.0.1" else None)
+        page.on(
+            "request",
+            lambda request: self.foreign.append(request.url) if urlsplit(request.url).hostname != "127.0.0.1" else None,
+        )
         page.on("console", self._console)
         page.on("pageerror", lambda error: self.errors.append(str(error)))
         page.on("dialog", self._dialog)
@@ -95,8 +97,14 @@ def crawling(folder: Path, config: Path, *args: str) -> Iterator[subprocess.Pope
     """``scrapy ARGS`` running in the background until the block ends (then stopped as Ctrl-C would)."""
     env = {**ScrapyRunner(folder).env, "TOPICSTREAMS_CONFIG": str(config)}
     log = (folder / f"{config.stem}.log").open("w")
-    process = subprocess.Popen([sys.executable, "-m", "scrapy", *args], cwd=folder, env=env, stdout=log,
-                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", *args],
+        cwd=folder,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         yield process
     finally:
@@ -131,11 +139,16 @@ def resume_from_the_form(page: Page, engine: str, node: str, token: str) -> int:
     return answer.value.status
 
 
-def test_monitor_shows_two_nodes_real_crawls_and_a_person_resumes_the_paused_engine(fakes, page: Page, watch,
-                                                                                     tmp_path):
-    node_a = crawl_config(tmp_path, fakes, floor=0.2, engines=("google", "bing", "yahoo"),
-                          health={"smoothing": 1, "min_requests": 6},
-                          scraper={"cooldown": FAST_COOLDOWN, "scrape_interval": 3}, filename="node-a.yml")
+def test_monitor_shows_two_nodes_real_crawls_and_a_person_resumes_the_paused_engine(fakes, page: Page, watch, tmp_path):
+    node_a = crawl_config(
+        tmp_path,
+        fakes,
+        floor=0.2,
+        engines=("google", "bing", "yahoo"),
+        health={"smoothing": 1, "min_requests": 6},
+        scraper={"cooldown": FAST_COOLDOWN, "scrape_interval": 3},
+        filename="node-a.yml",
+    )
     node_b = node_b_config(tmp_path, node_a)
     db = tmp_path / "news.db"
     upgrade(f"sqlite:///{db}")
@@ -145,14 +158,25 @@ def test_monitor_shows_two_nodes_real_crawls_and_a_person_resumes_the_paused_eng
     # bing: 429s and CAPTCHAs in turn, 6 of them: 100 - 35 - 25 = 40 with min_requests 6, critical: paused.
     fakes.script("bing", [{"status": 429, "body": "Too Many Requests"}, "captcha"] * 3)
 
-    with crawling(tmp_path, node_a, "crawlall", "-a", "engines=google,bing,yahoo",
-                  "-a", f"topics={','.join(NODE_A_TOPICS)}"), \
-            crawling(tmp_path, node_b, "crawl", "google", "-a", f"topics={','.join(NODE_B_TOPICS)}"):
-        wait_for("bing paused, google cooling on node-a, google running on node-b, yahoo's results", lambda: set(rows(
-            db, "select engine, node, state from engine_status")) >= {
-            ("bing", "node-a", "paused"), ("google", "node-a", "cooling"), ("google", "node-b", "running"),
-            ("yahoo", "node-a", "running")} and rows(db, "select count(*) from topic_news_engines where "
-                                                          "engine = 'yahoo'")[0][0] > 0)
+    with (
+        crawling(
+            tmp_path, node_a, "crawlall", "-a", "engines=google,bing,yahoo", "-a", f"topics={','.join(NODE_A_TOPICS)}"
+        ),
+        crawling(tmp_path, node_b, "crawl", "google", "-a", f"topics={','.join(NODE_B_TOPICS)}"),
+    ):
+        wait_for(
+            "bing paused, google cooling on node-a, google running on node-b, yahoo's results",
+            lambda: (
+                set(rows(db, "select engine, node, state from engine_status"))
+                >= {
+                    ("bing", "node-a", "paused"),
+                    ("google", "node-a", "cooling"),
+                    ("google", "node-b", "running"),
+                    ("yahoo", "node-a", "running"),
+                }
+                and rows(db, "select count(*) from topic_news_engines where engine = 'yahoo'")[0][0] > 0
+            ),
+        )
         url = f"sqlite:///{db}"
 
         with serving(url) as app:  # no web.admin_token
@@ -161,18 +185,20 @@ def test_monitor_shows_two_nodes_real_crawls_and_a_person_resumes_the_paused_eng
             expect(row(page, "google", "node-a").locator("td.state")).to_contain_text("until")
             expect(row(page, "bing", "node-a")).to_have_class(re.compile(r"\bstate-paused\b"))
             expect(row(page, "bing", "node-a").locator("td.score .band")).to_have_class(
-                re.compile(r"\bband-critical\b"))
+                re.compile(r"\bband-critical\b")
+            )
             expect(row(page, "bing", "node-a").locator("td.score")).to_contain_text("40")
-            expect(row(page, "bing", "node-a").locator("td.reasons .reason")).to_have_text(
-                ["hard_block", "challenge"])
+            expect(row(page, "bing", "node-a").locator("td.reasons .reason")).to_have_text(["hard_block", "challenge"])
             expect(row(page, "bing", "node-a").locator("td.errors")).to_have_class(
-                re.compile(r"\blevel-critical\b"))  # 6 of 6 requests failed
+                re.compile(r"\blevel-critical\b")
+            )  # 6 of 6 requests failed
             expect(row(page, "bing", "node-a").locator("td.state")).to_contain_text("since")
             expect(row(page, "yahoo", "node-a")).to_have_class(re.compile(r"\bstate-running\b"))
             expect(row(page, "yahoo", "node-a").locator("td.errors")).to_have_class(re.compile(r"\blevel-good\b"))
             expect(row(page, "google", "node-b")).to_have_class(re.compile(r"\bstate-running\b"))
             expect(page.locator('section.node[data-node="node-a"] .saturation')).to_have_text(
-                "Exit IP saturation: not suspected (robust engines cooling: google)")
+                "Exit IP saturation: not suspected (robust engines cooling: google)"
+            )
             google_route = page.locator('li.route[data-engine="google"]')
             expect(google_route).to_have_attribute("data-verdict", "route")
             expect(google_route).to_contain_text("in trouble on node-a; fine on node-b")
@@ -211,10 +237,18 @@ def test_hostile_text_on_the_monitor_shows_verbatim_and_runs_nothing(page: Page,
     reason = "<script>alert('reason')</script>"
     topic = '<b onmouseover=alert("topic")>climate</b>'
     problem = "</td><svg onload=alert('canary')>"
-    save_status(db, "google", node, state="cooling", cooling_until=utcnow() + timedelta(minutes=5), score=55,
-                band="degraded", reasons=[reason, "hard_block"], parser_reasons=["missing <i>source</i>"],
-                last_canary={"query": topic, "at": utcnow().isoformat(), "matched": False, "results": 0,
-                             "problem": problem})
+    save_status(
+        db,
+        "google",
+        node,
+        state="cooling",
+        cooling_until=utcnow() + timedelta(minutes=5),
+        score=55,
+        band="degraded",
+        reasons=[reason, "hard_block"],
+        parser_reasons=["missing <i>source</i>"],
+        last_canary={"query": topic, "at": utcnow().isoformat(), "matched": False, "results": 0, "problem": problem},
+    )
     dispose_databases()
     with serving(url) as app:
         page.goto(f"{app.url}/monitor")

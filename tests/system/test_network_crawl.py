@@ -12,11 +12,11 @@ import time
 
 import pytest
 
+from fake_engines import FakeEngines
 from tests.alert_receivers import free_port, json_receiver, wait_for  # noqa: F401 - json_receiver: a fixture
 from tests.conftest import write_config
 from tests.crawl_checks import FAST_COOLDOWN, rows
 from topicstreams import ENGINES as ALL_ENGINES
-from topicstreams.fakes import FakeEngines
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -24,32 +24,51 @@ ENGINES = ("google", "bing", "yahoo")
 
 
 def network_alerts(receiver) -> list[dict]:
-    return [posted.body for posted in receiver.received("/alerts")
-            if posted.body and "network" in posted.body.get("title", "")]
+    return [
+        posted.body
+        for posted in receiver.received("/alerts")
+        if posted.body and "network" in posted.body.get("title", "")
+    ]
 
 
 def test_every_engine_refused_at_once_is_one_network_down_and_pauses_nothing(scrapy_cmd, json_receiver, tmp_path):
     ports = {engine: free_port() for engine in ENGINES}  # nothing listens there yet: every connection is refused
-    config = write_config(tmp_path, {
-        "database": {"url": "sqlite:///news.db"},
-        "node": {"id": "node-a"},
-        "engines": {name: {"base_url": f"http://127.0.0.1:{ports.get(name, 9)}", "enabled": name in ENGINES}
-                    for name in ALL_ENGINES},
-        "scraper": {"pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0}, "cooldown": FAST_COOLDOWN,
-                    "scrape_interval": 5},
-        "health": {"min_requests": 4, "smoothing": 1},
-        "browser": {"profile_dir": "profiles"},
-        "alerting": {"urls": [json_receiver.apprise_url("/alerts")], "webhook_url": json_receiver.http_url("/hook"),
-                     "events": ["paused", "network_down"]},
-    })
-    crawl = subprocess.Popen([sys.executable, "-m", "scrapy", "crawlall", "-a", "topics=t00,t01",
-                              "-a", "engines=" + ",".join(ENGINES)],
-                             cwd=scrapy_cmd.folder, env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(config)},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    config = write_config(
+        tmp_path,
+        {
+            "database": {"url": "sqlite:///news.db"},
+            "node": {"id": "node-a"},
+            "engines": {
+                name: {"base_url": f"http://127.0.0.1:{ports.get(name, 9)}", "enabled": name in ENGINES}
+                for name in ALL_ENGINES
+            },
+            "scraper": {
+                "pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0},
+                "cooldown": FAST_COOLDOWN,
+                "scrape_interval": 5,
+            },
+            "health": {"min_requests": 4, "smoothing": 1},
+            "browser": {"profile_dir": "profiles"},
+            "alerting": {
+                "urls": [json_receiver.apprise_url("/alerts")],
+                "webhook_url": json_receiver.http_url("/hook"),
+                "events": ["paused", "network_down"],
+            },
+        },
+    )
+    crawl = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "crawlall", "-a", "topics=t00,t01", "-a", "engines=" + ",".join(ENGINES)],
+        cwd=scrapy_cmd.folder,
+        env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(config)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     fakes = None
     try:
-        down = wait_for(lambda: [alert for alert in network_alerts(json_receiver) if "down" in alert["title"]],
-                        timeout=90)
+        down = wait_for(
+            lambda: [alert for alert in network_alerts(json_receiver) if "down" in alert["title"]], timeout=90
+        )
         time.sleep(10)  # refusals keep coming: still one alert, and nothing paused for them
         db = tmp_path / "news.db"
         states = rows(db, "select engine, state from engine_status order by engine")
@@ -58,8 +77,9 @@ def test_every_engine_refused_at_once_is_one_network_down_and_pauses_nothing(scr
         assert "node-a" in down[0]["message"] and "ERR_CONNECTION_REFUSED" in down[0]["message"]
 
         fakes = FakeEngines(ENGINES, ports=ports).start()  # the network is back
-        back = wait_for(lambda: [alert for alert in network_alerts(json_receiver) if "back" in alert["title"]],
-                        timeout=90)
+        back = wait_for(
+            lambda: [alert for alert in network_alerts(json_receiver) if "back" in alert["title"]], timeout=90
+        )
         assert len(back) == 1
     finally:
         crawl.send_signal(signal.SIGTERM)

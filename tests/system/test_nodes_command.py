@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_config
-from topicstreams.engine_state import COOLING, PAUSED
+from topicstreams.engines.states import COOLING, PAUSED
 from topicstreams.storage import database_for, upgrade, utcnow
-from topicstreams.storage import nodes as membership
-from topicstreams.storage import schedule
+from topicstreams.storage import leases as schedule
+from topicstreams.storage import node_rows as membership
 from topicstreams.storage.engine_status import save_status
 from topicstreams.storage.topics import add_topics
 
@@ -28,15 +28,15 @@ HOSTILE = "evil\x1b]0;owned\x07\x1b[2J\r\nrow\u202eab"
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh database with the schema: an SQLite file, then a PostgreSQL database of the suite's server."""
-    url = (f"sqlite:///{tmp_path / 'nodes.db'}" if request.param == "sqlite"
-           else request.getfixturevalue("postgres_url"))
+    url = f"sqlite:///{tmp_path / 'nodes.db'}" if request.param == "sqlite" else request.getfixturevalue("postgres_url")
     upgrade(url)
     return url
 
 
 def env_for(folder: Path, url: str, **scraper) -> dict[str, str]:
-    config = write_config(folder, {"database": {"url": url}, "node": {"id": "node-a"},
-                                   **({"scraper": scraper} if scraper else {})})
+    config = write_config(
+        folder, {"database": {"url": url}, "node": {"id": "node-a"}, **({"scraper": scraper} if scraper else {})}
+    )
     return {"TOPICSTREAMS_CONFIG": str(config)}
 
 
@@ -55,20 +55,61 @@ def write_cluster(url: str) -> None:
     """node-a: two Scrapyd jobs beating now; node-b: died 10 minutes ago; node-c: stopped cleanly 5 minutes ago."""
     db = database_for(url)
     now = utcnow()
-    membership.join(db, node="node-a", process="job-1", engines=["google", "bing"], version="0.1.0",
-                    assignment="shard", now=now - timedelta(minutes=30))
-    membership.beat(db, node="node-a", process="job-1", engines=["google", "bing"], scraped={"google": 7, "bing": 3},
-                    now=now - timedelta(seconds=4))
-    membership.join(db, node="node-a", process="job-2", engines=["yahoo"], version="0.1.0", assignment="shard",
-                    now=now - timedelta(minutes=2))
-    membership.beat(db, node="node-a", process="job-2", engines=["yahoo", "google"],
-                    scraped={"yahoo": 5, "google": 1}, now=now - timedelta(seconds=9))
-    membership.join(db, node="node-b", process="job-3", engines=["brave"], version="0.1.0", assignment="shard",
-                    now=now - timedelta(hours=1))
-    membership.beat(db, node="node-b", process="job-3", engines=["brave"], scraped={"brave": 6},
-                    now=now - timedelta(minutes=10))
-    membership.join(db, node="node-c", process="job-4", engines=["bing"], version="0.1.0", assignment="shard",
-                    now=now - timedelta(hours=2))
+    membership.join(
+        db,
+        node="node-a",
+        process="job-1",
+        engines=["google", "bing"],
+        version="0.1.0",
+        assignment="shard",
+        now=now - timedelta(minutes=30),
+    )
+    membership.beat(
+        db,
+        node="node-a",
+        process="job-1",
+        engines=["google", "bing"],
+        scraped={"google": 7, "bing": 3},
+        now=now - timedelta(seconds=4),
+    )
+    membership.join(
+        db,
+        node="node-a",
+        process="job-2",
+        engines=["yahoo"],
+        version="0.1.0",
+        assignment="shard",
+        now=now - timedelta(minutes=2),
+    )
+    membership.beat(
+        db,
+        node="node-a",
+        process="job-2",
+        engines=["yahoo", "google"],
+        scraped={"yahoo": 5, "google": 1},
+        now=now - timedelta(seconds=9),
+    )
+    membership.join(
+        db,
+        node="node-b",
+        process="job-3",
+        engines=["brave"],
+        version="0.1.0",
+        assignment="shard",
+        now=now - timedelta(hours=1),
+    )
+    membership.beat(
+        db, node="node-b", process="job-3", engines=["brave"], scraped={"brave": 6}, now=now - timedelta(minutes=10)
+    )
+    membership.join(
+        db,
+        node="node-c",
+        process="job-4",
+        engines=["bing"],
+        version="0.1.0",
+        assignment="shard",
+        now=now - timedelta(hours=2),
+    )
     membership.stop(db, node="node-c", process="job-4", scraped={"bing": 2}, now=now - timedelta(minutes=5))
     save_status(db, "google", "node-a", state=COOLING, cooling_until=now + timedelta(minutes=10))
     save_status(db, "bing", "node-a", state=PAUSED, paused_at=now - timedelta(minutes=1))
@@ -81,12 +122,15 @@ def test_nodes_groups_processes_by_node_and_marks_stale_and_stopped_nodes(scrapy
     env = env_for(tmp_path, database_url)
 
     lines = run_nodes(scrapy_cmd, env).stdout.splitlines()
-    assert cells(lines[0]) == ["node", "status", "heartbeat", "processes", "engines", "scraped last interval",
-                               "states"]
+    assert cells(lines[0]) == ["node", "status", "heartbeat", "processes", "engines", "scraped last interval", "states"]
     node_a, node_b, node_c = (cells(line) for line in lines[1:4])
     assert node_a[0] == "node-a" and node_a[1] == "live" and re.fullmatch(r"\d+s ago", node_a[2])
-    assert node_a[3:] == ["2", "google, bing, yahoo", "google 8, bing 3, yahoo 5",
-                          "google cooling, bing paused, yahoo running"]
+    assert node_a[3:] == [
+        "2",
+        "google, bing, yahoo",
+        "google 8, bing 3, yahoo 5",
+        "google cooling, bing paused, yahoo running",
+    ]
     assert node_b[:2] == ["node-b", "STALE"] and node_b[2].startswith("10m")
     assert node_b[3:] == ["0", "brave", "brave 0", "brave running"]
     assert node_c[:2] == ["node-c", "stopped"] and node_c[2].startswith("5m")
@@ -116,17 +160,34 @@ def test_nodes_groups_processes_by_node_and_marks_stale_and_stopped_nodes(scrapy
 
 
 def test_a_node_whose_process_died_and_restarted_is_live_again_with_the_new_processs_counts(
-        scrapy_cmd, tmp_path, database_url):
+    scrapy_cmd, tmp_path, database_url
+):
     db = database_for(database_url)
     now = utcnow()
-    membership.join(db, node="node-a", process="before", engines=["google"], version="0.1.0", assignment="shard",
-                    now=now - timedelta(hours=1))
-    membership.beat(db, node="node-a", process="before", engines=["google"], scraped={"google": 40},
-                    now=now - timedelta(minutes=20))
-    membership.join(db, node="node-a", process="after", engines=["google"], version="0.2.0", assignment="shard",
-                    now=now - timedelta(seconds=20))
-    membership.beat(db, node="node-a", process="after", engines=["google"], scraped={"google": 2},
-                    now=now - timedelta(seconds=5))
+    membership.join(
+        db,
+        node="node-a",
+        process="before",
+        engines=["google"],
+        version="0.1.0",
+        assignment="shard",
+        now=now - timedelta(hours=1),
+    )
+    membership.beat(
+        db, node="node-a", process="before", engines=["google"], scraped={"google": 40}, now=now - timedelta(minutes=20)
+    )
+    membership.join(
+        db,
+        node="node-a",
+        process="after",
+        engines=["google"],
+        version="0.2.0",
+        assignment="shard",
+        now=now - timedelta(seconds=20),
+    )
+    membership.beat(
+        db, node="node-a", process="after", engines=["google"], scraped={"google": 2}, now=now - timedelta(seconds=5)
+    )
     [entry] = json.loads(run_nodes(scrapy_cmd, env_for(tmp_path, database_url), "--json").stdout)["nodes"]
     assert entry["stale"] is False and entry["scraped_last_interval"] == {"google": 2}
     assert entry["version"] == "0.2.0" and len(entry["processes"]) == 2
@@ -135,8 +196,15 @@ def test_a_node_whose_process_died_and_restarted_is_live_again_with_the_new_proc
 def test_hostile_node_ids_are_escaped_in_the_table_and_exact_in_json(scrapy_cmd, tmp_path, database_url):
     db = database_for(database_url)
     now = utcnow()
-    membership.join(db, node=HOSTILE, process="p\x1b[1m", engines=["google"], version="0.1.0", assignment="shard",
-                    now=now - timedelta(minutes=9))  # stale: named again in the line under the table
+    membership.join(
+        db,
+        node=HOSTILE,
+        process="p\x1b[1m",
+        engines=["google"],
+        version="0.1.0",
+        assignment="shard",
+        now=now - timedelta(minutes=9),
+    )  # stale: named again in the line under the table
     env = env_for(tmp_path, database_url)
     result = run_nodes(scrapy_cmd, env)
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout and "\u202e" not in result.stdout
@@ -153,8 +221,10 @@ def test_hostile_node_ids_are_escaped_in_the_table_and_exact_in_json(scrapy_cmd,
 def test_no_node_yet_says_no_crawl_has_run(scrapy_cmd, tmp_path, database_url):
     env = env_for(tmp_path, database_url)
     result = run_nodes(scrapy_cmd, env)
-    assert result.stdout.strip() == ("no nodes: no crawl has run on this database yet (a crawl process writes its "
-                                     "node's row when its first engine starts)")
+    assert result.stdout.strip() == (
+        "no nodes: no crawl has run on this database yet (a crawl process writes its "
+        "node's row when its first engine starts)"
+    )
     assert json.loads(run_nodes(scrapy_cmd, env, "--json").stdout) == {"nodes": []}
 
 
@@ -193,10 +263,24 @@ def test_lease_mode_shows_the_leases_each_node_holds_now(scrapy_cmd, tmp_path, p
     expired = schedule.claim(db, "bing", "node-b", 120, limit=2, now=now - timedelta(minutes=3))  # long expired
     assert (len(held_a), len(held_b), len(expired)) == (4, 2, 2)
     for node in ("node-a", "node-b"):
-        membership.join(db, node=node, process=f"{node}-job", engines=["google", "bing"], version="0.1.0",
-                        assignment="lease", now=now - timedelta(seconds=10))
-    membership.join(db, node="node-idle", process="idle-job", engines=["google"], version="0.1.0",
-                    assignment="lease", now=now - timedelta(minutes=20))
+        membership.join(
+            db,
+            node=node,
+            process=f"{node}-job",
+            engines=["google", "bing"],
+            version="0.1.0",
+            assignment="lease",
+            now=now - timedelta(seconds=10),
+        )
+    membership.join(
+        db,
+        node="node-idle",
+        process="idle-job",
+        engines=["google"],
+        version="0.1.0",
+        assignment="lease",
+        now=now - timedelta(minutes=20),
+    )
     env = env_for(tmp_path, postgres_url, assignment="lease")
 
     lines = run_nodes(scrapy_cmd, env).stdout.splitlines()
@@ -216,5 +300,6 @@ def test_lease_mode_shows_the_leases_each_node_holds_now(scrapy_cmd, tmp_path, p
     # the same database read by a node in shard mode: no leases column, no leases member
     shard_env = env_for(tmp_path, postgres_url)
     assert "leases" not in cells(run_nodes(scrapy_cmd, shard_env).stdout.splitlines()[0])
-    assert all("leases" not in entry
-               for entry in json.loads(run_nodes(scrapy_cmd, shard_env, "--json").stdout)["nodes"])
+    assert all(
+        "leases" not in entry for entry in json.loads(run_nodes(scrapy_cmd, shard_env, "--json").stdout)["nodes"]
+    )

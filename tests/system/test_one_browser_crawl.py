@@ -27,7 +27,7 @@ from tests.conftest import REPO
 from tests.crawl_checks import FAST_COOLDOWN, crawl_config, gaps, rows
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams import ENGINES
-from topicstreams.browser import STATE_FILE
+from topicstreams.browser.chromium import STATE_FILE
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -38,8 +38,15 @@ _clean = reset_fakes_per_test()
 def start_crawlall(folder: Path, config: Path, *args: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("TOPICSTREAMS_CONFIG", "TOPICSTREAMS_DB_URL")}
     env.update(SCRAPY_SETTINGS_MODULE="topicstreams.settings", PYTHONPATH=str(REPO), TOPICSTREAMS_CONFIG=str(config))
-    return subprocess.Popen([sys.executable, "-m", "scrapy", "crawlall", *args], cwd=folder, env=env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "crawlall", *args],
+        cwd=folder,
+        env=env,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def tree(pid: int) -> dict[str, list[psutil.Process]]:
@@ -68,7 +75,7 @@ def tree(pid: int) -> dict[str, list[psutil.Process]]:
 def finish(crawl: subprocess.Popen, timeout: float = 150) -> str:
     _, err = crawl.communicate(timeout=timeout)
     assert crawl.returncode == 0, err[-4000:]
-    assert "Traceback" not in err, err[max(0, err.find("Traceback") - 1500):err.find("Traceback") + 4000]
+    assert "Traceback" not in err, err[max(0, err.find("Traceback") - 1500) : err.find("Traceback") + 4000]
     return err
 
 
@@ -79,13 +86,16 @@ def same_pace(floor: float) -> dict:
 
 def stored_pairs(db: Path) -> set[tuple[str, str]]:
     """(topic, engine) for every attribution stored."""
-    return set(rows(db, "select distinct t.name, tne.engine from topic_news_engines tne "
-                        "join topics t on t.id = tne.topic_id"))
+    return set(
+        rows(db, "select distinct t.name, tne.engine from topic_news_engines tne join topics t on t.id = tne.topic_id")
+    )
 
 
 def test_crawlall_runs_one_browser_and_keeps_each_engines_cookies_its_own_across_runs(fakes, tmp_path):
     for engine in ENGINES:  # each fake's first results page sets a cookie of its own
-        fakes.script(engine, [{"page": "results", "headers": {"Set-Cookie": f"{engine}_probe=1; Path=/; Max-Age=86400"}}])
+        fakes.script(
+            engine, [{"page": "results", "headers": {"Set-Cookie": f"{engine}_probe=1; Path=/; Max-Age=86400"}}]
+        )
     config = crawl_config(tmp_path, fakes, floor=0.2, engines=ENGINES, scraper=same_pace(0.2))
     crawl = start_crawlall(tmp_path, config, "-a", "topics=alpha,beta,gamma", "-a", "once=1")
     seen, descendants = {"browser": 0, "driver": 0, "other": 0}, set()
@@ -119,8 +129,13 @@ def test_crawlall_runs_one_browser_and_keeps_each_engines_cookies_its_own_across
 
 def test_killing_the_shared_chromium_mid_crawlall_every_engine_recovers_and_every_topic_is_stored(fakes, tmp_path):
     topics = [f"t{i}" for i in range(6)]
-    config = crawl_config(tmp_path, fakes, floor=0.3, engines=ENGINES,
-                          scraper={"cooldown": FAST_COOLDOWN, "once_attempts": 4, **same_pace(0.3)})
+    config = crawl_config(
+        tmp_path,
+        fakes,
+        floor=0.3,
+        engines=ENGINES,
+        scraper={"cooldown": FAST_COOLDOWN, "once_attempts": 4, **same_pace(0.3)},
+    )
     crawl = start_crawlall(tmp_path, config, "-a", "topics=" + ",".join(topics), "-a", "once=1")
     deadline = time.monotonic() + 60
     while not all(fakes.results_requests(engine) for engine in ENGINES):  # every engine is crawling
@@ -143,10 +158,23 @@ def test_a_page_that_never_answers_on_one_engine_leaves_the_others_at_their_pace
     floor, navigation_s = 0.4, 6
     fakes.route("google", "t1", {"page": "results", "delay": 30})  # never, within the test: the navigation times out
     topics = [f"t{i}" for i in range(8)]
-    config = crawl_config(tmp_path, fakes, floor=floor, engines=ENGINES,
-                          scraper={"cooldown": FAST_COOLDOWN, "once_attempts": 1, **same_pace(floor)})
-    crawl = start_crawlall(tmp_path, config, "-a", "topics=" + ",".join(topics), "-a", "once=1",
-                           "-s", f"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT={navigation_s * 1000}")
+    config = crawl_config(
+        tmp_path,
+        fakes,
+        floor=floor,
+        engines=ENGINES,
+        scraper={"cooldown": FAST_COOLDOWN, "once_attempts": 1, **same_pace(floor)},
+    )
+    crawl = start_crawlall(
+        tmp_path,
+        config,
+        "-a",
+        "topics=" + ",".join(topics),
+        "-a",
+        "once=1",
+        "-s",
+        f"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT={navigation_s * 1000}",
+    )
     err = finish(crawl)
 
     # the hung request is logged only once its answer goes, after the crawl: google's t0 and t2 frame the hang
@@ -169,24 +197,39 @@ def test_a_page_that_never_answers_on_one_engine_leaves_the_others_at_their_pace
     assert stored_pairs(db) == {(topic, engine) for topic in topics for engine in ENGINES} - {("t1", "google")}
 
 
-CRASHING_PAGE = ("<!doctype html><html><head><script>const hoard = []; for (;;) hoard.push(new Array(1e6).fill(1.5));"
-                 "</script></head><body></body></html>")
+CRASHING_PAGE = (
+    "<!doctype html><html><head><script>const hoard = []; for (;;) hoard.push(new Array(1e6).fill(1.5));"
+    "</script></head><body></body></html>"
+)
 """A page whose script allocates until its renderer dies (of V8's heap limit, made small for this test)."""
 
 
 def test_a_renderer_that_crashes_takes_one_engines_page_and_the_others_go_on(fakes, tmp_path):
-    from topicstreams.browser import launch_options
-    from topicstreams.config import load_config
+    from topicstreams.browser.chromium import launch_options
+    from topicstreams.config.loading import load_config
 
     floor = 0.3
     fakes.route("google", "t1", {"page": "results", "body": CRASHING_PAGE})
     topics = [f"t{i}" for i in range(5)]
-    config = crawl_config(tmp_path, fakes, floor=floor, engines=ENGINES,
-                          scraper={"cooldown": FAST_COOLDOWN, "once_attempts": 1, **same_pace(floor)})
+    config = crawl_config(
+        tmp_path,
+        fakes,
+        floor=floor,
+        engines=ENGINES,
+        scraper={"cooldown": FAST_COOLDOWN, "once_attempts": 1, **same_pace(floor)},
+    )
     launch = launch_options(load_config({}, environ={}).data)
     launch["args"] = [*launch["args"], "--js-flags=--max-old-space-size=64"]  # the hoarding page dies in a second
-    crawl = start_crawlall(tmp_path, config, "-a", "topics=" + ",".join(topics), "-a", "once=1",
-                           "-s", "PLAYWRIGHT_LAUNCH_OPTIONS=" + json.dumps(launch))
+    crawl = start_crawlall(
+        tmp_path,
+        config,
+        "-a",
+        "topics=" + ",".join(topics),
+        "-a",
+        "once=1",
+        "-s",
+        "PLAYWRIGHT_LAUNCH_OPTIONS=" + json.dumps(launch),
+    )
     err = finish(crawl)
 
     [given_up] = [line for line in err.splitlines() if "gave up topic 't1' after 1 attempt" in line]
@@ -194,7 +237,8 @@ def test_a_renderer_that_crashes_takes_one_engines_page_and_the_others_go_on(fak
     assert "went away" not in err  # the browser itself lived on
     # google went on in a fresh tab; the others never noticed
     assert stored_pairs(tmp_path / "news.db") == {(topic, engine) for topic in topics for engine in ENGINES} - {
-        ("t1", "google")}
+        ("t1", "google")
+    }
     assert [entry["query"]["q"] for entry in fakes.results_requests("google")] == topics
     for engine in ("bing", "yahoo", "brave"):
         assert max(gaps(fakes.results_requests(engine))) < 2.0, engine

@@ -14,44 +14,65 @@ from pathlib import Path
 
 import pytest
 
+from fake_engines import FakeEngines
 from tests.conftest import write_config
 from tests.crawl_checks import SLACK, gaps, rows, stat_count, topics
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams import ENGINES
-from topicstreams.fakes import FakeEngines
 
 pytestmark = pytest.mark.timeout(300)
-
 
 
 fakes = running_fakes("google", "bing")
 _clean = reset_fakes_per_test()
 
 
-def config(folder: Path, fakes: FakeEngines, engines=("google",), *, floor=1.0, jitter=0.2, per_engine=None,
-           cooldown=None, **scraper) -> Path:
-    return write_config(folder, {
-        "database": {"url": "sqlite:///news.db"},
-        "engines": {name: {"base_url": fakes.base_url(name) if name in fakes.engines else "http://127.0.0.1:9",
-                           "enabled": name in engines} for name in ENGINES},
-        "scraper": {"pacing": {"default_min_interval": floor, "jitter_ratio": jitter, "per_engine": per_engine or {}},
-                    "cooldown": cooldown or {"initial": 1, "factor": 2, "max": 10}, **scraper},
-        "browser": {"profile_dir": "profiles"},
-    })
+def config(
+    folder: Path,
+    fakes: FakeEngines,
+    engines=("google",),
+    *,
+    floor=1.0,
+    jitter=0.2,
+    per_engine=None,
+    cooldown=None,
+    **scraper,
+) -> Path:
+    return write_config(
+        folder,
+        {
+            "database": {"url": "sqlite:///news.db"},
+            "engines": {
+                name: {
+                    "base_url": fakes.base_url(name) if name in fakes.engines else "http://127.0.0.1:9",
+                    "enabled": name in engines,
+                }
+                for name in ENGINES
+            },
+            "scraper": {
+                "pacing": {"default_min_interval": floor, "jitter_ratio": jitter, "per_engine": per_engine or {}},
+                "cooldown": cooldown or {"initial": 1, "factor": 2, "max": 10},
+                **scraper,
+            },
+            "browser": {"profile_dir": "profiles"},
+        },
+    )
 
 
 def arrivals(fakes: FakeEngines, engine: str = "google") -> list[dict]:
     return fakes.results_requests(engine)
 
 
-
-
-
 def start_crawl(scrapy_cmd, fakes: FakeEngines, cfg: Path, *args: str) -> subprocess.Popen:
     """A crawl in the background, returned once its first request has reached the engine."""
-    process = subprocess.Popen([sys.executable, "-m", "scrapy", "crawl", "google", *args],
-                               cwd=scrapy_cmd.folder, env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg)},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "crawl", "google", *args],
+        cwd=scrapy_cmd.folder,
+        env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 60
     while not arrivals(fakes) and time.time() < deadline and process.poll() is None:
         time.sleep(0.1)
@@ -62,14 +83,25 @@ def start_crawl(scrapy_cmd, fakes: FakeEngines, cfg: Path, *args: str) -> subpro
 
 
 def test_no_gap_below_the_floor_with_jitter_and_slow_pages_and_each_classification_is_handed_on(
-        scrapy_cmd, fakes, tmp_path):
+    scrapy_cmd, fakes, tmp_path
+):
     cfg = config(tmp_path, fakes, floor=1.0, jitter=0.2)
     fakes.route("google", "t03", {"delay": 1.4})  # slower than the floor
     fakes.route("google", "t07", {"delay": 0.6})
     log = tmp_path / "classified.jsonl"
-    result = scrapy_cmd("crawl", "google", "-a", f"topics={topics(12)}", "-a", "once=1",
-                        "-s", "EXTENSIONS={\"tests.classification_recorder.ClassificationRecorder\": 0}",
-                        "-s", f"TEST_CLASSIFICATIONS_FILE={log}", env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    result = scrapy_cmd(
+        "crawl",
+        "google",
+        "-a",
+        f"topics={topics(12)}",
+        "-a",
+        "once=1",
+        "-s",
+        'EXTENSIONS={"tests.classification_recorder.ClassificationRecorder": 0}',
+        "-s",
+        f"TEST_CLASSIFICATIONS_FILE={log}",
+        env={"TOPICSTREAMS_CONFIG": str(cfg)},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     seen = arrivals(fakes)
     assert [entry["query"]["q"] for entry in seen] == [f"t{i:02d}" for i in range(12)]
@@ -89,12 +121,25 @@ def test_no_gap_below_the_floor_with_jitter_and_slow_pages_and_each_classificati
 
 def test_a_per_engine_floor_holds_for_its_engine_and_scrapys_delays_do_not_undercut_it(scrapy_cmd, fakes, tmp_path):
     cfg = config(tmp_path, fakes, ("google", "bing"), floor=0.4, jitter=0.1, per_engine={"google": 2.0})
-    result = scrapy_cmd("crawlall", "-a", f"topics={topics(4)}", "-a", "once=1",
-                        # Scrapy's own delay, randomised 0.5-1.5x, and AutoThrottle are on: they may only add
-                        "-s", "DOWNLOAD_DELAY=0.2", "-s", "DOWNLOAD_DELAY_JITTER=0.5",
-                        "-s", "AUTOTHROTTLE_ENABLED=1", "-s", "AUTOTHROTTLE_START_DELAY=0.1",
-                        "-s", "AUTOTHROTTLE_TARGET_CONCURRENCY=8",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    result = scrapy_cmd(
+        "crawlall",
+        "-a",
+        f"topics={topics(4)}",
+        "-a",
+        "once=1",
+        # Scrapy's own delay, randomised 0.5-1.5x, and AutoThrottle are on: they may only add
+        "-s",
+        "DOWNLOAD_DELAY=0.2",
+        "-s",
+        "DOWNLOAD_DELAY_JITTER=0.5",
+        "-s",
+        "AUTOTHROTTLE_ENABLED=1",
+        "-s",
+        "AUTOTHROTTLE_START_DELAY=0.1",
+        "-s",
+        "AUTOTHROTTLE_TARGET_CONCURRENCY=8",
+        env={"TOPICSTREAMS_CONFIG": str(cfg)},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     google, bing = arrivals(fakes, "google"), arrivals(fakes, "bing")
     assert len(google) == 4 and len(bing) >= 4
@@ -104,11 +149,13 @@ def test_a_per_engine_floor_holds_for_its_engine_and_scrapys_delays_do_not_under
 
 
 def test_two_429s_bench_for_2_then_4_seconds_then_the_pace_resumes_and_every_topic_is_stored(
-        scrapy_cmd, fakes, tmp_path):
+    scrapy_cmd, fakes, tmp_path
+):
     cfg = config(tmp_path, fakes, floor=0.5, jitter=0.2, cooldown={"initial": 2, "factor": 2, "max": 30})
     fakes.script("google", [{"status": 429, "body": "Too Many Requests"}, {"status": 429, "body": "Slow down"}])
-    result = scrapy_cmd("crawl", "google", "-a", f"topics={topics(5)}", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    result = scrapy_cmd(
+        "crawl", "google", "-a", f"topics={topics(5)}", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     seen = arrivals(fakes)
     assert [entry["status"] for entry in seen] == [429, 429] + [200] * 5
@@ -126,28 +173,32 @@ def test_two_429s_bench_for_2_then_4_seconds_then_the_pace_resumes_and_every_top
 def test_a_long_retry_after_outlasts_the_cooldown(scrapy_cmd, fakes, tmp_path):
     cfg = config(tmp_path, fakes, floor=0.3, cooldown={"initial": 1, "factor": 2, "max": 2})
     fakes.script("google", [{"status": 503, "headers": {"Retry-After": "3"}}])
-    result = scrapy_cmd("crawl", "google", "-a", "topics=t00,t01", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    result = scrapy_cmd(
+        "crawl", "google", "-a", "topics=t00,t01", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     between = gaps(arrivals(fakes))
     assert between[0] >= 3.0 - SLACK, between
     assert "Retry-After 3 s" in result.stderr
 
 
-SMALL_RESULTS = ('<!DOCTYPE html><html lang="en"><body><div id="rso"><div data-news-doc-id="1">'
-                 '<a class="WlydOe" href="https://thin.example.org/one"><div role="heading">One thin result</div></a>'
-                 '</div></div></body></html>')
+SMALL_RESULTS = (
+    '<!DOCTYPE html><html lang="en"><body><div id="rso"><div data-news-doc-id="1">'
+    '<a class="WlydOe" href="https://thin.example.org/one"><div role="heading">One thin result</div></a>'
+    "</div></div></body></html>"
+)
 
 
 def test_captcha_pages_empty_lists_and_thin_pages_bench_the_engine(scrapy_cmd, fakes, tmp_path):
     cfg = config(tmp_path, fakes, floor=0.3, jitter=0, cooldown={"initial": 1, "factor": 1, "max": 1})
-    fakes.route("google", "captcha", ["captcha200", "results"])   # a CAPTCHA served with 200 OK
-    fakes.route("google", "hollow", ["blank", "results"])         # no items and no "no results" message
+    fakes.route("google", "captcha", ["captcha200", "results"])  # a CAPTCHA served with 200 OK
+    fakes.route("google", "hollow", ["blank", "results"])  # no items and no "no results" message
     fakes.route("google", "thin", [{"body": SMALL_RESULTS}, "results"])  # a result, but far below normal size
-    fakes.route("google", "nothing", "empty")                     # a genuine "no results" page
+    fakes.route("google", "nothing", "empty")  # a genuine "no results" page
     names = "t00,t01,t02,t03,t04,captcha,hollow,thin,nothing"
-    result = scrapy_cmd("crawl", "google", "-a", f"topics={names}", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    result = scrapy_cmd(
+        "crawl", "google", "-a", f"topics={names}", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     stderr = result.stderr
     assert "challenge for topic 'captcha'" in stderr
@@ -162,8 +213,12 @@ def test_captcha_pages_empty_lists_and_thin_pages_bench_the_engine(scrapy_cmd, f
         first = order.index(blocked)
         assert order[first + 1] == blocked  # retried first, as the probe
         assert seen[first + 1]["time"] - seen[first]["time"] >= 1.0 - SLACK  # ... after the cooldown
-    stored = {name for (name,) in rows(tmp_path / "news.db", "select distinct t.name from topic_news tn "
-                                                             "join topics t on t.id = tn.topic_id")}
+    stored = {
+        name
+        for (name,) in rows(
+            tmp_path / "news.db", "select distinct t.name from topic_news tn join topics t on t.id = tn.topic_id"
+        )
+    }
     assert stored == {"t00", "t01", "t02", "t03", "t04", "captcha", "hollow", "thin"}
 
 
@@ -200,8 +255,15 @@ def test_continuous_mode_rescrapes_each_interval_follows_the_table_and_stops_cle
 def test_more_topics_than_the_floor_allows_run_at_the_floor_and_cycle_slower(scrapy_cmd, fakes, tmp_path):
     # 6 topics, an interval of 1 s and a floor of 0.4 s: at most 2.5 topics fit in an interval
     cfg = config(tmp_path, fakes, floor=0.4, jitter=0, scrape_interval=1)
-    result = scrapy_cmd("crawl", "google", "-a", f"topics={topics(6)}", "-s", "CLOSESPIDER_TIMEOUT=9",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    result = scrapy_cmd(
+        "crawl",
+        "google",
+        "-a",
+        f"topics={topics(6)}",
+        "-s",
+        "CLOSESPIDER_TIMEOUT=9",
+        env={"TOPICSTREAMS_CONFIG": str(cfg)},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     seen = arrivals(fakes)
     assert min(gaps(seen)) >= 0.4 - SLACK  # never faster than the floor
@@ -211,8 +273,11 @@ def test_more_topics_than_the_floor_allows_run_at_the_floor_and_cycle_slower(scr
         assert min(gaps([{"time": at} for at in times])) >= 6 * 0.4 - 0.1, times
 
 
-@pytest.mark.parametrize(("sig", "benched"), [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True)],
-                         ids=["SIGINT", "SIGTERM", "SIGINT-while-benched"])
+@pytest.mark.parametrize(
+    ("sig", "benched"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True)],
+    ids=["SIGINT", "SIGTERM", "SIGINT-while-benched"],
+)
 def test_a_continuous_crawl_closes_cleanly_on_a_signal(scrapy_cmd, fakes, tmp_path, sig, benched):
     cfg = config(tmp_path, fakes, floor=0.3, scrape_interval=600, cooldown={"initial": 600, "factor": 2, "max": 600})
     if benched:  # a ten-minute cooldown does not hold the shutdown up
@@ -231,7 +296,15 @@ def test_a_continuous_crawl_closes_cleanly_on_a_signal(scrapy_cmd, fakes, tmp_pa
 
 def test_closespider_itemcount_closes_a_continuous_crawl(scrapy_cmd, fakes, tmp_path):
     cfg = config(tmp_path, fakes, floor=0.3, scrape_interval=600)
-    result = scrapy_cmd("crawl", "google", "-a", "topics=alpha,beta,gamma", "-s", "CLOSESPIDER_ITEMCOUNT=5",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)}, timeout=120)
+    result = scrapy_cmd(
+        "crawl",
+        "google",
+        "-a",
+        "topics=alpha,beta,gamma",
+        "-s",
+        "CLOSESPIDER_ITEMCOUNT=5",
+        env={"TOPICSTREAMS_CONFIG": str(cfg)},
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Spider closed (closespider_itemcount)" in result.stderr and "Traceback" not in result.stderr

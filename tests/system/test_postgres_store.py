@@ -23,9 +23,9 @@ import pytest
 from sqlalchemy import Engine, func, inspect, select, text
 from sqlalchemy.exc import OperationalError
 
+from tests.conftest import REPO
 from tests.unit import test_engine_status as sqlite_health
 from tests.unit import test_storage as sqlite_storage
-from tests.conftest import REPO
 from topicstreams.storage import (
     NewsWriter,
     database_for,
@@ -71,9 +71,17 @@ def run_together(script: str, argvs: list[list[str]], timeout: float = 120) -> l
     input; once every one is ready, all are told to go. Returns each one's result (the JSON object it printed
     last) and standard error; fails the test if one exits non-zero."""
     preamble = "import json, sys\ndef wait_for_go():\n    print('ready', flush=True)\n    sys.stdin.readline()\n"
-    processes = [subprocess.Popen([sys.executable, "-c", preamble + textwrap.dedent(script), *argv], cwd=REPO,
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for argv in argvs]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", preamble + textwrap.dedent(script), *argv],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for argv in argvs
+    ]
     try:
         for process in processes:
             ready = process.stdout.readline()
@@ -87,8 +95,11 @@ def run_together(script: str, argvs: list[list[str]], timeout: float = 120) -> l
             if process.poll() is None:
                 process.kill()
                 process.wait()
-    failed = [(process.returncode, error_lines(err)) for process, (_, err) in zip(processes, outputs, strict=True)
-              if process.returncode != 0]
+    failed = [
+        (process.returncode, error_lines(err))
+        for process, (_, err) in zip(processes, outputs, strict=True)
+        if process.returncode != 0
+    ]
     assert not failed, failed
     return [(json.loads(out.strip().splitlines()[-1]), err) for out, err in outputs]
 
@@ -106,7 +117,9 @@ def test_upgrade_brings_a_fresh_database_to_head(postgres_url: str) -> None:
     assert current_revisions(postgres_url) == set()
     upgrade(postgres_url)
     assert current_revisions(postgres_url) == head_revisions()
-    assert set(TABLE_NAMES) | {"alembic_version", SEARCH_TABLE} == set(inspect(database_for(postgres_url)).get_table_names())
+    assert set(TABLE_NAMES) | {"alembic_version", SEARCH_TABLE} == set(
+        inspect(database_for(postgres_url)).get_table_names()
+    )
 
 
 def has_server_default(column: dict) -> bool:
@@ -124,12 +137,21 @@ def schema(engine: Engine) -> dict[str, dict]:
         tables[table] = {
             "columns": [(c["name"], c["nullable"], has_server_default(c)) for c in inspector.get_columns(table)],
             "primary key": inspector.get_pk_constraint(table)["constrained_columns"],
-            "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
-                              for i in inspector.get_indexes(table) if not i.get("duplicates_constraint")),
+            "indexes": sorted(
+                (i["name"], tuple(i["column_names"]), bool(i["unique"]))
+                for i in inspector.get_indexes(table)
+                if not i.get("duplicates_constraint")
+            ),
             "unique": sorted((u["name"], tuple(u["column_names"])) for u in inspector.get_unique_constraints(table)),
-            "foreign keys": sorted((tuple(fk["constrained_columns"]), fk["referred_table"],
-                                    tuple(fk["referred_columns"]), fk["options"].get("ondelete"))
-                                   for fk in inspector.get_foreign_keys(table)),
+            "foreign keys": sorted(
+                (
+                    tuple(fk["constrained_columns"]),
+                    fk["referred_table"],
+                    tuple(fk["referred_columns"]),
+                    fk["options"].get("ondelete"),
+                )
+                for fk in inspector.get_foreign_keys(table)
+            ),
         }
     return tables
 
@@ -145,7 +167,8 @@ def test_the_schema_is_sqlites(pg_url: str, tmp_path) -> None:
     for table in TABLE_NAMES:
         assert on_postgresql[table] == on_sqlite[table], table
     assert on_postgresql["topic_news_engines"]["foreign keys"] == [
-        (("topic_id", "news_id"), "topic_news", ("topic_id", "news_id"), "CASCADE")]
+        (("topic_id", "news_id"), "topic_news", ("topic_id", "news_id"), "CASCADE")
+    ]
 
 
 def test_four_processes_upgrading_one_fresh_database_at_once_take_turns(postgres_url: str) -> None:
@@ -166,7 +189,8 @@ def test_four_processes_upgrading_one_fresh_database_at_once_take_turns(postgres
     assert current_revisions(postgres_url) == head_revisions()
     with database_for(postgres_url).connect() as conn:
         assert conn.execute(text("SELECT version_num FROM alembic_version")).all() == [
-            (revision,) for revision in head_revisions()]
+            (revision,) for revision in head_revisions()
+        ]
         # the lock is a transaction's: nobody holds it any more
         assert conn.scalar(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")) == 0
 
@@ -190,8 +214,11 @@ def test_upgrade_is_idempotent(pg_url: str) -> None:
     sqlite_storage.test_upgrade_is_idempotent(pg_url, None)
 
 
-@pytest.mark.parametrize("function", [sqlite_storage.add_topics, sqlite_storage.seed_topics,
-                                      sqlite_storage.ensure_topics], ids=lambda function: function.__name__)
+@pytest.mark.parametrize(
+    "function",
+    [sqlite_storage.add_topics, sqlite_storage.seed_topics, sqlite_storage.ensure_topics],
+    ids=lambda function: function.__name__,
+)
 def test_empty_topic_names_are_refused(pg_url: str, function) -> None:
     sqlite_storage.test_empty_topic_names_are_refused(pg_url, function)
 
@@ -200,8 +227,13 @@ def test_empty_topic_names_are_refused(pg_url: str, function) -> None:
 
 
 def test_a_batch_with_duplicates_stores_each_row_once_and_counts_what_it_added(db: Engine) -> None:
-    batch = [item("https://a.example/1"), item("https://a.example/1"), item("https://a.example/1", engine="bing"),
-             item("https://a.example/1", topic="energy"), item("https://a.example/2", topic=" energy ")]
+    batch = [
+        item("https://a.example/1"),
+        item("https://a.example/1"),
+        item("https://a.example/1", engine="bing"),
+        item("https://a.example/1", topic="energy"),
+        item("https://a.example/2", topic=" energy "),
+    ]
     result = NewsWriter(db).write(batch)
     assert result.totals() == {"items": 5, "new_news": 2, "new_events": 3, "new_attributions": 4}
     assert result.new_news == {"google": 2} and result.new_attributions == {"google": 3, "bing": 1}
@@ -216,22 +248,25 @@ def test_a_batch_with_duplicates_stores_each_row_once_and_counts_what_it_added(d
 def test_the_first_write_is_kept_and_times_come_back_aware_utc(db: Engine, pg_url: str) -> None:
     paris = timezone(timedelta(hours=1))
     before = datetime.now(UTC)
-    NewsWriter(db).write([item("https://a.example/1", title="first", published_at=datetime(2025, 3, 1, 13, 0,
-                                                                                            tzinfo=paris))])
+    NewsWriter(db).write(
+        [item("https://a.example/1", title="first", published_at=datetime(2025, 3, 1, 13, 0, tzinfo=paris))]
+    )
     with db.begin() as conn:  # the session's time zone must not matter
         conn.execute(text(f"ALTER DATABASE {pg_url.rsplit('/', 1)[1]} SET timezone TO 'America/New_York'"))
     dispose_databases()
     db = database_for(pg_url)
     with db.connect() as conn:
         assert conn.scalar(text("SHOW timezone")) == "America/New_York"
-        published_at, first_seen_at, title = conn.execute(select(News.published_at, News.first_seen_at,
-                                                                 News.title)).one()
+        published_at, first_seen_at, title = conn.execute(
+            select(News.published_at, News.first_seen_at, News.title)
+        ).one()
         assert conn.scalar(text("SELECT published_at AT TIME ZONE 'UTC' FROM news")) == datetime(2025, 3, 1, 12)
     assert published_at == datetime(2025, 3, 1, 12, 0, tzinfo=UTC) and published_at.tzinfo is UTC
     assert first_seen_at.tzinfo is UTC and before - timedelta(seconds=5) <= first_seen_at <= datetime.now(UTC)
 
-    result = NewsWriter(db).write([item("https://a.example/1", title="second"),
-                                   item("https://a.example/1", engine="bing")])
+    result = NewsWriter(db).write(
+        [item("https://a.example/1", title="second"), item("https://a.example/1", engine="bing")]
+    )
     assert result.totals() == {"items": 2, "new_news": 0, "new_events": 0, "new_attributions": 1}
     with db.connect() as conn:
         assert conn.execute(select(News.first_seen_at, News.title)).one() == (first_seen_at, "first")
@@ -257,14 +292,16 @@ def test_the_writer_recovers_from_a_deleted_cached_topic(db: Engine) -> None:
     assert counts(db) == {"topics": 1, "news": 2, "topic_news": 1, "topic_news_engines": 1}
 
 
-def test_a_write_after_the_server_dropped_its_connections_goes_through(db: Engine, postgres_server,
-                                                                       postgres_database: str) -> None:
+def test_a_write_after_the_server_dropped_its_connections_goes_through(
+    db: Engine, postgres_server, postgres_database: str
+) -> None:
     """A server restart or an idle timeout closes the pooled connections: the next batch must not die with one."""
     writer = NewsWriter(db)
     writer.write([item("https://a.example/1")])
     with postgres_server.janitor(postgres_database).cursor() as cursor:
-        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s",
-                       (postgres_database,))
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s", (postgres_database,)
+        )
         assert cursor.fetchone()[0] >= 1
     assert writer.write([item("https://a.example/2")]).new_news == {"google": 1}
     assert counts(db)["news"] == 2
@@ -289,8 +326,9 @@ def test_a_batch_rolled_back_as_a_deadlock_is_written_again(db: Engine, caplog: 
     """The server chose this transaction to break a deadlock: the batch is written again, whole, with its new
     topic inserted again (its id from the rolled-back transaction is not kept)."""
     writer = NewsWriter(db)
-    calls = flaky_news_insert(writer, OperationalError("INSERT INTO news ...", {},
-                                                       psycopg.errors.DeadlockDetected("deadlock detected")))
+    calls = flaky_news_insert(
+        writer, OperationalError("INSERT INTO news ...", {}, psycopg.errors.DeadlockDetected("deadlock detected"))
+    )
     with caplog.at_level(logging.WARNING, logger="topicstreams.storage"):
         result = writer.write([item("https://a.example/1", topic="fresh"), item("https://a.example/2")])
     assert result.totals() == {"items": 2, "new_news": 2, "new_events": 2, "new_attributions": 2}
@@ -302,8 +340,9 @@ def test_a_batch_rolled_back_as_a_deadlock_is_written_again(db: Engine, caplog: 
 
 def test_other_database_errors_are_not_retried(db: Engine) -> None:
     writer = NewsWriter(db)
-    calls = flaky_news_insert(writer, OperationalError("INSERT INTO news ...", {},
-                                                       psycopg.errors.DiskFull("could not extend file")))
+    calls = flaky_news_insert(
+        writer, OperationalError("INSERT INTO news ...", {}, psycopg.errors.DiskFull("could not extend file"))
+    )
     with pytest.raises(OperationalError, match="could not extend file"):
         writer.write([item("https://a.example/1")])
     assert calls == [1]
@@ -411,15 +450,22 @@ def test_concurrent_writers_in_several_processes_store_each_row_once(db: Engine,
     assert counts(db) == expected
     assert [result["warnings"] for result, _ in results] == [[]] * writers  # no batch rolled back and retried
     added = sum((Counter(result["totals"]) for result, _ in results), Counter())
-    assert added == {"items": len(everything), "new_news": expected["news"], "new_events": expected["topic_news"],
-                     "new_attributions": expected["topic_news_engines"]}
+    assert added == {
+        "items": len(everything),
+        "new_news": expected["news"],
+        "new_events": expected["topic_news"],
+        "new_attributions": expected["topic_news_engines"],
+    }
 
 
 # -- health and cycles: SQLite's tests, on PostgreSQL -----------------------------------------------------------
 
 
-SQLITE_HEALTH_TESTS = [function for name, function in vars(sqlite_health).items()
-                       if name.startswith("test_") and list(pyinspect.signature(function).parameters) == ["db"]]
+SQLITE_HEALTH_TESTS = [
+    function
+    for name, function in vars(sqlite_health).items()
+    if name.startswith("test_") and list(pyinspect.signature(function).parameters) == ["db"]
+]
 
 
 def test_the_sqlite_health_tests_are_all_taken() -> None:
@@ -436,16 +482,22 @@ def test_engine_status_upsert_by_two_nodes_keeps_one_row_each(db: Engine) -> Non
     from topicstreams.storage import engine_status
 
     for node in ("n1", "n2", "n1"):
-        engine_status.save_status(db, "google", node, state="running", reasons=["latency"],
-                                  window_counts={"ok": 3})
+        engine_status.save_status(db, "google", node, state="running", reasons=["latency"], window_counts={"ok": 3})
     assert [(row.node, row.reasons, row.window_counts) for row in engine_status.read_statuses(db)] == [
-        ("n1", ["latency"], {"ok": 3}), ("n2", ["latency"], {"ok": 3})]
+        ("n1", ["latency"], {"ok": 3}),
+        ("n2", ["latency"], {"ok": 3}),
+    ]
     with db.connect() as conn:  # JSON, not text
         assert conn.scalar(text("SELECT json_typeof(reasons) FROM engine_status LIMIT 1")) == "array"
 
 
-@pytest.mark.parametrize("name", ["test_save_cycle_keeps_every_column_and_defaults_the_counts_to_zero",
-                                  "test_purge_deletes_what_ended_before_the_cutoff_from_both_tables_once"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "test_save_cycle_keeps_every_column_and_defaults_the_counts_to_zero",
+        "test_purge_deletes_what_ended_before_the_cutoff_from_both_tables_once",
+    ],
+)
 def test_cycles_as_on_sqlite(name: str, db: Engine, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     """scraper_cycles save and purge: SQLite's tests, their database made a PostgreSQL one."""
     from tests.unit import test_cycles as sqlite_cycles
@@ -470,8 +522,11 @@ def test_db_upgrade_and_topics_commands(scrapy_cmd, postgres_url: str) -> None:
     listed = scrapy_cmd("topics", "list", env=env, check=True).stdout.splitlines()
     assert [line.split()[:2] for line in listed] == [["a", "active"], ["b", "inactive"]]
     with database_for(postgres_url).connect() as conn:
-        rows = conn.execute(select(topics_table.c.name, topics_table.c.active, func.now() - topics_table.c.created_at)
-                            .order_by(topics_table.c.name)).all()
+        rows = conn.execute(
+            select(topics_table.c.name, topics_table.c.active, func.now() - topics_table.c.created_at).order_by(
+                topics_table.c.name
+            )
+        ).all()
     assert [(name, active) for name, active, _ in rows] == [("a", True), ("b", False)]
     assert all(timedelta(0) <= age < timedelta(minutes=5) for _, _, age in rows)
 

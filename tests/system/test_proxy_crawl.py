@@ -35,7 +35,7 @@ class ForwardProxy:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self) -> None:  # noqa: N802 - the base class's naming
+            def do_GET(self) -> None:
                 expected = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
                 if self.headers.get("Proxy-Authorization") != expected:
                     proxy.refused += 1
@@ -45,8 +45,11 @@ class ForwardProxy:
                     self.end_headers()
                     return
                 proxy.relayed.append(self.path)
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-authorization", "host",
-                                                                                      "proxy-connection")}
+                headers = {
+                    k: v
+                    for k, v in self.headers.items()
+                    if k.lower() not in ("proxy-authorization", "host", "proxy-connection")
+                }
                 request = urllib.request.Request(self.path, headers=headers)
                 opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # straight to the target
                 try:
@@ -62,7 +65,7 @@ class ForwardProxy:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
+            def log_message(self, format: str, *args) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -84,12 +87,14 @@ def proxy():
 
 
 @pytest.mark.parametrize("where", ["config", "SCRAPER_PROXY"])
-def test_the_crawl_goes_through_the_proxy_with_its_credentials_and_never_logs_them(scrapy_cmd, fakes, proxy,
-                                                                                    tmp_path, where):
+def test_the_crawl_goes_through_the_proxy_with_its_credentials_and_never_logs_them(
+    scrapy_cmd, fakes, proxy, tmp_path, where
+):
     google = fakes.base_url("google")
     if where == "config":
-        config = crawl_config(tmp_path, fakes, floor=0.2,
-                              anti_detection={"proxy": {"enabled": True, "proxies": [proxy.url]}})
+        config = crawl_config(
+            tmp_path, fakes, floor=0.2, anti_detection={"proxy": {"enabled": True, "proxies": [proxy.url]}}
+        )
         env = {"TOPICSTREAMS_CONFIG": str(config)}
     else:  # the environment names the proxy and enables it, over a file that has none
         config = crawl_config(tmp_path, fakes, floor=0.2)

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from fake_engines import FakeEngines
 from tests.conftest import ScrapyRunner
 from tests.crawl_checks import crawl_config, rows
 from tests.fakes_http import reset_fakes_per_test, running_fakes
-from topicstreams.fakes import FakeEngines
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -38,9 +38,17 @@ _clean = reset_fakes_per_test()
 
 
 def config(folder: Path, fakes: FakeEngines, engines: tuple[str, ...]) -> Path:
-    return crawl_config(folder, fakes, floor=0.2, engines=engines, scraper={
-        "scrape_interval": 2, "cooldown": {"initial": COOLDOWN, "factor": 1, "max": COOLDOWN},
-        "pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0, "per_engine": {"brave": 0.2}}})
+    return crawl_config(
+        folder,
+        fakes,
+        floor=0.2,
+        engines=engines,
+        scraper={
+            "scrape_interval": 2,
+            "cooldown": {"initial": COOLDOWN, "factor": 1, "max": COOLDOWN},
+            "pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0, "per_engine": {"brave": 0.2}},
+        },
+    )
 
 
 def wait_until(condition: Callable[[], object], timeout: float, what: str, log: Callable[[], str] = lambda: ""):
@@ -62,9 +70,14 @@ class Crawl:
         self.log_path = scrapy_cmd.folder / f"{name}.log"
         self.log_file = self.log_path.open("w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "scrapy", *args], cwd=scrapy_cmd.folder,
+            [sys.executable, "-m", "scrapy", *args],
+            cwd=scrapy_cmd.folder,
             env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg)},
-            stdin=subprocess.DEVNULL, stdout=self.log_file, stderr=subprocess.STDOUT, text=True)
+            stdin=subprocess.DEVNULL,
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -107,8 +120,16 @@ def cooling(db: Path) -> list[str]:
     """The engines whose status row says cooling (by the row, whatever the clock); none while the crawls are
     still making the database."""
     try:
-        return [engine for (engine,) in rows(db, "select engine from engine_status where node = 'node-a' "
-                                                 "and state = 'cooling' order by engine")] if db.exists() else []
+        return (
+            [
+                engine
+                for (engine,) in rows(
+                    db, "select engine from engine_status where node = 'node-a' and state = 'cooling' order by engine"
+                )
+            ]
+            if db.exists()
+            else []
+        )
     except sqlite3.OperationalError:  # no such table yet, or locked by a migration
         return []
 
@@ -131,8 +152,7 @@ def all_logs(running: list[Crawl]) -> Callable[[], str]:
     return lambda: "\n".join(f"--- {crawl.log_path.name}\n{crawl.log()[-2000:]}" for crawl in running)
 
 
-def test_crawlall_warns_once_when_google_and_bing_cool_together_and_scrapy_health_shows_it(
-        scrapy_cmd, fakes, tmp_path):
+def test_crawlall_warns_once_when_google_and_bing_cool_together_and_scrapy_health_shows_it(scrapy_cmd, fakes, tmp_path):
     cfg = config(tmp_path, fakes, ("google", "bing"))
     fakes.script("google", [TOO_MANY] * 5)
     fakes.script("bing", [TOO_MANY] * 5)
@@ -179,8 +199,7 @@ def test_two_processes_on_one_node_judge_saturation_from_the_shared_rows(scrapy_
     fakes.script("bing", [TOO_MANY] * 5)
     db = tmp_path / "news.db"
     with crawls(scrapy_cmd, cfg, ("crawl", "google"), ("crawl", "bing")) as running:
-        wait_until(lambda: any(crawl.warnings() for crawl in running), STARTUP, "saturation warning",
-                   all_logs(running))
+        wait_until(lambda: any(crawl.warnings() for crawl in running), STARTUP, "saturation warning", all_logs(running))
         assert cooling(db) == ["bing", "google"]
         shown, last_line = saturation_shown(scrapy_cmd, cfg)
         assert shown == {"suspected": True, "cooling": ["bing", "google"]}
@@ -201,8 +220,7 @@ def test_two_processes_with_google_and_the_canary_brave_cooling_do_not_warn(scra
     fakes.script("brave", [TOO_MANY] * 5)
     db = tmp_path / "news.db"
     with crawls(scrapy_cmd, cfg, ("crawl", "google"), ("crawl", "brave")) as running:
-        wait_until(lambda: cooling(db) == ["brave", "google"], STARTUP, "google and brave cooling",
-                   all_logs(running))
+        wait_until(lambda: cooling(db) == ["brave", "google"], STARTUP, "google and brave cooling", all_logs(running))
         time.sleep(SETTLE)
         shown, _ = saturation_shown(scrapy_cmd, cfg)
         assert shown == {"suspected": False, "cooling": ["google"]}

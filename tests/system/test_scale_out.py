@@ -16,7 +16,7 @@ from tests.crawl_checks import expected_urls
 from tests.fakes_http import reset_fakes_per_test, running_fakes
 from tests.scrapyd_node import ScrapydNode, log_problems, project_copy
 from topicstreams import ENGINES
-from topicstreams.topic_supply import in_shard
+from topicstreams.crawl.supply import in_shard
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -30,15 +30,23 @@ NODES = {"node-a": "0/2", "node-b": "1/2"}
 
 def node_config(folder: Path, fakes, database_url: str, node: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    return write_config(folder, {
-        "database": {"url": database_url},
-        "topics": TOPICS,
-        "node": {"id": node},
-        "engines": {name: {"base_url": fakes.base_url(name) if name in CRAWLED else "http://127.0.0.1:9",
-                           "enabled": name in CRAWLED} for name in ENGINES},
-        "scraper": {"shard": NODES[node], "pacing": {"default_min_interval": 0.3, "jitter_ratio": 0.0}},
-        "browser": {"profile_dir": str(folder / "profiles")},
-    })
+    return write_config(
+        folder,
+        {
+            "database": {"url": database_url},
+            "topics": TOPICS,
+            "node": {"id": node},
+            "engines": {
+                name: {
+                    "base_url": fakes.base_url(name) if name in CRAWLED else "http://127.0.0.1:9",
+                    "enabled": name in CRAWLED,
+                }
+                for name in ENGINES
+            },
+            "scraper": {"shard": NODES[node], "pacing": {"default_min_interval": 0.3, "jitter_ratio": 0.0}},
+            "browser": {"profile_dir": str(folder / "profiles")},
+        },
+    )
 
 
 def query_rows(url: str, sql: str) -> list[tuple]:
@@ -51,7 +59,8 @@ def query_rows(url: str, sql: str) -> list[tuple]:
 
 
 def test_two_scrapyd_nodes_split_the_topics_and_store_each_article_once_in_one_postgresql(
-        tmp_path, fakes, postgres_url, scrapy_cmd):
+    tmp_path, fakes, postgres_url, scrapy_cmd
+):
     shards = {node: [t for t in TOPICS if in_shard(t, shard)] for node, shard in NODES.items()}
     assert all(shards.values())  # both nodes have work: the split is real
 
@@ -63,8 +72,11 @@ def test_two_scrapyd_nodes_split_the_topics_and_store_each_article_once_in_one_p
             node.deploy(project)
             configs[name] = node_config(tmp_path / f"{name}-config", fakes, postgres_url, name)
         # all four jobs at once, on a database no node has migrated yet
-        jobs = {(name, engine): node.schedule(engine, {"TOPICSTREAMS_CONFIG": str(configs[name])}, once="1")
-                for name, node in nodes.items() for engine in CRAWLED}
+        jobs = {
+            (name, engine): node.schedule(engine, {"TOPICSTREAMS_CONFIG": str(configs[name])}, once="1")
+            for name, node in nodes.items()
+            for engine in CRAWLED
+        }
         for (name, engine), job in jobs.items():
             nodes[name].wait(job, timeout=300)
         logs = {key: nodes[key[0]].job_log(key[1], job) for key, job in jobs.items()}
@@ -83,13 +95,19 @@ def test_two_scrapyd_nodes_split_the_topics_and_store_each_article_once_in_one_p
     urls = set().union(*found.values())
     news = query_rows(postgres_url, "select url from news")
     assert len(news) == len(urls) and {url for (url,) in news} == urls
-    events = query_rows(postgres_url, "select t.name, n.url from topic_news tn join topics t on t.id = tn.topic_id"
-                                      " join news n on n.id = tn.news_id")
+    events = query_rows(
+        postgres_url,
+        "select t.name, n.url from topic_news tn join topics t on t.id = tn.topic_id join news n on n.id = tn.news_id",
+    )
     assert sorted(events) == sorted({(topic, url) for (_, topic), found_urls in found.items() for url in found_urls})
-    attributions = query_rows(postgres_url, "select t.name, n.url, e.engine from topic_news_engines e"
-                                            " join topics t on t.id = e.topic_id join news n on n.id = e.news_id")
-    assert sorted(attributions) == sorted({(topic, url, engine) for (engine, topic), found_urls in found.items()
-                                           for url in found_urls})
+    attributions = query_rows(
+        postgres_url,
+        "select t.name, n.url, e.engine from topic_news_engines e"
+        " join topics t on t.id = e.topic_id join news n on n.id = e.news_id",
+    )
+    assert sorted(attributions) == sorted(
+        {(topic, url, engine) for (engine, topic), found_urls in found.items() for url in found_urls}
+    )
     # some articles are found by both engines: one event, two attributions
     assert any(found["google", t] & found["bing", t] for t in TOPICS)
 
@@ -98,8 +116,9 @@ def test_two_scrapyd_nodes_split_the_topics_and_store_each_article_once_in_one_p
     # the shared rows say which node (exit IP) they are about
     status = query_rows(postgres_url, "select node, engine from engine_status")
     assert sorted(status) == sorted((node, engine) for node in NODES for engine in CRAWLED)
-    cycles = query_rows(postgres_url,
-                        "select node, engine, sum(topics_count) from scraper_cycles group by node, engine")
+    cycles = query_rows(
+        postgres_url, "select node, engine, sum(topics_count) from scraper_cycles group by node, engine"
+    )
     assert sorted(cycles) == sorted((node, engine, len(shards[node])) for node in NODES for engine in CRAWLED)
 
     # any machine with the database URL reads every node's health from it

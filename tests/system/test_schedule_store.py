@@ -1,4 +1,4 @@
-"""Lease mode's shared schedule (:mod:`topicstreams.storage.schedule`) on the suite's real PostgreSQL server:
+"""Lease mode's shared schedule (:mod:`topicstreams.storage.leases`) on the suite's real PostgreSQL server:
 reconcile, claim (``FOR UPDATE SKIP LOCKED``), rearm and release guarded by the claim's token, extend, and the
 reads (``next_due``, ``carriers``, ``leases``).
 
@@ -18,7 +18,7 @@ from sqlalchemy import Engine, text
 
 from tests.schedule_rows import rows, set_due
 from topicstreams.storage import add_topics, database_for, set_active
-from topicstreams.storage import schedule as shared
+from topicstreams.storage import leases as shared
 from topicstreams.storage.db import make_database
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install 'topicstreams[postgresql]')")
@@ -69,7 +69,7 @@ def together(count: int, work: Callable[[int], object]) -> list:
         try:
             barrier.wait(timeout=60)
             results[i] = work(i)
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
@@ -95,7 +95,7 @@ def test_reconcile_adds_every_active_topic_once_spread_over_one_interval(db, eng
     assert sorted(found) == sorted(names)
     slots = sorted(row["slot_at"] for row in found.values())
     assert all(row["due_at"] == row["slot_at"] for row in found.values())
-    assert T0 <= slots[0] and slots[-1] <= at(INTERVAL)  # within one interval of the reconcile
+    assert slots[0] >= T0 and slots[-1] <= at(INTERVAL)  # within one interval of the reconcile
     assert slots[-1] - slots[0] > timedelta(seconds=INTERVAL / 2)  # spread, not a burst at one moment
     assert len(set(slots)) == 50
     assert all(row["lease_token"] is None and row["scrapes"] == 0 for row in found.values())
@@ -126,8 +126,15 @@ def test_concurrent_reconciles_add_each_row_once(db, engines):
         total += 40
         assert len(rows(db)) == total
     with db.connect() as conn:
-        assert conn.scalar(text("SELECT count(*) FROM (SELECT engine, topic_id FROM schedule "
-                                "GROUP BY engine, topic_id HAVING count(*) > 1) twice")) == 0
+        assert (
+            conn.scalar(
+                text(
+                    "SELECT count(*) FROM (SELECT engine, topic_id FROM schedule "
+                    "GROUP BY engine, topic_id HAVING count(*) > 1) twice"
+                )
+            )
+            == 0
+        )
 
 
 def test_a_deactivated_topic_is_never_claimed_and_its_free_row_goes(db):
@@ -150,7 +157,8 @@ def test_a_held_row_of_a_deactivated_topic_stays_until_given_back(db):
     set_active(db, ["alpha"], False)
     assert shared.reconcile(db, "google", INTERVAL, now=T0) == (0, 0)  # its node is on it: not pulled away
     assert shared.rearm(db, "google", "n1", [shared.Rearm(claim, at(INTERVAL), at(INTERVAL))], now=at(5)) == {
-        claim.topic_id}
+        claim.topic_id
+    }
     assert shared.reconcile(db, "google", INTERVAL, now=at(6)) == (0, 1)
     assert rows(db) == {}
 
@@ -192,7 +200,10 @@ def test_claim_takes_the_oldest_due_first_up_to_the_limit(db):
     held = rows(db)
     for name in ("b", "d", "c"):
         assert (held[name]["lease_node"], held[name]["lease_token"], held[name]["lease_until"]) == (
-            "n1", claims[0].token, at(LEASE))
+            "n1",
+            claims[0].token,
+            at(LEASE),
+        )
     assert [c.topic for c in shared.claim(db, "google", "n2", LEASE, limit=3, now=T0)] == ["a"]  # e is not due
     assert shared.claim(db, "google", "n2", LEASE, limit=3, now=T0) == []
 
@@ -238,9 +249,15 @@ def test_a_claim_skips_rows_another_is_taking_instead_of_waiting(db, engines):
     slow = engines()
     with slow.connect() as conn:
         trans = conn.begin()
-        locked = conn.execute(text("""
+        locked = (
+            conn.execute(
+                text("""
             SELECT t.name FROM schedule s JOIN topics t ON t.id = s.topic_id
-            WHERE s.engine = 'google' ORDER BY s.due_at LIMIT 2 FOR UPDATE OF s""")).scalars().all()
+            WHERE s.engine = 'google' ORDER BY s.due_at LIMIT 2 FOR UPDATE OF s""")
+            )
+            .scalars()
+            .all()
+        )
         assert locked == ["a", "b"]
         [claims] = together(1, lambda i: shared.claim(engines(), "google", "n2", LEASE, limit=2, now=T0))
         assert [c.topic for c in claims] == ["c", "d"]
@@ -303,8 +320,9 @@ def test_an_expired_and_taken_lease_leaves_its_old_owner_nothing(db):
     assert (row["lease_node"], row["lease_token"], row["lease_until"]) == ("n2", new.token, at(2 * LEASE + 1))
     assert (row["scrapes"], row["last_node"], row["due_at"]) == (0, None, old.due_at)
     # the new owner's work counts
-    assert shared.rearm(db, "google", "n2", [shared.Rearm(new, at(INTERVAL), at(INTERVAL + 7))],
-                        now=at(LEASE + 30)) == {new.topic_id}
+    assert shared.rearm(
+        db, "google", "n2", [shared.Rearm(new, at(INTERVAL), at(INTERVAL + 7))], now=at(LEASE + 30)
+    ) == {new.topic_id}
     row = rows(db)["alpha"]
     assert (row["last_node"], row["scrapes"], row["due_at"], row["lease_token"]) == ("n2", 1, at(INTERVAL + 7), None)
 
@@ -312,8 +330,9 @@ def test_an_expired_and_taken_lease_leaves_its_old_owner_nothing(db):
 def test_an_expired_lease_no_one_took_is_still_its_claims(db):
     scheduled(db, ["alpha"])
     [claim] = shared.claim(db, "google", "n1", LEASE, now=T0)
-    assert shared.rearm(db, "google", "n1", [shared.Rearm(claim, at(INTERVAL), at(INTERVAL))],
-                        now=at(LEASE * 2)) == {claim.topic_id}
+    assert shared.rearm(db, "google", "n1", [shared.Rearm(claim, at(INTERVAL), at(INTERVAL))], now=at(LEASE * 2)) == {
+        claim.topic_id
+    }
 
 
 def test_release_frees_the_row_due_as_it_was_or_when_told(db):

@@ -25,14 +25,17 @@ def job_config(folder: Path, fakes, db: str, engines=("google",), **extra) -> Pa
     """A config for ``engines`` against the fakes, into the SQLite file ``db`` of ``folder``; absolute paths only
     (the job runs in Scrapyd's folder)."""
     folder.mkdir(parents=True, exist_ok=True)
-    return write_config(folder, {
-        "database": {"url": f"sqlite:///{folder / db}"},
-        "node": {"id": "node-a"},
-        "engines": {name: {"base_url": fakes.base_url(name), "enabled": name in engines} for name in ENGINES},
-        "scraper": {"pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0, "per_engine": {"brave": 0.2}}},
-        "browser": {"profile_dir": str(folder / "profiles")},
-        **extra,
-    })
+    return write_config(
+        folder,
+        {
+            "database": {"url": f"sqlite:///{folder / db}"},
+            "node": {"id": "node-a"},
+            "engines": {name: {"base_url": fakes.base_url(name), "enabled": name in engines} for name in ENGINES},
+            "scraper": {"pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0, "per_engine": {"brave": 0.2}}},
+            "browser": {"profile_dir": str(folder / "profiles")},
+            **extra,
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +59,9 @@ def test_scrapyd_deploy_uploads_an_egg_with_every_spider_but_duckduckgo(scrapyd)
 
 def test_a_scheduled_google_job_runs_from_the_egg_and_stores_its_rows(scrapyd, fakes, tmp_path):
     config = job_config(tmp_path, fakes, "news.db")
-    job = scrapyd.schedule("google", {"TOPICSTREAMS_CONFIG": str(config), "LOG_LEVEL": "DEBUG"},
-                           topics="alpha,beta", once="1")
+    job = scrapyd.schedule(
+        "google", {"TOPICSTREAMS_CONFIG": str(config), "LOG_LEVEL": "DEBUG"}, topics="alpha,beta", once="1"
+    )
     scrapyd.wait(job)
     log = scrapyd.job_log("google", job)
     assert log_problems(log) == []
@@ -70,8 +74,11 @@ def test_a_scheduled_google_job_runs_from_the_egg_and_stores_its_rows(scrapyd, f
 
     wanted = expected_urls("google", "alpha", "beta")
     assert {url for (url,) in rows(tmp_path / "news.db", "select url from news")} == wanted
-    events = rows(tmp_path / "news.db", "select t.name, count(*) from topic_news tn join topics t on t.id = tn.topic_id"
-                                        " group by t.name order by t.name")
+    events = rows(
+        tmp_path / "news.db",
+        "select t.name, count(*) from topic_news tn join topics t on t.id = tn.topic_id"
+        " group by t.name order by t.name",
+    )
     assert events == [("alpha", len(expected_urls("google", "alpha"))), ("beta", len(expected_urls("google", "beta")))]
     assert rows(tmp_path / "news.db", "select distinct engine from topic_news_engines") == [("google",)]
     topics_asked = sorted(entry["query"]["q"] for entry in fakes.requests("google") if entry["kind"] == "results")
@@ -103,19 +110,26 @@ def test_a_job_that_fails_at_start_is_finished_to_scrapyd_and_its_log_says_why(s
 def test_every_other_engine_runs_as_a_job_of_its_own_at_the_same_time(scrapyd, fakes, tmp_path):
     others = [engine for engine in ENGINES if engine != "google"]
     config = job_config(tmp_path, fakes, "news.db", engines=others)
-    jobs = {engine: scrapyd.schedule(engine, {"TOPICSTREAMS_CONFIG": str(config)}, topics="alpha", once="1")
-            for engine in others}
+    jobs = {
+        engine: scrapyd.schedule(engine, {"TOPICSTREAMS_CONFIG": str(config)}, topics="alpha", once="1")
+        for engine in others
+    }
     scrapyd.wait(*jobs.values())
     for engine, job in jobs.items():
         assert log_problems(scrapyd.job_log(engine, job)) == [], engine
-    stored = rows(tmp_path / "news.db",
-                  "select n.url, e.engine from topic_news_engines e join news n on n.id = e.news_id")
+    stored = rows(
+        tmp_path / "news.db", "select n.url, e.engine from topic_news_engines e join news n on n.id = e.news_id"
+    )
     assert set(stored) == {(url, engine) for engine in others for url in expected_urls(engine, "alpha")}
 
 
 def test_a_continuous_job_runs_until_scrapyd_cancels_it_and_then_closes_cleanly(scrapyd, fakes, tmp_path):
-    config = job_config(tmp_path, fakes, "news.db", scraper={"scrape_interval": 1, "pacing": {
-        "default_min_interval": 0.2, "jitter_ratio": 0.0}})
+    config = job_config(
+        tmp_path,
+        fakes,
+        "news.db",
+        scraper={"scrape_interval": 1, "pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0}},
+    )
     job = scrapyd.schedule("google", {"TOPICSTREAMS_CONFIG": str(config)}, topics="delta")
     deadline = time.monotonic() + 60
     while len([e for e in fakes.requests("google") if e["kind"] == "results"]) < 2:  # it came back for the topic

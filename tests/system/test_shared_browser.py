@@ -15,11 +15,10 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from topicstreams.browser import CHROMIUM_ARGS, DRIVER_NODE_OPTIONS, find_executable
-from topicstreams.shared_browser import _SHARED, SharedBrowserProvider
+from topicstreams.browser.chromium import CHROMIUM_ARGS, DRIVER_NODE_OPTIONS, find_executable
+from topicstreams.browser.provider import _SHARED, SharedBrowserProvider
 
-pytestmark = [pytest.mark.timeout(120),
-              pytest.mark.skipif(not find_executable(), reason="no Chromium on this machine")]
+pytestmark = [pytest.mark.timeout(120), pytest.mark.skipif(not find_executable(), reason="no Chromium on this machine")]
 
 
 def config(**launch):
@@ -86,7 +85,7 @@ def test_a_browser_that_dies_is_launched_again_for_the_next_ask(caplog):
         assert [p.pid for p in browser_processes()] != [browser.pid]
         await provider.close()
 
-    with caplog.at_level(logging.INFO, logger="topicstreams.shared_browser"):
+    with caplog.at_level(logging.INFO, logger="topicstreams.browser.provider"):
         asyncio.run(scenario())
     assert "the shared chromium went away (it crashed or was killed)" in caplog.text
     assert "(launch 2: the previous one died)" in caplog.text
@@ -124,8 +123,9 @@ def test_the_driver_starts_with_its_node_options_and_this_process_keeps_its_envi
         provider = SharedBrowserProvider(config())
         await provider.start()
         [driver] = drivers()
-        environment = dict(line.split("=", 1) for line in
-                           Path(f"/proc/{driver.pid}/environ").read_text().split("\0") if "=" in line)
+        environment = dict(
+            line.split("=", 1) for line in Path(f"/proc/{driver.pid}/environ").read_text().split("\0") if "=" in line
+        )
         await provider.close()
         return environment
 
@@ -139,8 +139,12 @@ def test_pages_see_a_desktop_pointer_and_load_no_images():
         await provider.start()
         page = await (await (await provider.launch_browser()).new_context()).new_page()
         pointer = await page.evaluate("[matchMedia('(hover: hover)').matches, matchMedia('(pointer: fine)').matches]")
-        await page.set_content('<img id="i" src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7">')
-        loaded = await page.evaluate("new Promise(r => setTimeout(() => r(document.getElementById('i').naturalWidth), 300))")
+        await page.set_content(
+            '<img id="i" src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7">'
+        )
+        loaded = await page.evaluate(
+            "new Promise(r => setTimeout(() => r(document.getElementById('i').naturalWidth), 300))"
+        )
         await provider.close()
         return pointer, loaded
 
@@ -171,7 +175,7 @@ def test_a_failing_event_listener_of_one_engines_page_fails_no_call_of_another_e
         await provider.close()
         return text
 
-    with caplog.at_level(logging.DEBUG, logger="topicstreams.shared_browser"):
+    with caplog.at_level(logging.DEBUG, logger="topicstreams.browser.provider"):
         assert asyncio.run(scenario()) == "bing"
     failed = [r for r in caplog.records if "an event listener of the browser failed" in r.getMessage()]
     assert len(failed) == 1 and failed[0].levelno == logging.WARNING

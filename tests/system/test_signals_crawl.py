@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from fake_engines import google as fake_google
 from tests.crawl_checks import (
     FAST_COOLDOWN,
     SLACK,
@@ -24,7 +25,6 @@ from tests.crawl_checks import (
     topics,
 )
 from tests.fakes_http import reset_fakes_per_test, running_fakes
-from topicstreams.fakes import google as fake_google
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -44,12 +44,14 @@ def google_json(scrapy_cmd, cfg) -> dict:
 
 
 def test_a_redesign_that_drops_fields_lowers_parser_health_not_the_hostility_score(scrapy_cmd, fakes, tmp_path):
-    cfg = crawl_config(tmp_path, fakes, floor=0.1, health={"smoothing": 1, "min_requests": 4},
-                       scraper={"cooldown": FAST_COOLDOWN})
+    cfg = crawl_config(
+        tmp_path, fakes, floor=0.1, health={"smoothing": 1, "min_requests": 4}, scraper={"cooldown": FAST_COOLDOWN}
+    )
     # Four normal pages, then the engine's result markup changes: items still found, source and time gone.
     fakes.script("google", ["results"] * 4 + ["restyled"] * 8)
-    result = scrapy_cmd("crawl", "google", "-a", f"topics={topics(12)}", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    result = scrapy_cmd(
+        "crawl", "google", "-a", f"topics={topics(12)}", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert len(fakes.results_requests("google")) == 12  # every page loaded fine: nothing retried
 
@@ -64,9 +66,9 @@ def test_a_redesign_that_drops_fields_lowers_parser_health_not_the_hostility_sco
     assert len(warnings) >= 1 and all(" WARNING: " in line for line in warnings), result.stderr[-3000:]
     assert "missing source, missing published_at" in warnings[-1] and "not a block" in warnings[-1]
     db = tmp_path / "news.db"
-    assert rows(db, "select score, band, state, reasons, pace_multiplier, parser_score, parser_reasons "
-                    "from engine_status") == [
-        (100, "ok", "running", "[]", 1.0, parser, '["missing source", "missing published_at"]')]
+    assert rows(
+        db, "select score, band, state, reasons, pace_multiplier, parser_score, parser_reasons from engine_status"
+    ) == [(100, "ok", "running", "[]", 1.0, parser, '["missing source", "missing published_at"]')]
 
     shown = report(scrapy_cmd, cfg)
     assert shown.returncode == 0, shown.stdout + shown.stderr  # the band is the hostility score's
@@ -76,7 +78,10 @@ def test_a_redesign_that_drops_fields_lowers_parser_health_not_the_hostility_sco
     assert cells[-2] == "missing source, missing published_at"
     engine = google_json(scrapy_cmd, cfg)
     assert (engine["score"], engine["parser_score"], engine["reasons"]) == (
-        100, parser, ["missing source", "missing published_at"])
+        100,
+        parser,
+        ["missing source", "missing published_at"],
+    )
     # Cost per valid record: 12 attempts for the 4 pages' valid records.
     cost = engine["cost"]["window"]
     valid = rows(db, "select sum(valid_items) from health_windows")[0][0]
@@ -87,16 +92,29 @@ def test_a_redesign_that_drops_fields_lowers_parser_health_not_the_hostility_sco
 def canary_config(tmp_path, fakes, **scraper):
     # "canary right" answers with these publishers (the fake's catalogue); nothing ever answers from wikipedia.org.
     right_domain = urlsplit(fake_google.expected_articles("canary right", 0)[0]).hostname.removeprefix("www.")
-    return crawl_config(tmp_path, fakes, floor=FLOOR, scraper={"cooldown": FAST_COOLDOWN, **scraper},
-                        health={"min_requests": 2}, canaries={"interval": 600, "queries": {"google": [
-                            {"query": "canary right", "min_results": 5, "expect_domain": right_domain},
-                            {"query": "canary wrong", "expect_domain": "wikipedia.org"}]}})
+    return crawl_config(
+        tmp_path,
+        fakes,
+        floor=FLOOR,
+        scraper={"cooldown": FAST_COOLDOWN, **scraper},
+        health={"min_requests": 2},
+        canaries={
+            "interval": 600,
+            "queries": {
+                "google": [
+                    {"query": "canary right", "min_results": 5, "expect_domain": right_domain},
+                    {"query": "canary wrong", "expect_domain": "wikipedia.org"},
+                ]
+            },
+        },
+    )
 
 
 def test_a_canary_with_the_wrong_answer_is_flagged_and_its_results_are_not_stored(scrapy_cmd, fakes, tmp_path):
     cfg = canary_config(tmp_path, fakes)
-    result = scrapy_cmd("crawl", "google", "-a", "topics=t00,t01", "-a", "once=1",
-                        env={"TOPICSTREAMS_CONFIG": str(cfg)})
+    result = scrapy_cmd(
+        "crawl", "google", "-a", "topics=t00,t01", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     seen = fakes.results_requests("google")
     assert [entry["query"]["q"] for entry in seen] == ["canary right", "canary wrong", "t00", "t01"]
@@ -122,8 +140,14 @@ def test_a_canary_with_the_wrong_answer_is_flagged_and_its_results_are_not_store
     assert next(line for line in shown.stdout.splitlines() if line.startswith("google")).endswith("canary mismatch  -")
 
     # The next run finds that canary answering right: the flag is lifted.
-    cfg = crawl_config(tmp_path, fakes, floor=FLOOR, scraper={"cooldown": FAST_COOLDOWN}, health={"min_requests": 2},
-                       canaries={"queries": {"google": [{"query": "canary wrong", "min_results": 3}]}})
+    cfg = crawl_config(
+        tmp_path,
+        fakes,
+        floor=FLOOR,
+        scraper={"cooldown": FAST_COOLDOWN},
+        health={"min_requests": 2},
+        canaries={"queries": {"google": [{"query": "canary wrong", "min_results": 3}]}},
+    )
     again = scrapy_cmd("crawl", "google", "-a", "topics=t00", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)})
     assert again.returncode == 0, again.stderr[-3000:]
     assert "canary 'canary wrong' answers right again" in again.stderr
@@ -135,14 +159,24 @@ def test_canaries_keep_running_while_the_engine_is_paused(scrapy_cmd, fakes, tmp
     from topicstreams.storage import database_for, upgrade
     from topicstreams.storage.engine_status import pause
 
-    cfg = crawl_config(tmp_path, fakes, floor=FLOOR, scraper={"cooldown": FAST_COOLDOWN},
-                       canaries={"interval": 1.5, "queries": {"google": [{"query": "canary right"}]}})
+    cfg = crawl_config(
+        tmp_path,
+        fakes,
+        floor=FLOOR,
+        scraper={"cooldown": FAST_COOLDOWN},
+        canaries={"interval": 1.5, "queries": {"google": [{"query": "canary right"}]}},
+    )
     url = f"sqlite:///{tmp_path / 'news.db'}"
     upgrade(url)
     pause(database_for(url), "google", "node-a", score=30, band="critical", reasons=["hard_block"])
-    crawl = subprocess.Popen([sys.executable, "-m", "scrapy", "crawl", "google", "-a", "topics=t00,t01"],
-                             cwd=scrapy_cmd.folder, env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg)},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    crawl = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "crawl", "google", "-a", "topics=t00,t01"],
+        cwd=scrapy_cmd.folder,
+        env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.time() + 60
         while len(fakes.results_requests("google")) < 3 and time.time() < deadline:

@@ -13,7 +13,7 @@ import time_machine
 from tests.alert_receivers import json_receiver  # noqa: F401 (a fixture)
 from tests.feed_data import fresh_database, nid, write_rows
 from topicstreams.alerts.delivery import Notifier
-from topicstreams.extensions.alerting import AlertingWork
+from topicstreams.extensions.digest_watch import AlertingWork
 from topicstreams.storage import database_for
 from topicstreams.storage.alert_states import read_state
 from topicstreams.storage.engine_status import save_status
@@ -28,8 +28,19 @@ HOUR = timedelta(hours=1)
 
 def seed(url: str, moment: datetime, *stories: tuple[str, str]) -> None:
     with time_machine.travel(moment, tick=False):
-        write_rows(url, [{"news_id": nid(n), "url": f"https://news.example/{n}", "topic": topic, "engine": "google",
-                          "title": f"Story {n}"} for n, topic in stories])
+        write_rows(
+            url,
+            [
+                {
+                    "news_id": nid(n),
+                    "url": f"https://news.example/{n}",
+                    "topic": topic,
+                    "engine": "google",
+                    "title": f"Story {n}",
+                }
+                for n, topic in stories
+            ],
+        )
 
 
 @pytest.fixture
@@ -47,10 +58,22 @@ def feed(tmp_path):
 
 
 def watch(url: str, receiver, events=("silence",)) -> AlertingWork:
-    config = {"urls": [receiver.apprise_url("/alerts")], "webhook_url": "", "events": list(events),
-              "silence_factor": 6, "silence_min_events": 10, "digests": []}
-    return AlertingWork(url, config, "node-a", baseline_days=14, engines=["google", "bing"],
-                        notifier=Notifier(url, config, "node-a", delays=(0.1,)))
+    config = {
+        "urls": [receiver.apprise_url("/alerts")],
+        "webhook_url": "",
+        "events": list(events),
+        "silence_factor": 6,
+        "silence_min_events": 10,
+        "digests": [],
+    }
+    return AlertingWork(
+        url,
+        config,
+        "node-a",
+        baseline_days=14,
+        engines=["google", "bing"],
+        notifier=Notifier(url, config, "node-a", delays=(0.1,)),
+    )
 
 
 def running(url: str, moment: datetime) -> None:
@@ -62,8 +85,12 @@ def test_one_silence_alert_then_one_news_again(feed, json_receiver):
     work, other_process = watch(feed, json_receiver), watch(feed, json_receiver)
     last = LAST + timedelta(seconds=20)
     # Watching since the last event came: 6 hours (6 × the usual hour) later, climate is silent.
-    for moment, sent in ((last, 0), (last + HOUR * 6 - timedelta(seconds=1), 0),
-                         (last + HOUR * 6, 1), (last + HOUR * 6 + timedelta(minutes=5), 0)):
+    for moment, sent in (
+        (last, 0),
+        (last + HOUR * 6 - timedelta(seconds=1), 0),
+        (last + HOUR * 6, 1),
+        (last + HOUR * 6 + timedelta(minutes=5), 0),
+    ):
         running(feed, moment)
         assert work.check_silence(moment) == sent, moment
     running(feed, last + HOUR * 7)
@@ -86,8 +113,10 @@ def test_one_silence_alert_then_one_news_again(feed, json_receiver):
     assert work.notifier.flush(30)
     assert other_process.notifier.flush(30)
     posted = json_receiver.received("/alerts")
-    assert [post.body["title"] for post in posted] == ['topicstreams: topic "climate" silent for 6 h',
-                                                       'topicstreams: topic "climate" has news again']
+    assert [post.body["title"] for post in posted] == [
+        'topicstreams: topic "climate" silent for 6 h',
+        'topicstreams: topic "climate" has news again',
+    ]
     assert "after 8 h without one" in posted[1].body["message"]
     assert read_state(database_for(feed), "silence:climate").state == "ok"
 
@@ -108,7 +137,8 @@ def test_quiet_counts_only_while_the_engines_run(feed, json_receiver):
     assert work.check_silence(start + HOUR * 6) == 1
     assert work.notifier.flush(30)
     assert [post.body["title"] for post in json_receiver.received("/alerts")] == [
-        'topicstreams: topic "climate" silent for 15 h']
+        'topicstreams: topic "climate" silent for 15 h'
+    ]
 
 
 def test_the_state_moves_even_when_alerting_events_leaves_silence_out(feed, json_receiver):

@@ -71,7 +71,9 @@ def test_a_short_soak_measures_the_crawl_and_stays_under_1_gib(soak):
     assert out.count("\n") > len(samples) and "summary (" in out and "\ntargets:\n" in out
     assert "crawl stopped: exit code 0 after SIGINT" in out, out[-3000:]
 
-    print(f"soak {MINUTES} min: peak PSS {summary['peak_mib']:.0f} MiB, steady {summary['steady_mib']:.0f} MiB, "
-          f"{summary['processes_max']} processes at most, {summary['fds_end']} fds at the end")
+    print(
+        f"soak {MINUTES} min: peak PSS {summary['peak_mib']:.0f} MiB, steady {summary['steady_mib']:.0f} MiB, "
+        f"{summary['processes_max']} processes at most, {summary['fds_end']} fds at the end"
+    )
     # crawlall's memory: under 1 GiB (four Chromiums of their own, one per engine, took about twice that)
     assert summary["peak_mib"] < 1024, f"peak PSS {summary['peak_mib']:.0f} MiB:\n{out[-4000:]}"

@@ -35,7 +35,8 @@ def test_topics_add_refuses_bad_names_with_exit_2_and_stores_nothing_of_the_call
         f"topic {SHOWN} is refused: its google results URL would be 5,06",
         "over the 2,083 the crawler accepts (Scrapy's URLLENGTH_LIMIT)",
         "topic 'tab\\there' is refused: it holds a control character (U+0009, a tab) at position 4",
-        "nothing was added")
+        "nothing was added",
+    )
     assert stored_topics(tmp_path / "topicstreams.db") == [("alpha",)]  # beta and gamma were not added either
     # the limit is the crawler's setting, and the engines as configured count
     assert scrapy_cmd("topics", "add", "y" * 80, "-s", "URLLENGTH_LIMIT=100").returncode == 2
@@ -48,12 +49,23 @@ def test_topics_add_refuses_bad_names_with_exit_2_and_stores_nothing_of_the_call
 def test_the_config_refuses_a_bad_topic_with_exit_78_naming_the_entry(scrapy_cmd, tmp_path):
     database = tmp_path / "news.db"
     for bad, commands, expected in (
-            (LONG, (["config", "check"], ["crawl", "google", "-a", "once=1"], ["topics", "list"]),
-             (f"config error: topics[1]: got {SHOWN}, expected a topic name whose results URLs fit: its google "
-              "results URL would be")),
-            ("a\u200bb", (["config", "check"],),
-             ("config error: topics[1]: got 'a\\u200bb', expected a valid topic name: it holds an invisible "
-              "formatting character (U+200B, ZERO WIDTH SPACE) at position 2"))):
+        (
+            LONG,
+            (["config", "check"], ["crawl", "google", "-a", "once=1"], ["topics", "list"]),
+            (
+                f"config error: topics[1]: got {SHOWN}, expected a topic name whose results URLs fit: its google "
+                "results URL would be"
+            ),
+        ),
+        (
+            "a\u200bb",
+            (["config", "check"],),
+            (
+                "config error: topics[1]: got 'a\\u200bb', expected a valid topic name: it holds an invisible "
+                "formatting character (U+200B, ZERO WIDTH SPACE) at position 2"
+            ),
+        ),
+    ):
         path = write_config(tmp_path, {"database": {"url": f"sqlite:///{database}"}, "topics": ["alpha", bad]})
         for args in commands:
             result = scrapy_cmd(*args, env={"TOPICSTREAMS_CONFIG": str(path)})
@@ -67,12 +79,16 @@ def test_the_config_refuses_a_bad_topic_with_exit_78_naming_the_entry(scrapy_cmd
 def test_a_bad_topics_argument_is_a_usage_error_before_anything_starts(scrapy_cmd, tmp_path):
     long_refused = f"-a topics: topic {SHOWN} is refused: its google results URL"
     for command, topics, expected in (
-            (["crawl", "google"], f"alpha,{LONG}", long_refused),
-            (["crawl", "google"], "alpha,new\nline",
-             "-a topics: topic 'new\\nline' is refused: it holds a control character (U+000A, a newline)"),
-            (["crawl", "google"], "", "-a topics= names no topic: give at least one (-a topics=a,b)"),
-            (["crawl", "google"], " , ", "-a topics= names no topic"),
-            (["crawlall", "-a", "engines=google,bing"], f"alpha,{LONG}", long_refused)):
+        (["crawl", "google"], f"alpha,{LONG}", long_refused),
+        (
+            ["crawl", "google"],
+            "alpha,new\nline",
+            "-a topics: topic 'new\\nline' is refused: it holds a control character (U+000A, a newline)",
+        ),
+        (["crawl", "google"], "", "-a topics= names no topic: give at least one (-a topics=a,b)"),
+        (["crawl", "google"], " , ", "-a topics= names no topic"),
+        (["crawlall", "-a", "engines=google,bing"], f"alpha,{LONG}", long_refused),
+    ):
         result = scrapy_cmd(*command, "-a", f"topics={topics}", "-a", "once=1", "-s", "LOG_FILE=job.log")
         assert result.returncode == 2, (command, topics[:20], result.stderr[-3000:])
         assert_one_clear_refusal(result, expected)

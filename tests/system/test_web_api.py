@@ -23,14 +23,28 @@ def keys(answer: dict) -> list[tuple[str, str]]:
 
 
 def test_events_newest_first_with_every_engine_earliest_first(feed_url: str) -> None:
-    batches(feed_url, [article(1, "climate", "google")], [article(2, "energy", "bing")],
-            [article(1, "climate", "bing"), article(1, "climate", "yahoo")])
+    batches(
+        feed_url,
+        [article(1, "climate", "google")],
+        [article(2, "energy", "bing")],
+        [article(1, "climate", "bing"), article(1, "climate", "yahoo")],
+    )
     answer = client(feed_url).get("/api/feed").json()
     assert keys(answer) == [("energy", nid(2)), ("climate", nid(1))]  # a new engine is no new event
     assert answer["next"] is None
     item = answer["items"][1]
-    assert set(item) == {"topic", "news_id", "url", "title", "source", "snippet", "published_at", "first_seen_at",
-                         "engines", "cursor"}
+    assert set(item) == {
+        "topic",
+        "news_id",
+        "url",
+        "title",
+        "source",
+        "snippet",
+        "published_at",
+        "first_seen_at",
+        "engines",
+        "cursor",
+    }
     assert item["url"] == "https://news.example/1" and item["title"] == "Story 1"
     assert item["source"] == "Example News" and item["snippet"] == "Something happened."
     assert item["published_at"] == "2026-11-30T12:00:00.000Z"
@@ -42,9 +56,17 @@ def test_events_newest_first_with_every_engine_earliest_first(feed_url: str) -> 
 
 
 def test_topic_and_engine_filters_are_independent_and_combine_by_and(feed_url: str) -> None:
-    batches(feed_url,
-            [article(1, "climate", "google"), article(2, "climate", "bing"), article(3, "energy", "google"),
-             article(4, "energy", "yahoo"), article(5, "sport", "brave"), article(1, "energy", "bing")])
+    batches(
+        feed_url,
+        [
+            article(1, "climate", "google"),
+            article(2, "climate", "bing"),
+            article(3, "energy", "google"),
+            article(4, "energy", "yahoo"),
+            article(5, "sport", "brave"),
+            article(1, "energy", "bing"),
+        ],
+    )
     api = client(feed_url)
 
     def found(**params) -> set[tuple[str, int]]:
@@ -127,12 +149,15 @@ def test_limit_defaults_to_the_page_size(feed_url: str) -> None:
 
 
 def test_search_finds_words_anded_phrases_case_and_accents_ignored(feed_url: str) -> None:
-    batches(feed_url, [
-        article(1, title="Heatwave grips southern Europe", snippet="Temperatures soar in Sevilla."),
-        article(2, title="Café prices climb", source="Le Monde Économie"),
-        article(3, title="Europe's southern heatwave ends", snippet=None),
-        article(4, title="Cats OR dogs? A -1 debate", snippet="NEAR(the end) * of the day"),
-    ])
+    batches(
+        feed_url,
+        [
+            article(1, title="Heatwave grips southern Europe", snippet="Temperatures soar in Sevilla."),
+            article(2, title="Café prices climb", source="Le Monde Économie"),
+            article(3, title="Europe's southern heatwave ends", snippet=None),
+            article(4, title="Cats OR dogs? A -1 debate", snippet="NEAR(the end) * of the day"),
+        ],
+    )
     api = client(feed_url)
 
     def titles(q: str) -> set[str]:
@@ -155,8 +180,10 @@ def test_search_finds_words_anded_phrases_case_and_accents_ignored(feed_url: str
 
 
 def test_search_combines_with_the_filters(feed_url: str) -> None:
-    batches(feed_url, [article(1, "climate", "google", title="Storm warning"),
-                       article(2, "energy", "bing", title="Storm hits grid")])
+    batches(
+        feed_url,
+        [article(1, "climate", "google", title="Storm warning"), article(2, "energy", "bing", title="Storm hits grid")],
+    )
     answer = client(feed_url).get("/api/feed", params={"q": "storm", "engine": "bing"}).json()
     assert [item["title"] for item in answer["items"]] == ["Storm hits grid"]
 
@@ -168,23 +195,29 @@ def test_topics_lists_every_topic_with_its_events(feed_url: str) -> None:
     add_topics(database_for(feed_url), ["quiet"])
     topics = client(feed_url).get("/api/topics").json()
     assert [(t["name"], t["active"], t["events"]) for t in topics] == [
-        ("climate", False, 2), ("energy", False, 1), ("quiet", True, 0)]
+        ("climate", False, 2),
+        ("energy", False, 1),
+        ("quiet", True, 0),
+    ]
     assert topics[0]["last_event_at"].endswith("Z") and topics[2]["last_event_at"] is None
 
 
-@pytest.mark.parametrize(("params", "parameter", "status"), [
-    ({"engine": "duckduckgo"}, "engine", 422),
-    ({"limit": "0"}, "limit", 422),
-    ({"limit": "201"}, "limit", 422),
-    ({"limit": "abc"}, "limit", 422),
-    ({"before": "not-a-cursor"}, "before", 400),
-    ({"after": "eyJ4Ijoy"}, "after", 400),
-    ({"since": "yesterday"}, "since", 400),
-    ({"since": "0001-01-01T00:00:00+14:00"}, "since", 400),
-    ({"q": '"'}, "q", 400),
-    ({"q": "*** --"}, "q", 400),
-    ({"q": " ".join(f"word{n}" for n in range(40))}, "q", 400),
-])
+@pytest.mark.parametrize(
+    ("params", "parameter", "status"),
+    [
+        ({"engine": "duckduckgo"}, "engine", 422),
+        ({"limit": "0"}, "limit", 422),
+        ({"limit": "201"}, "limit", 422),
+        ({"limit": "abc"}, "limit", 422),
+        ({"before": "not-a-cursor"}, "before", 400),
+        ({"after": "eyJ4Ijoy"}, "after", 400),
+        ({"since": "yesterday"}, "since", 400),
+        ({"since": "0001-01-01T00:00:00+14:00"}, "since", 400),
+        ({"q": '"'}, "q", 400),
+        ({"q": "*** --"}, "q", 400),
+        ({"q": " ".join(f"word{n}" for n in range(40))}, "q", 400),
+    ],
+)
 def test_bad_input_is_a_4xx_naming_the_parameter(feed_url: str, params: dict, parameter: str, status: int) -> None:
     store(feed_url, [article(1)])
     answer = client(feed_url).get("/api/feed", params=params)
@@ -204,8 +237,20 @@ def test_before_and_after_together_are_bad_input(feed_url: str) -> None:
 
 def test_hostile_text_comes_back_verbatim_as_json(feed_url: str) -> None:
     hostile = '</script><script>window.__x=1</script> "quoted" \\ <img src=x onerror=alert(1)>'
-    write_rows(feed_url, [{"news_id": "n" * 32, "url": "javascript:window.__x=1", "topic": "<b>topic</b>",
-                           "engine": "google", "title": hostile, "source": hostile, "snippet": hostile}])
+    write_rows(
+        feed_url,
+        [
+            {
+                "news_id": "n" * 32,
+                "url": "javascript:window.__x=1",
+                "topic": "<b>topic</b>",
+                "engine": "google",
+                "title": hostile,
+                "source": hostile,
+                "snippet": hostile,
+            }
+        ],
+    )
     answer = client(feed_url).get("/api/feed")
     assert answer.headers["content-type"] == "application/json"
     item = answer.json()["items"][0]
@@ -288,9 +333,21 @@ def test_sqlites_two_search_plans_find_the_same(tmp_path, monkeypatch: pytest.Mo
     from topicstreams.storage import search
 
     url = fresh_database(f"sqlite:///{tmp_path / 'feed.db'}")
-    batches(url, *[[article(f"{b}-{n}", f"topic-{n % 3}", ("google", "bing")[n % 2],
-                            title=f"{'Storm' if n % 4 else 'Calm'} story {b}-{n}") for n in range(12)]
-                   for b in range(3)])
+    batches(
+        url,
+        *[
+            [
+                article(
+                    f"{b}-{n}",
+                    f"topic-{n % 3}",
+                    ("google", "bing")[n % 2],
+                    title=f"{'Storm' if n % 4 else 'Calm'} story {b}-{n}",
+                )
+                for n in range(12)
+            ]
+            for b in range(3)
+        ],
+    )
     api = client(url, page_size=5)
 
     def walk(q: str) -> list[tuple[str, str]]:

@@ -33,14 +33,12 @@ from topicstreams import ENGINES
 POLL_MS = 150
 """The poll interval in these tests (the page's default is 10 s)."""
 
-FAST_POLL = ("document.addEventListener('DOMContentLoaded', () => { document.body.dataset.pollMs = '%d'; });"
-             % POLL_MS)
+FAST_POLL = "document.addEventListener('DOMContentLoaded', () => { document.body.dataset.pollMs = '%d'; });" % POLL_MS
 """Runs before the page's own script starts (listeners run in the order they were added)."""
 
 ENTRIES = """els => els.map(e => ({key: e.dataset.key, title: e.querySelector('.title').innerText,
     topic: e.querySelector('a.topic').innerText,
     engines: [...e.querySelectorAll('li.engine')].map(x => x.dataset.engine)}))"""
-
 
 
 @pytest.fixture
@@ -83,8 +81,10 @@ class Watch:
 @pytest.fixture
 def watch(page: Page):
     """The page's misdeeds, checked after the test; links to articles answered locally (never the network)."""
-    page.context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"),
-                       lambda route: route.fulfill(status=200, content_type="text/plain", body="an article"))
+    page.context.route(
+        re.compile(r"^https?://(?!127\.0\.0\.1[:/])"),
+        lambda route: route.fulfill(status=200, content_type="text/plain", body="an article"),
+    )
     page.add_init_script(FAST_POLL)
     watched = Watch(page)
     yield watched
@@ -126,8 +126,13 @@ def test_the_form_filters_by_topics_and_engines_and_shows_every_engine(filled, p
     with served(page, filled) as app:
         page.goto(app.url + "/")
         assert titles(page) == expected()
-        for topics, engines in [(("climate", "energy"), ("bing", "brave")), (("climate",), ("google",)),
-                                ((), ("yahoo",)), (("space", "energy"), ()), (("space",), ("google",))]:
+        for topics, engines in [
+            (("climate", "energy"), ("bing", "brave")),
+            (("climate",), ("google",)),
+            ((), ("yahoo",)),
+            (("space", "energy"), ()),
+            (("space",), ("google",)),
+        ]:
             apply(page, topics, engines)
             query = parse_qs(urlsplit(page.url).query)
             assert query.get("topic", []) == sorted(topics)  # in the form's order: topics by name,
@@ -237,8 +242,10 @@ def test_keys_move_the_current_entry_open_it_search_and_help(filled, page: Page,
         for _ in range(10):
             page.keyboard.press("j")
         expect(current).to_contain_text("Story c1")  # stays on the last
-        assert page.evaluate("() => { const r = document.querySelector('li.is-current').getBoundingClientRect();"
-                             " return r.top >= 0 && r.bottom <= window.innerHeight; }")
+        assert page.evaluate(
+            "() => { const r = document.querySelector('li.is-current').getBoundingClientRect();"
+            " return r.top >= 0 && r.bottom <= window.innerHeight; }"
+        )
         with page.context.expect_page() as opened:
             page.keyboard.press("o")
         article_page = opened.value
@@ -262,18 +269,40 @@ def test_keys_move_the_current_entry_open_it_search_and_help(filled, page: Page,
         expect(help_box).to_be_hidden()
 
 
-HOSTILE = ["<img src=x onerror=window.__x=1>", "</script><script>window.__x=1</script>",
-           '"><svg onload=window.__x=1>', "<img src=x onerror=alert(1)>"]
+HOSTILE = [
+    "<img src=x onerror=window.__x=1>",
+    "</script><script>window.__x=1</script>",
+    '"><svg onload=window.__x=1>',
+    "<img src=x onerror=alert(1)>",
+]
 
 
 def test_hostile_text_stays_text(db, page: Page, watch):
-    write_rows(db, [
-        {"news_id": "a" * 32, "url": "javascript:window.__x=1", "topic": "<img src=x onerror=window.__x=1>",
-         "engine": "google", "title": HOSTILE[0], "source": HOSTILE[1], "snippet": HOSTILE[2],
-         "published_at": datetime(2026, 11, 30, tzinfo=UTC)},
-        {"news_id": "b" * 32, "url": "JavaScript:alert(1)", "topic": "climate", "engine": "bing",
-         "title": HOSTILE[1], "source": HOSTILE[2], "snippet": HOSTILE[3], "published_at": None},
-    ])
+    write_rows(
+        db,
+        [
+            {
+                "news_id": "a" * 32,
+                "url": "javascript:window.__x=1",
+                "topic": "<img src=x onerror=window.__x=1>",
+                "engine": "google",
+                "title": HOSTILE[0],
+                "source": HOSTILE[1],
+                "snippet": HOSTILE[2],
+                "published_at": datetime(2026, 11, 30, tzinfo=UTC),
+            },
+            {
+                "news_id": "b" * 32,
+                "url": "JavaScript:alert(1)",
+                "topic": "climate",
+                "engine": "bing",
+                "title": HOSTILE[1],
+                "source": HOSTILE[2],
+                "snippet": HOSTILE[3],
+                "published_at": None,
+            },
+        ],
+    )
     store(db, [article(1, "climate", "brave", title=HOSTILE[2], source=HOSTILE[3], snippet=HOSTILE[1])])
     with served(page, db) as app:
         page.goto(app.url + "/")
@@ -286,9 +315,17 @@ def test_hostile_text_stays_text(db, page: Page, watch):
         page.locator("#fresh-notice").click()
         assert titles(page)[0] == HOSTILE[3]
         # Reflected: a search and topic names with markup.
-        page.goto(app.url + "/?" + urlencode([("q", '<svg onload=window.__x=1> "><img src=x onerror=alert(1)>'),
-                                              ("topic", "<img src=x onerror=window.__x=1>"),
-                                              ("topic", "</script><script>alert(1)</script>")]))
+        page.goto(
+            app.url
+            + "/?"
+            + urlencode(
+                [
+                    ("q", '<svg onload=window.__x=1> "><img src=x onerror=alert(1)>'),
+                    ("topic", "<img src=x onerror=window.__x=1>"),
+                    ("topic", "</script><script>alert(1)</script>"),
+                ]
+            )
+        )
         assert page.input_value("#q") == '<svg onload=window.__x=1> "><img src=x onerror=alert(1)>'
         chips = page.locator(".active-filter .value").all_inner_texts()
         assert chips[:2] == ["<img src=x onerror=window.__x=1>", "</script><script>alert(1)</script>"]

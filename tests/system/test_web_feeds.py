@@ -16,8 +16,8 @@ import pytest
 from lxml import etree
 
 from tests.feed_data import article, client, nid, store, write_rows
+from topicstreams.storage.feed_reads import FeedEvent, Sighting
 from topicstreams.web.feeds import RENDERERS, FeedSpec, render_json
-from topicstreams.web.queries import FeedEvent, Sighting
 
 KINDS = ("atom", "rss", "json")
 XML_KINDS = ("atom", "rss")
@@ -25,8 +25,6 @@ TYPES = {"atom": "application/atom+xml", "rss": "application/rss+xml", "json": "
 
 XSS = ["<img src=x onerror=window.__x=1>", "</script><script>window.__x=1</script>", '"><svg onload=window.__x=1>']
 CONTROLS = "\x00\x07\x1b\x0b\x0c\ufffe\uffff"
-
-
 
 
 def entry_id(n: int | str, topic: str = "climate") -> str:
@@ -50,9 +48,16 @@ def fetch(api, kind: str, **params):
 def entries(answer, kind: str) -> list[dict]:
     """The entries as {id, title, link, engines, topic}, read back the way a reader would."""
     if kind == "json":
-        return [{"id": item["id"], "title": item["title"], "link": item.get("url"),
-                 "engines": [each["engine"] for each in item["_topicstreams"]["engines"]],
-                 "topic": item["_topicstreams"]["topic"]} for item in answer.json()["items"]]
+        return [
+            {
+                "id": item["id"],
+                "title": item["title"],
+                "link": item.get("url"),
+                "engines": [each["engine"] for each in item["_topicstreams"]["engines"]],
+                "topic": item["_topicstreams"]["topic"],
+            }
+            for item in answer.json()["items"]
+        ]
     etree.fromstring(answer.content)  # well-formed XML, or this raises
     parsed = feedparser.parse(answer.content)
     assert parsed.bozo == 0, parsed.get("bozo_exception")
@@ -61,10 +66,15 @@ def entries(answer, kind: str) -> list[dict]:
     for entry in parsed.entries:
         tags = entry.get("tags", [])
         links = [each["href"] for each in entry.get("links", []) if each.get("rel") == "alternate"]
-        found.append({
-            "id": entry.id, "title": entry.title, "link": links[0] if links else None,
-            "engines": [tag["term"] for tag in tags if tag["scheme"] == "urn:topicstreams:engine"],
-            "topic": [tag["term"] for tag in tags if tag["scheme"] == "urn:topicstreams:topic"][0]})
+        found.append(
+            {
+                "id": entry.id,
+                "title": entry.title,
+                "link": links[0] if links else None,
+                "engines": [tag["term"] for tag in tags if tag["scheme"] == "urn:topicstreams:engine"],
+                "topic": [tag["term"] for tag in tags if tag["scheme"] == "urn:topicstreams:topic"][0],
+            }
+        )
     return found
 
 
@@ -77,8 +87,21 @@ def ids(answer, kind: str) -> list[str]:
 
 def test_each_feed_gives_the_newest_events_with_their_fields(feed_url: str) -> None:
     batches(feed_url, [article(1, "climate", "google", snippet="Ice melts.", source="Daily Planet")])
-    write_rows(feed_url, [{"news_id": nid(2), "url": "https://news.example/2", "topic": "energy", "engine": "bing",
-                           "title": "Story 2", "source": None, "snippet": None, "published_at": None}])
+    write_rows(
+        feed_url,
+        [
+            {
+                "news_id": nid(2),
+                "url": "https://news.example/2",
+                "topic": "energy",
+                "engine": "bing",
+                "title": "Story 2",
+                "source": None,
+                "snippet": None,
+                "published_at": None,
+            }
+        ],
+    )
     time.sleep(0.002)
     batches(feed_url, [article(1, "climate", "yahoo")])
     api = client(feed_url)
@@ -92,7 +115,8 @@ def test_each_feed_gives_the_newest_events_with_their_fields(feed_url: str) -> N
         found = entries(answer, kind)
         assert [(each["id"], each["title"], each["link"], each["topic"]) for each in found] == [
             (entry_id(2, "energy"), "Story 2", "https://news.example/2", "energy"),
-            (entry_id(1), "Story 1", "https://news.example/1", "climate")]  # newest first; yahoo made no new one
+            (entry_id(1), "Story 1", "https://news.example/1", "climate"),
+        ]  # newest first; yahoo made no new one
         assert found[1]["engines"] == ["google", "yahoo"] and found[0]["engines"] == ["bing"]
         if kind == "json":
             continue
@@ -136,8 +160,11 @@ def test_feed_title_and_links_name_the_filters_on_the_requests_base_url(feed_url
     batches(feed_url, [article(1, "climate", "google"), article(2, "energy", "bing")])
     api = client(feed_url)
     for kind in KINDS:
-        answer = api.get(f"/feed.{kind}", params={"topic": ["climate", " ", "climate"], "engine": "Google",
-                                                   "q": " story "}, headers={"host": "localhost:8080"})
+        answer = api.get(
+            f"/feed.{kind}",
+            params={"topic": ["climate", " ", "climate"], "engine": "Google", "q": " story "},
+            headers={"host": "localhost:8080"},
+        )
         assert answer.status_code == 200, answer.text
         query = "?topic=climate&engine=google&q=story"
         title = "topicstreams — climate · google · “story”"
@@ -150,12 +177,16 @@ def test_feed_title_and_links_name_the_filters_on_the_requests_base_url(feed_url
         feed = feedparser.parse(answer.content).feed
         assert feed.title == title
         links = {link["rel"]: link["href"] for link in feed.links}
-        assert links == {"self": f"http://localhost:8080/feed.{kind}{query}",
-                         "alternate": f"http://localhost:8080/{query}"}
+        assert links == {
+            "self": f"http://localhost:8080/feed.{kind}{query}",
+            "alternate": f"http://localhost:8080/{query}",
+        }
         unfiltered = feedparser.parse(api.get(f"/feed.{kind}").content).feed
         assert unfiltered.title == "topicstreams"
         assert {link["rel"]: link["href"] for link in unfiltered.links} == {
-            "self": f"http://127.0.0.1/feed.{kind}", "alternate": "http://127.0.0.1/"}
+            "self": f"http://127.0.0.1/feed.{kind}",
+            "alternate": "http://127.0.0.1/",
+        }
 
 
 def test_ids_stay_the_same_across_requests_and_after_new_events_land(feed_url: str) -> None:
@@ -174,29 +205,38 @@ def test_ids_stay_the_same_across_requests_and_after_new_events_land(feed_url: s
 
 
 def test_every_engine_of_an_event_is_listed_also_under_an_engine_filter(feed_url: str) -> None:
-    batches(feed_url, [article(1, "climate", "google")], [article(1, "climate", "bing")],
-            [article(1, "climate", "brave"), article(2, "climate", "yahoo")])
+    batches(
+        feed_url,
+        [article(1, "climate", "google")],
+        [article(1, "climate", "bing")],
+        [article(1, "climate", "brave"), article(2, "climate", "yahoo")],
+    )
     api = client(feed_url)
     for kind in KINDS:
         found = entries(fetch(api, kind, engine="bing"), kind)
         assert [(each["id"], each["engines"]) for each in found] == [(entry_id(1), ["google", "bing", "brave"])]
-        assert [each["engines"] for each in entries(fetch(api, kind), kind)] == [
-            ["yahoo"], ["google", "bing", "brave"]]
+        assert [each["engines"] for each in entries(fetch(api, kind), kind)] == [["yahoo"], ["google", "bing", "brave"]]
 
 
 def test_topic_engine_and_search_filters_combine(feed_url: str) -> None:
-    batches(feed_url, [
-        article(1, "climate", "google", title="Glaciers retreat"),
-        article(2, "climate", "bing", title="Solar farms grow"),
-        article(3, "energy", "google", title="Solar prices fall"),
-        article(4, "energy", "yahoo", title="Wind power record"),
-        article(5, "sport", "brave", title="Solar-powered stadium"),
-    ])
+    batches(
+        feed_url,
+        [
+            article(1, "climate", "google", title="Glaciers retreat"),
+            article(2, "climate", "bing", title="Solar farms grow"),
+            article(3, "energy", "google", title="Solar prices fall"),
+            article(4, "energy", "yahoo", title="Wind power record"),
+            article(5, "sport", "brave", title="Solar-powered stadium"),
+        ],
+    )
     api = client(feed_url)
-    by_id = {entry_id(n, topic): n for n, topic in
-             [(1, "climate"), (2, "climate"), (3, "energy"), (4, "energy"), (5, "sport")]}
+    by_id = {
+        entry_id(n, topic): n
+        for n, topic in [(1, "climate"), (2, "climate"), (3, "energy"), (4, "energy"), (5, "sport")]
+    }
 
     for kind in KINDS:
+
         def found(**params) -> set[int]:
             return {by_id[each] for each in ids(fetch(api, kind, **params), kind)}  # noqa: B023
 
@@ -235,21 +275,44 @@ def test_an_empty_feed_is_a_valid_feed(feed_url: str) -> None:
 
 
 def test_hostile_text_stays_text_and_the_xml_well_formed(feed_url: str) -> None:
-    items = [article(f"x{n}", title=text, snippet=f"snippet {text}", source=f"source {text}")
-             for n, text in enumerate(XSS)]
+    items = [
+        article(f"x{n}", title=text, snippet=f"snippet {text}", source=f"source {text}") for n, text in enumerate(XSS)
+    ]
     # PostgreSQL text cannot hold NUL at all (the writer's batch would fail): there every other control character
     controls = CONTROLS.replace("\x00", "") if feed_url.startswith("postgresql") else CONTROLS
     items.append(article("ctl", title=f"bell{controls}end", snippet=f"a{controls}b\x1fc", source=f"s{controls}"))
     batches(feed_url, items)
-    write_rows(feed_url, [{"news_id": "f" * 32, "url": "javascript:window.__x=1", "topic": "climate",
-                           "engine": "google", "title": "Click me", "source": None, "snippet": None,
-                           "published_at": None},
-                          {"news_id": "e" * 32, "url": " JavaScript:window.__x=1//https://x.example/",
-                           "topic": "climate", "engine": "bing", "title": "", "source": "", "snippet": ""}])
+    write_rows(
+        feed_url,
+        [
+            {
+                "news_id": "f" * 32,
+                "url": "javascript:window.__x=1",
+                "topic": "climate",
+                "engine": "google",
+                "title": "Click me",
+                "source": None,
+                "snippet": None,
+                "published_at": None,
+            },
+            {
+                "news_id": "e" * 32,
+                "url": " JavaScript:window.__x=1//https://x.example/",
+                "topic": "climate",
+                "engine": "bing",
+                "title": "",
+                "source": "",
+                "snippet": "",
+            },
+        ],
+    )
     api = client(feed_url)
-    expected = {**{entry_id(f"x{n}"): text for n, text in enumerate(XSS)}, entry_id("ctl"): "bellend",
-                f"urn:topicstreams:news:{'f' * 32}:topic:climate": "Click me",
-                f"urn:topicstreams:news:{'e' * 32}:topic:climate": "(untitled)"}
+    expected = {
+        **{entry_id(f"x{n}"): text for n, text in enumerate(XSS)},
+        entry_id("ctl"): "bellend",
+        f"urn:topicstreams:news:{'f' * 32}:topic:climate": "Click me",
+        f"urn:topicstreams:news:{'e' * 32}:topic:climate": "(untitled)",
+    }
     for kind in KINDS:
         answer = fetch(api, kind)
         assert b"javascript:" not in answer.content.lower()
@@ -279,18 +342,36 @@ def test_hostile_text_stays_text_and_the_xml_well_formed(feed_url: str) -> None:
                 description = root.xpath("//item[guid=$id]/description/text()", id=entry.id)[0]
                 assert description == html.escape(f"snippet {text}", quote=False) and "<" not in description
         assert html.unescape(by_id[entry_id("ctl")].summary) == "abc"
-        assert not any(link.get("href", "").lower().startswith("javascript")
-                       for entry in parsed.entries for link in entry.get("links", []))
+        assert not any(
+            link.get("href", "").lower().startswith("javascript")
+            for entry in parsed.entries
+            for link in entry.get("links", [])
+        )
 
 
 def test_lone_surrogates_and_noncharacters_are_dropped_by_every_renderer() -> None:
     # No database stores a lone surrogate (the writer cannot encode it): the renderers are given one directly.
     now = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
-    event = FeedEvent(topic="clim\ud800ate", topic_id=1, news_id="a" * 32, url="https://news.example/\ud800",
-                      title=f"T\ud800i{CONTROLS}tle", source="S\udfff", snippet="x\ud800y", published_at=None,
-                      first_seen_at=now, engines=[Sighting("google", now)])
-    spec = FeedSpec(kind="atom", title="topicstreams — clim\ud800ate", feed_id="urn:topicstreams:feed",
-                    self_url="http://127.0.0.1/feed.atom", page_url="http://127.0.0.1/", events=[event])
+    event = FeedEvent(
+        topic="clim\ud800ate",
+        topic_id=1,
+        news_id="a" * 32,
+        url="https://news.example/\ud800",
+        title=f"T\ud800i{CONTROLS}tle",
+        source="S\udfff",
+        snippet="x\ud800y",
+        published_at=None,
+        first_seen_at=now,
+        engines=[Sighting("google", now)],
+    )
+    spec = FeedSpec(
+        kind="atom",
+        title="topicstreams — clim\ud800ate",
+        feed_id="urn:topicstreams:feed",
+        self_url="http://127.0.0.1/feed.atom",
+        page_url="http://127.0.0.1/",
+        events=[event],
+    )
     for kind, render in RENDERERS.items():
         body = render(replace(spec, kind=kind))
         if kind == "json":
@@ -372,7 +453,8 @@ def test_conditional_requests_get_304_until_the_feed_changes(feed_url: str) -> N
         assert fresh.status_code == 200 and fresh.headers["etag"] != answer.headers["etag"]
         assert ids(fresh, kind)[0] == entry_id(3)
         assert parsedate_to_datetime(fresh.headers["last-modified"]) >= parsedate_to_datetime(
-            answer.headers["last-modified"])
+            answer.headers["last-modified"]
+        )
         second[kind] = fresh.headers["etag"]
 
     batches(feed_url, [article(2, "energy", "brave")])  # a new engine on an event: no new entry, a new tag
@@ -386,13 +468,16 @@ def test_conditional_requests_get_304_until_the_feed_changes(feed_url: str) -> N
 # -- bad input -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("params", "name"), [
-    ({"engine": "duckduckgo"}, "engine"),
-    ({"engine": ["google", "nope"]}, "engine"),
-    ({"q": "!!! ..."}, "q"),
-    ({"q": "x" * 501}, "q"),
-    ({"topic": [f"t{n}" for n in range(201)]}, "topic"),
-])
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({"engine": "duckduckgo"}, "engine"),
+        ({"engine": ["google", "nope"]}, "engine"),
+        ({"q": "!!! ..."}, "q"),
+        ({"q": "x" * 501}, "q"),
+        ({"topic": [f"t{n}" for n in range(201)]}, "topic"),
+    ],
+)
 def test_bad_parameters_get_400_json_naming_them(feed_url: str, params: dict, name: str) -> None:
     api = client(feed_url)
     for kind in KINDS:

@@ -21,17 +21,45 @@ from topicstreams.web.params import BadParameter, feed_filter
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 
-HOSTILE = ['<img src=x onerror=window.__x=1>', '</script><script>window.__x=1</script>', '"><svg onload=1>',
-           "NEAR(a b) OR -c* \"d", "Ünïcödé café — «quotes»", "\x00\x07 control \x1b[31m"]
+HOSTILE = [
+    "<img src=x onerror=window.__x=1>",
+    "</script><script>window.__x=1</script>",
+    '"><svg onload=1>',
+    'NEAR(a b) OR -c* "d',
+    "Ünïcödé café — «quotes»",
+    "\x00\x07 control \x1b[31m",
+]
 
 
 def fill(url: str) -> str:
     fresh_database(url)
-    store(url, [article(n, f"topic {n % 4}", ("google", "bing", "yahoo", "brave")[n % 4],
-                        title=f"{HOSTILE[n % len(HOSTILE)]} story {n}", snippet=HOSTILE[(n + 1) % len(HOSTILE)])
-                for n in range(40)])
-    write_rows(url, [{"news_id": "j" * 32, "url": "javascript:alert(1)", "topic": "<b>x</b>", "engine": "bing",
-                      "title": HOSTILE[1], "source": None, "snippet": None}])
+    store(
+        url,
+        [
+            article(
+                n,
+                f"topic {n % 4}",
+                ("google", "bing", "yahoo", "brave")[n % 4],
+                title=f"{HOSTILE[n % len(HOSTILE)]} story {n}",
+                snippet=HOSTILE[(n + 1) % len(HOSTILE)],
+            )
+            for n in range(40)
+        ],
+    )
+    write_rows(
+        url,
+        [
+            {
+                "news_id": "j" * 32,
+                "url": "javascript:alert(1)",
+                "topic": "<b>x</b>",
+                "engine": "bing",
+                "title": HOSTILE[1],
+                "source": None,
+                "snippet": None,
+            }
+        ],
+    )
     return url
 
 
@@ -46,12 +74,17 @@ def api_schema(filled: str):
     return schemathesis.openapi.from_asgi("/api/openapi.json", create_app(WebSettings(filled, host="testserver")))
 
 
-@pytest.mark.parametrize(("path", "mode"), [("/api/feed", GenerationMode.POSITIVE),
-                                            ("/api/feed", GenerationMode.NEGATIVE),
-                                            ("/api/topics", GenerationMode.POSITIVE),  # (no parameter to break)
-                                            ("/api/logs", GenerationMode.POSITIVE),
-                                            ("/api/logs", GenerationMode.NEGATIVE),
-                                            ("/api/health", GenerationMode.POSITIVE)])
+@pytest.mark.parametrize(
+    ("path", "mode"),
+    [
+        ("/api/feed", GenerationMode.POSITIVE),
+        ("/api/feed", GenerationMode.NEGATIVE),
+        ("/api/topics", GenerationMode.POSITIVE),  # (no parameter to break)
+        ("/api/logs", GenerationMode.POSITIVE),
+        ("/api/logs", GenerationMode.NEGATIVE),
+        ("/api/health", GenerationMode.POSITIVE),
+    ],
+)
 def test_schemathesis_finds_no_server_error(api_schema, path: str, mode: GenerationMode) -> None:
     operation = api_schema[path]["GET"]
     answered: set[int] = set()
@@ -94,8 +127,9 @@ def both(filled: str, request: pytest.FixtureRequest) -> dict[str, object]:
 WORDS = st.sampled_from(["story", "café", "CAFE", "quotes", "control", "near", "or", "img", "script", "1", "x"])
 SEARCH_TEXT = st.one_of(
     st.text(max_size=60),
-    st.lists(st.one_of(WORDS, st.sampled_from(['"', "-", "*", "OR", "NEAR(", ")", ":", "^", "+", "AND", "NOT"])),
-             max_size=8).map(" ".join),
+    st.lists(
+        st.one_of(WORDS, st.sampled_from(['"', "-", "*", "OR", "NEAR(", ")", ":", "^", "+", "AND", "NOT"])), max_size=8
+    ).map(" ".join),
 )
 
 
@@ -107,26 +141,49 @@ def test_any_search_text_is_an_answer_or_a_clear_error_and_both_databases_agree(
     except BadParameter as exc:
         assert exc.parameter == "q" and exc.message
         return
-    found = {name: [(e.topic, e.news_id) for e in reader.events(feed, limit=200).items]
-             for name, reader in both.items()}
+    found = {
+        name: [(e.topic, e.news_id) for e in reader.events(feed, limit=200).items] for name, reader in both.items()
+    }
     assert len({tuple(items) for items in found.values()}) == 1, found
 
 
-@given(value=st.text(max_size=80), name=st.sampled_from(["topic", "engine", "q", "since", "before", "after",
-                                                          "limit", "partial", "node", "level", "resumed"]),
-       path=st.sampled_from(["/", "/api/feed", "/api/topics", "/feed.atom", "/feed.rss", "/feed.json", "/monitor",
-                             "/api/health", "/logs", "/api/logs", "/metrics"]))
+@given(
+    value=st.text(max_size=80),
+    name=st.sampled_from(
+        ["topic", "engine", "q", "since", "before", "after", "limit", "partial", "node", "level", "resumed"]
+    ),
+    path=st.sampled_from(
+        [
+            "/",
+            "/api/feed",
+            "/api/topics",
+            "/feed.atom",
+            "/feed.rss",
+            "/feed.json",
+            "/monitor",
+            "/api/health",
+            "/logs",
+            "/api/logs",
+            "/metrics",
+        ]
+    ),
+)
 @FUZZ
 def test_no_parameter_value_on_any_path_is_a_server_error(filled: str, value: str, name: str, path: str) -> None:
     response = _client(filled).get(path, params={name: value})
     assert response.status_code < 500, (path, name, value, response.text[:300])
 
 
-@given(engine=st.text(max_size=40), node=st.one_of(st.none(), st.text(max_size=80)),
-       token=st.one_of(st.none(), st.text(max_size=40)), form=st.booleans())
+@given(
+    engine=st.text(max_size=40),
+    node=st.one_of(st.none(), st.text(max_size=80)),
+    token=st.one_of(st.none(), st.text(max_size=40)),
+    form=st.booleans(),
+)
 @FUZZ
-def test_no_resume_request_is_a_server_error_and_none_without_the_token_resumes(filled: str, engine, node, token,
-                                                                               form) -> None:
+def test_no_resume_request_is_a_server_error_and_none_without_the_token_resumes(
+    filled: str, engine, node, token, form
+) -> None:
     from urllib.parse import quote
 
     params = {} if node is None else {"node": node}
@@ -134,7 +191,7 @@ def test_no_resume_request_is_a_server_error_and_none_without_the_token_resumes(
     if form:
         response = _resume_client(filled).post(path, params=params, data={} if token is None else {"token": token})
     else:
-        headers = {} if token is None else {"Authorization": f"Bearer {token}".encode("utf-8")}
+        headers = {} if token is None else {"Authorization": f"Bearer {token}".encode()}
         response = _resume_client(filled).post(path, params=params, headers=headers)
     assert response.status_code in (400, 401, 404, 405, 413, 422), (engine, node, token, response.text[:300])
 

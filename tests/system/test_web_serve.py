@@ -30,10 +30,21 @@ class Served:
 
 def serve(folder: Path, *args: str, config: dict | None = None) -> subprocess.Popen:
     env_config = write_config(folder, config or {"database": {"url": "sqlite:///feed.db"}})
-    env = {"PATH": "/usr/bin:/bin", "SCRAPY_SETTINGS_MODULE": "topicstreams.settings", "PYTHONPATH": str(REPO),
-           "TOPICSTREAMS_CONFIG": str(env_config)}
-    return subprocess.Popen([sys.executable, "-m", "scrapy", "serve", *args], cwd=folder, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "SCRAPY_SETTINGS_MODULE": "topicstreams.settings",
+        "PYTHONPATH": str(REPO),
+        "TOPICSTREAMS_CONFIG": str(env_config),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "serve", *args],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def started(process: subprocess.Popen) -> Served:
@@ -69,7 +80,8 @@ def test_serve_reads_the_configured_database_until_a_signal_ends_it(tmp_path: Pa
     assert status == 200
     items = json.loads(body)["items"]
     assert [(item["topic"], sorted(e["engine"] for e in item["engines"])) for item in items] == [
-        ("climate", ["bing", "google"])]
+        ("climate", ["bing", "google"])
+    ]
     assert get(f"http://127.0.0.1:{port}/api/feed", host="rebind.example")[0] == 421
     code, err = server.stop(signum)
     assert code == 0, err[-2000:]
@@ -116,11 +128,14 @@ def test_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize(("web", "message"), [
-    ({"port": "eighty"}, "config error: web.port: got 'eighty', expected a port number from 1 to 65535"),
-    ({"page_size": 500}, "config error: web.page_size: got 500, expected an integer from 1 to 200"),
-    ({"host": ""}, "config error: web.host: got '', expected a host name or IP address"),
-])
+@pytest.mark.parametrize(
+    ("web", "message"),
+    [
+        ({"port": "eighty"}, "config error: web.port: got 'eighty', expected a port number from 1 to 65535"),
+        ({"page_size": 500}, "config error: web.page_size: got 500, expected an integer from 1 to 200"),
+        ({"host": ""}, "config error: web.host: got '', expected a host name or IP address"),
+    ],
+)
 def test_a_bad_web_key_is_a_config_error(tmp_path: Path, web: dict, message: str) -> None:
     process = serve(tmp_path, config={"web": web})
     out, err = process.communicate(timeout=30)

@@ -1,4 +1,4 @@
-"""A topic gone silent, judged (topicstreams.alerts.silence): arrivals, the usual gap, the threshold, the engines'
+"""A topic gone silent, judged (topicstreams.alerts.topic_silence): arrivals, the usual gap, the threshold, the engines'
 running, and the two messages — on an injected clock."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from topicstreams.alerts.events import SILENCE
-from topicstreams.alerts.silence import (
+from topicstreams.alerts.inert_text import ZWSP, duration
+from topicstreams.alerts.topic_silence import (
     ARRIVAL_WINDOW,
     ENDED,
     MIN_SILENCE,
@@ -18,7 +19,6 @@ from topicstreams.alerts.silence import (
     news_again_alert,
     silence_alert,
 )
-from topicstreams.alerts.text import ZWSP, duration
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -36,8 +36,14 @@ def judge(times, now=NOW, **options):
 
 def test_events_within_a_minute_of_each_other_are_one_arrival():
     t = NOW - HOUR * 10
-    times = [t, t + timedelta(seconds=20), t + timedelta(seconds=50), t + timedelta(seconds=100),  # a chain
-             t + timedelta(seconds=100 + ARRIVAL_WINDOW), t + HOUR]
+    times = [
+        t,
+        t + timedelta(seconds=20),
+        t + timedelta(seconds=50),
+        t + timedelta(seconds=100),  # a chain
+        t + timedelta(seconds=100 + ARRIVAL_WINDOW),
+        t + HOUR,
+    ]
     assert arrivals(reversed(times)) == [t, t + timedelta(seconds=100 + ARRIVAL_WINDOW), t + HOUR]
     assert arrivals([]) == []
 
@@ -105,8 +111,9 @@ def test_only_while_the_engines_run_and_counted_from_when_they_were_seen_running
 
 def test_the_silence_alert_names_the_topic_the_engines_the_numbers_and_what_to_do():
     times = hourly(12, NOW - HOUR * 7)
-    verdict = judge_silence("<b>@everyone</b> news", times, NOW, baseline_days=14, factor=6, min_events=10,
-                            running=True)
+    verdict = judge_silence(
+        "<b>@everyone</b> news", times, NOW, baseline_days=14, factor=6, min_events=10, running=True
+    )
     alert = silence_alert(verdict, ["bing", "google"])
     assert alert.event == SILENCE and alert.topic == "<b>@everyone</b> news" and alert.at == NOW
     assert alert.details["state"] == SILENT
@@ -127,7 +134,13 @@ def test_the_news_again_alert():
 
 def test_durations_for_people():
     assert [duration(s) for s in (10, 45 * 60, 3600, 7.5 * 3600, 76 * 3600, 48 * 3600)] == [
-        "1 min", "45 min", "1 h", "7 h 30 min", "3 d 4 h", "2 d"]
+        "1 min",
+        "45 min",
+        "1 h",
+        "7 h 30 min",
+        "3 d 4 h",
+        "2 d",
+    ]
 
 
 # ---- the moments kept between checks ----------------------------------------------------------------------------
@@ -136,11 +149,13 @@ def test_moments_kept_between_checks_equal_a_full_read():
     earlier time, topics deactivated and added — the kept moments are what one full read gives."""
     import random
 
-    from topicstreams.alerts.silence import TopicMoments
+    from topicstreams.alerts.topic_silence import TopicMoments
 
     rng = random.Random(5)
-    rows = sorted(((f"t{rng.randrange(4)}", float(rng.randrange(0, 100_000)), rng.randrange(1, 4))
-                   for _ in range(2_000)), key=lambda row: row[1])
+    rows = sorted(
+        ((f"t{rng.randrange(4)}", float(rng.randrange(0, 100_000)), rng.randrange(1, 4)) for _ in range(2_000)),
+        key=lambda row: row[1],
+    )
     # each row becomes visible at its time, but one in ten only 200 s later (another process's late commit)
     visible_at = [moment + (200 if index % 10 == 0 else 0) for index, (_, moment, _) in enumerate(rows)]
     overlap = 300.0
@@ -160,7 +175,8 @@ def test_moments_kept_between_checks_equal_a_full_read():
     assert set(kept.times) == {"t0", "t1", "t3", "t4"}
     for topic in kept.times:
         assert list(kept.times[topic]) == list(full.times[topic]) and list(kept.counts[topic]) == list(
-            full.counts[topic]), topic
+            full.counts[topic]
+        ), topic
     kept.trim(50_000.0)
     assert all(moment > 50_000.0 for times in kept.times.values() for moment in times)
     assert len(kept.times["t0"]) == sum(1 for moment in full.times["t0"] if moment > 50_000.0)
@@ -169,14 +185,25 @@ def test_moments_kept_between_checks_equal_a_full_read():
 def test_judging_kept_moments_is_judging_datetimes():
     from datetime import UTC, datetime, timedelta
 
-    from topicstreams.alerts.silence import judge_moments, judge_silence
+    from topicstreams.alerts.topic_silence import judge_moments, judge_silence
 
     now = datetime(2026, 12, 2, 12, tzinfo=UTC)
-    moments = [(now - timedelta(hours=hours, seconds=seconds), count)
-               for hours in range(10, 200, 3) for seconds, count in ((0, 2), (30, 1))]
+    moments = [
+        (now - timedelta(hours=hours, seconds=seconds), count)
+        for hours in range(10, 200, 3)
+        for seconds, count in ((0, 2), (30, 1))
+    ]
     by_datetimes = judge_silence("t", moments, now, baseline_days=14, factor=2, min_events=10, running=True)
     ordered = sorted((moment.timestamp(), count) for moment, count in moments)
-    by_seconds = judge_moments("t", [m for m, _ in ordered], [c for _, c in ordered], now, baseline_days=14,
-                               factor=2, min_events=10, running=True)
+    by_seconds = judge_moments(
+        "t",
+        [m for m, _ in ordered],
+        [c for _, c in ordered],
+        now,
+        baseline_days=14,
+        factor=2,
+        min_events=10,
+        running=True,
+    )
     assert by_datetimes == by_seconds
     assert by_seconds.silent and by_seconds.gap == 3 * 3600 and by_seconds.arrivals == 64

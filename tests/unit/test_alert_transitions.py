@@ -25,17 +25,20 @@ def test_a_pause_says_what_why_since_when_where_and_what_to_do():
     assert reminder.details["reminder"] is True
 
 
-@pytest.mark.parametrize("make", [
-    lambda: transitions.resumed("google", "n1", T0, T0 + timedelta(minutes=30), 2),
-    lambda: transitions.recovered("google", "n1", 91, "paused", T0, T0 + timedelta(hours=2)),
-    lambda: transitions.degraded("google", "n1", 70, ["latency"], 2, T0),
-    lambda: transitions.saturation("n1", ("bing", "google"), True, None, T0),
-    lambda: transitions.saturation("n1", (), False, T0, T0 + timedelta(minutes=5)),
-    lambda: transitions.canary_mismatch("yahoo", "n1", "weather", "0 results, expected at least 3", T0),
-    lambda: transitions.parser_critical("brave", "n1", 20, ["no items"], T0),
-    lambda: transitions.coverage_drop("bing", "n1", 0.05, 0.74, T0),
-    lambda: transitions.network_down("n1", ("bing", "google"), ("ERR_CONNECTION_REFUSED",), T0, T0),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: transitions.resumed("google", "n1", T0, T0 + timedelta(minutes=30), 2),
+        lambda: transitions.recovered("google", "n1", 91, "paused", T0, T0 + timedelta(hours=2)),
+        lambda: transitions.degraded("google", "n1", 70, ["latency"], 2, T0),
+        lambda: transitions.saturation("n1", ("bing", "google"), True, None, T0),
+        lambda: transitions.saturation("n1", (), False, T0, T0 + timedelta(minutes=5)),
+        lambda: transitions.canary_mismatch("yahoo", "n1", "weather", "0 results, expected at least 3", T0),
+        lambda: transitions.parser_critical("brave", "n1", 20, ["no items"], T0),
+        lambda: transitions.coverage_drop("bing", "n1", 0.05, 0.74, T0),
+        lambda: transitions.network_down("n1", ("bing", "google"), ("ERR_CONNECTION_REFUSED",), T0, T0),
+    ],
+)
 def test_every_transition_names_its_event_node_and_time(make):
     alert = make()
     assert alert.event in EVENTS

@@ -11,7 +11,7 @@ import yaml
 
 from tests.conftest import write_config
 from topicstreams.addon import config_settings
-from topicstreams.config import EX_CONFIG, ConfigError, load_config
+from topicstreams.config.loading import EX_CONFIG, ConfigError, load_config
 
 PG_URL = "postgresql+psycopg://app:s3cret@db.invalid:5432/news"
 """A PostgreSQL URL: validation never connects to it."""
@@ -37,19 +37,21 @@ def test_the_defaults_are_shards_and_two_minutes(tmp_path):
 
 
 def test_lease_on_postgresql_is_taken_and_reaches_the_settings(tmp_path):
-    config = load(tmp_path, {"database": {"url": PG_URL},
-                             "scraper": {"assignment": "lease", "lease_seconds": 300, "shard": "0/1"}})
+    config = load(
+        tmp_path,
+        {"database": {"url": PG_URL}, "scraper": {"assignment": "lease", "lease_seconds": 300, "shard": "0/1"}},
+    )
     settings = config_settings(config)
     assert settings["TOPICSTREAMS_ASSIGNMENT"] == "lease"
     assert settings["TOPICSTREAMS_LEASE_SECONDS"] == 300
 
 
 def test_lease_on_sqlite_is_refused_naming_the_key_and_why(tmp_path):
-    error = refusal(tmp_path, {"database": {"url": f"sqlite:///{tmp_path / 'news.db'}"},
-                               "scraper": {"assignment": "lease"}})
+    error = refusal(
+        tmp_path, {"database": {"url": f"sqlite:///{tmp_path / 'news.db'}"}, "scraper": {"assignment": "lease"}}
+    )
     assert error.key == "scraper.assignment"
-    assert str(error).startswith("scraper.assignment: got 'lease', expected shard while database.url is not "
-                                 "PostgreSQL")
+    assert str(error).startswith("scraper.assignment: got 'lease', expected shard while database.url is not PostgreSQL")
     assert "SQLite" in str(error)
 
 
@@ -59,8 +61,11 @@ def test_lease_on_the_default_database_is_refused(tmp_path):
 
 def test_the_environment_database_url_decides(tmp_path):
     # the file says PostgreSQL, the environment (which wins) says SQLite: refused; and the other way round: taken
-    error = refusal(tmp_path, {"database": {"url": PG_URL}, "scraper": {"assignment": "lease"}},
-                    TOPICSTREAMS_DB_URL=f"sqlite:///{tmp_path / 'env.db'}")
+    error = refusal(
+        tmp_path,
+        {"database": {"url": PG_URL}, "scraper": {"assignment": "lease"}},
+        TOPICSTREAMS_DB_URL=f"sqlite:///{tmp_path / 'env.db'}",
+    )
     assert error.key == "scraper.assignment"
     config = load(tmp_path, {"scraper": {"assignment": "lease"}}, TOPICSTREAMS_DB_URL=PG_URL)
     assert config.get("scraper.assignment") == "lease"
@@ -79,8 +84,7 @@ def test_a_shard_without_lease_is_still_fine(tmp_path):
 
 @pytest.mark.parametrize("value", [0, -1, -0.5, "soon", True, [60], float("inf")])
 def test_lease_seconds_must_be_positive_seconds(tmp_path, value):
-    error = refusal(tmp_path, {"database": {"url": PG_URL},
-                               "scraper": {"assignment": "lease", "lease_seconds": value}})
+    error = refusal(tmp_path, {"database": {"url": PG_URL}, "scraper": {"assignment": "lease", "lease_seconds": value}})
     assert error.key == "scraper.lease_seconds"
     assert "expected seconds > 0" in str(error)
 
@@ -100,21 +104,28 @@ def test_a_refusal_does_not_show_the_database_password(tmp_path):
 
 
 def test_config_check_refuses_lease_on_sqlite_with_one_line_and_exit_78(scrapy_cmd, tmp_path):
-    config = write_config(tmp_path, {"database": {"url": f"sqlite:///{tmp_path / 'news.db'}"},
-                                     "scraper": {"assignment": "lease"}})
+    config = write_config(
+        tmp_path, {"database": {"url": f"sqlite:///{tmp_path / 'news.db'}"}, "scraper": {"assignment": "lease"}}
+    )
     result = scrapy_cmd("config", "check", env={"TOPICSTREAMS_CONFIG": str(config)})
     assert result.returncode == EX_CONFIG == 78
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("config error: scraper.assignment: got 'lease', expected shard while database.url "
-                               "is not PostgreSQL")
+    assert lines[0].startswith(
+        "config error: scraper.assignment: got 'lease', expected shard while database.url is not PostgreSQL"
+    )
     assert "config ok" not in result.stdout
 
 
 def test_a_crawl_in_lease_mode_on_sqlite_stops_before_any_browser(scrapy_cmd, tmp_path):
-    config = write_config(tmp_path, {"database": {"url": f"sqlite:///{tmp_path / 'news.db'}"},
-                                     "scraper": {"assignment": "lease"},
-                                     "browser": {"profile_dir": str(tmp_path / "profiles")}})
+    config = write_config(
+        tmp_path,
+        {
+            "database": {"url": f"sqlite:///{tmp_path / 'news.db'}"},
+            "scraper": {"assignment": "lease"},
+            "browser": {"profile_dir": str(tmp_path / "profiles")},
+        },
+    )
     result = scrapy_cmd("crawl", "google", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)})
     assert result.returncode == 78
     errors = [line for line in result.stderr.splitlines() if line.startswith("config error:")]
@@ -127,8 +138,7 @@ def test_config_check_takes_lease_on_postgresql_and_show_prints_it(scrapy_cmd, t
     config = write_config(tmp_path, {"database": {"url": PG_URL}, "scraper": {"assignment": "lease"}})
     check = scrapy_cmd("config", "check", env={"TOPICSTREAMS_CONFIG": str(config)}, check=True)
     assert check.stdout.startswith("config ok")
-    shown = yaml.safe_load(scrapy_cmd("config", "show", env={"TOPICSTREAMS_CONFIG": str(config)},
-                                      check=True).stdout)
+    shown = yaml.safe_load(scrapy_cmd("config", "show", env={"TOPICSTREAMS_CONFIG": str(config)}, check=True).stdout)
     assert shown["scraper"]["assignment"] == "lease" and shown["scraper"]["lease_seconds"] == 120
 
 

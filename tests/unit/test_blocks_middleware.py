@@ -9,11 +9,11 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from topicstreams import meta as keys
-from topicstreams.classify import ResponseClass
+from topicstreams.crawl import meta as keys
+from topicstreams.crawl.signals import Classification, response_classified
+from topicstreams.engines.classify import ResponseClass
 from topicstreams.engines.reader import Reading
 from topicstreams.middlewares.blocks import BlocksMiddleware
-from topicstreams.signals import Classification, response_classified
 from topicstreams.spiders.google import GoogleSpider
 
 SETTINGS = {
@@ -38,8 +38,9 @@ def middleware():
 
 
 def answer(middleware, html: str, page: int = 0):
-    request = Request("http://127.0.0.1:9/search?q=alpha", meta={keys.ENGINE: "google", keys.TOPIC: "alpha",
-                                                                  keys.PAGE: page})
+    request = Request(
+        "http://127.0.0.1:9/search?q=alpha", meta={keys.ENGINE: "google", keys.TOPIC: "alpha", keys.PAGE: page}
+    )
     response = HtmlResponse(request.url, body=html.encode(), encoding="utf-8", request=request)
     assert middleware.process_response(request, response) is response
     return request.meta
@@ -47,8 +48,9 @@ def answer(middleware, html: str, page: int = 0):
 
 def test_a_redesigned_page_is_read_by_the_fallback_counted_and_warned_of_once(middleware, caplog):
     sent: list[Classification] = []
-    middleware.crawler.signals.connect(lambda classification: sent.append(classification),
-                                       signal=response_classified, weak=False)
+    middleware.crawler.signals.connect(
+        lambda classification: sent.append(classification), signal=response_classified, weak=False
+    )
     with caplog.at_level(logging.DEBUG, logger="topicstreams.middlewares.blocks"):
         first = answer(middleware, REDESIGNED)
         answer(middleware, REDESIGNED)

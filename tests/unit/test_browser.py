@@ -6,8 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from topicstreams.arguments import split_names
-from topicstreams.browser import (
+from topicstreams.browser.chromium import (
     BrowserNotFound,
     ProfileInUse,
     ProfileLock,
@@ -16,7 +15,8 @@ from topicstreams.browser import (
     profile_path,
     should_abort_request,
 )
-from topicstreams.topic_supply import in_shard
+from topicstreams.crawl.arguments import split_names
+from topicstreams.crawl.supply import in_shard
 
 
 def test_a_configured_executable_wins_and_a_wrong_one_is_named(tmp_path):
@@ -35,10 +35,15 @@ def test_a_second_process_on_the_same_profile_is_refused(tmp_path):
     lock = ProfileLock(profile)
     lock.acquire()
     other = subprocess.run(
-        [sys.executable, "-c",
-         "import sys; from pathlib import Path; from topicstreams.browser import ProfileLock\n"
-         f"ProfileLock(Path({str(profile)!r})).acquire()"],
-        capture_output=True, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from topicstreams.browser.chromium import ProfileLock\n"
+            f"ProfileLock(Path({str(profile)!r})).acquire()",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert other.returncode != 0
     assert "ProfileInUse" in other.stderr and "is in use by process" in other.stderr
     with pytest.raises(ProfileInUse, match="one process per engine and profile"):
@@ -50,8 +55,12 @@ def test_a_second_process_on_the_same_profile_is_refused(tmp_path):
 
 
 def request(url, resource_type="document", navigation=False, page_url="http://127.0.0.1:8000/search?q=x"):
-    return SimpleNamespace(url=url, resource_type=resource_type, is_navigation_request=lambda: navigation,
-                           frame=SimpleNamespace(page=SimpleNamespace(url=page_url)))
+    return SimpleNamespace(
+        url=url,
+        resource_type=resource_type,
+        is_navigation_request=lambda: navigation,
+        frame=SimpleNamespace(page=SimpleNamespace(url=page_url)),
+    )
 
 
 def test_requests_the_parser_does_not_need_are_aborted():
@@ -67,7 +76,10 @@ def test_requests_the_parser_does_not_need_are_aborted():
 
 def test_proxy_credentials_stay_out_of_the_server_string():
     assert playwright_proxy("http://bob:s3cret@proxy.test:3128") == {
-        "server": "http://proxy.test:3128", "username": "bob", "password": "s3cret"}
+        "server": "http://proxy.test:3128",
+        "username": "bob",
+        "password": "s3cret",
+    }
     assert playwright_proxy("socks5://proxy.test:1080") == {"server": "socks5://proxy.test:1080"}
 
 
@@ -87,7 +99,15 @@ def test_shards_cover_every_topic_exactly_once_and_are_stable():
             assert len({o[0] for o in owners}) == count
     # the same on every machine, Python run and release: pinned, since nodes of mixed versions share topics
     assert [n for n in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta") if in_shard(n, "0/2")] == PINNED_0_OF_2
-    probe = subprocess.run([sys.executable, "-c", "from topicstreams.topic_supply import in_shard;"
-                            "print([in_shard(f't{i}', '1/3') for i in range(20)])"],
-                           capture_output=True, text=True, env={"PYTHONHASHSEED": "123", "PATH": ""}, check=True)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from topicstreams.crawl.supply import in_shard;print([in_shard(f't{i}', '1/3') for i in range(20)])",
+        ],
+        capture_output=True,
+        text=True,
+        env={"PYTHONHASHSEED": "123", "PATH": ""},
+        check=True,
+    )
     assert probe.stdout.strip() == str([in_shard(f"t{i}", "1/3") for i in range(20)])

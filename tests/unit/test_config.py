@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from topicstreams.addon import config_settings
-from topicstreams.config import ConfigError, load_config, load_defaults, merge, validate
+from topicstreams.config.loading import ConfigError, load_config, load_defaults, merge, validate
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -53,7 +53,9 @@ def test_merge_mappings_key_by_key_lists_replace_null_means_default():
 
 
 def test_user_file_merges_over_defaults(tmp_path):
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 topics: [alpha, beta]
 engines:
   google: {base_url: "http://127.0.0.1:8080", freshness: day}
@@ -62,7 +64,8 @@ scraper:
   scrape_interval: 5
   pacing: {per_engine: {google: 1.5}}
   cooldown: {initial: null}
-""")
+""",
+    )
     config = load(path)
     assert config.get("topics") == ["alpha", "beta"]
     assert config.engine("google") == {"enabled": True, "base_url": "http://127.0.0.1:8080", "freshness": "day"}
@@ -103,16 +106,20 @@ def test_relative_sqlite_path_resolves_against_the_config_folder(tmp_path, monke
 
 def test_environment_overrides(tmp_path):
     path = write(tmp_path, "anti_detection: {proxy: {enabled: false, proxies: ['http://file:1']}}\n")
-    config = load(path, TOPICSTREAMS_DB_URL="sqlite:////tmp/env.db",
-                  SCRAPER_PROXY="http://u:p@one:3128, socks5://two:1080")
+    config = load(
+        path, TOPICSTREAMS_DB_URL="sqlite:////tmp/env.db", SCRAPER_PROXY="http://u:p@one:3128, socks5://two:1080"
+    )
     assert config.get("database.url") == "sqlite:////tmp/env.db"
     assert config.get("anti_detection.proxy") == {
-        "enabled": True, "proxies": ["http://u:p@one:3128", "socks5://two:1080"]}
+        "enabled": True,
+        "proxies": ["http://u:p@one:3128", "socks5://two:1080"],
+    }
 
 
 def test_show_masks_secrets():
-    config = load(SCRAPER_PROXY="http://user:hunter2@proxy:3128",
-                  TOPICSTREAMS_DB_URL="postgresql+psycopg://app:s3cret@db/news")
+    config = load(
+        SCRAPER_PROXY="http://user:hunter2@proxy:3128", TOPICSTREAMS_DB_URL="postgresql+psycopg://app:s3cret@db/news"
+    )
     text = yaml.safe_dump(config.masked())
     assert "hunter2" not in text and "s3cret" not in text
     assert "http://user:***@proxy:3128" in text
@@ -132,8 +139,10 @@ def test_show_masks_secrets():
         ("scraper: {pacing: {per_engine: {duckduckgo: 3}}}", "scraper.pacing.per_engine.duckduckgo:"),
         ("scraper: {intervall: 3}", "scraper.intervall: got 3, expected no such key"),
         ("colour: blue", "colour: got 'blue', expected no such key"),
-        ("engines: {google: {base_url: 'http://x.test/search'}}",
-         "engines.google.base_url: got 'http://x.test/search', expected scheme://host[:port] with no path"),
+        (
+            "engines: {google: {base_url: 'http://x.test/search'}}",
+            "engines.google.base_url: got 'http://x.test/search', expected scheme://host[:port] with no path",
+        ),
         ("engines: {google: {freshness: year}}", "engines.google.freshness: got 'year', expected one of hour,"),
         ("engines: {google: {enabled: maybe}}", "engines.google.enabled: got 'maybe', expected true or false"),
         ("topics: alpha", "topics: got 'alpha', expected a list of topic names"),
@@ -171,15 +180,18 @@ def test_validate_takes_the_packaged_defaults_as_they_are():
 
 
 def test_addon_settings_carry_the_config_and_browser_context(tmp_path):
-    from topicstreams.browser import CHROMIUM_ARGS
+    from topicstreams.browser.chromium import CHROMIUM_ARGS
 
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 anti_detection:
   timezone_id: Europe/Amsterdam
   locale: nl-NL
   geolocation: {latitude: 52.37, longitude: 4.9}
   proxy: {enabled: true, proxies: ['http://u:pw@proxy.test:3128']}
-""")
+""",
+    )
     settings = config_settings(load(path))
     options = settings["TOPICSTREAMS_CONTEXT_OPTIONS"]
     assert options["proxy"] == {"server": "http://proxy.test:3128", "username": "u", "password": "pw"}
@@ -204,15 +216,23 @@ def test_the_addon_enables_what_every_crawl_needs_whatever_a_user_sets(tmp_path,
     from topicstreams.middlewares.pacing import PacingMiddleware
     from topicstreams.spiders.google import GoogleSpider
 
-    monkeypatch.setenv("TOPICSTREAMS_CONFIG", str(write(tmp_path, f"database: {{url: 'sqlite:///{tmp_path}/a.db'}}\n"
-                                                                 f"browser: {{profile_dir: '{tmp_path}/p'}}\n")))
+    monkeypatch.setenv(
+        "TOPICSTREAMS_CONFIG",
+        str(
+            write(
+                tmp_path, f"database: {{url: 'sqlite:///{tmp_path}/a.db'}}\nbrowser: {{profile_dir: '{tmp_path}/p'}}\n"
+            )
+        ),
+    )
     # a user's own lists replace the project's
-    crawler = get_crawler(GoogleSpider, {"ADDONS": {TopicstreamsAddon: 0}, "EXTENSIONS": {},
-                                         "DOWNLOADER_MIDDLEWARES": {}})
+    crawler = get_crawler(
+        GoogleSpider, {"ADDONS": {TopicstreamsAddon: 0}, "EXTENSIONS": {}, "DOWNLOADER_MIDDLEWARES": {}}
+    )
     extensions = crawler.settings.getdict("EXTENSIONS")
     middlewares = crawler.settings.getdict("DOWNLOADER_MIDDLEWARES")
     assert (extensions[ProfileLockExtension], extensions[SchemaExtension]) == (0, 1)
     assert (middlewares[BlocksMiddleware], middlewares[PacingMiddleware]) == (940, 950)
-    assert crawler.settings.get("TOPICSTREAMS_PROFILE_PATH") == str(tmp_path / "p" / load(None).get("node.id")
-                                                                    / "google")
+    assert crawler.settings.get("TOPICSTREAMS_PROFILE_PATH") == str(
+        tmp_path / "p" / load(None).get("node.id") / "google"
+    )
     assert (tmp_path / "a.db").exists()  # the schema extension ran with the crawler

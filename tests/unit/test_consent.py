@@ -7,18 +7,24 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from topicstreams.classify import ResponseClass
-from topicstreams.config import ConfigError, load_config
-from topicstreams.consent import CONSENT, CONSENT_HOST_WALL, blank_query_values
+from topicstreams.config.loading import ConfigError, load_config
 from topicstreams.engines import REGISTRY, make_engine
+from topicstreams.engines.classify import ResponseClass
+from topicstreams.engines.consent_walls import CONSENT, CONSENT_HOST_WALL, blank_query_values
 from topicstreams.engines.reader import Page, PageReader
-from topicstreams.health.monitor import EngineHealth, HealthSettings
+from topicstreams.health.band import EngineHealth, HealthSettings
 from topicstreams.health.window import Sample
-from topicstreams.middlewares.consent import ConsentMiddleware
+from topicstreams.middlewares.consent_answers import ConsentMiddleware
 
-ENGINES = {name: {"base_url": f"https://{host}"} for name, host in (
-    ("google", "www.google.de"), ("bing", "www.bing.com"), ("yahoo", "news.search.yahoo.com"),
-    ("brave", "search.brave.com"))}
+ENGINES = {
+    name: {"base_url": f"https://{host}"}
+    for name, host in (
+        ("google", "www.google.de"),
+        ("bing", "www.bing.com"),
+        ("yahoo", "news.search.yahoo.com"),
+        ("brave", "search.brave.com"),
+    )
+}
 
 
 def reader(name: str) -> PageReader:
@@ -80,19 +86,22 @@ def test_each_engines_wall_in_another_language_is_a_consent_challenge_and_nothin
 
 def test_the_yahoo_wall_without_its_form_would_have_been_read_as_news():
     # What recognising the wall prevents: the same page without its form goes to the structural fallback.
-    without_form = YAHOO_IT.split('<form', 1)[0] + YAHOO_IT.split('</form>', 1)[1]
+    without_form = YAHOO_IT.split("<form", 1)[0] + YAHOO_IT.split("</form>", 1)[1]
     reading = reader("yahoo").read(page(without_form, "https://news.search.yahoo.com/search?p=x"))
     assert reading.verdict.reason != CONSENT
     assert [result.url for result in reading.results] == ["https://privacy.example/it/"]
 
 
-@pytest.mark.parametrize(("name", "url"), [
-    ("google", "https://consent.google.de/ml?continue=https://www.google.de/search%3Fq%3Dx"),
-    ("google", "https://consent.google.com.ng/ml?continue=x"),
-    ("yahoo", "https://consent.yahoo.com/v2/collectConsent?sessionId=3_cc-session_x"),
-    ("yahoo", "https://guce.yahoo.com/consent?brandType=eu&gcrumb=x"),
-    ("yahoo", "http://127.0.0.1:9/v2/collectConsent?sessionId=x"),  # a consent path on any host
-])
+@pytest.mark.parametrize(
+    ("name", "url"),
+    [
+        ("google", "https://consent.google.de/ml?continue=https://www.google.de/search%3Fq%3Dx"),
+        ("google", "https://consent.google.com.ng/ml?continue=x"),
+        ("yahoo", "https://consent.yahoo.com/v2/collectConsent?sessionId=3_cc-session_x"),
+        ("yahoo", "https://guce.yahoo.com/consent?brandType=eu&gcrumb=x"),
+        ("yahoo", "http://127.0.0.1:9/v2/collectConsent?sessionId=x"),  # a consent path on any host
+    ],
+)
 def test_a_page_on_a_consent_host_or_path_is_a_wall_whatever_it_holds(name, url):
     reading = reader(name).read(Page(url, 200, "<html><body><p>Loading…</p></body></html>"))
     assert (reading.verdict.cls, reading.verdict.reason) == (ResponseClass.CHALLENGE, CONSENT)
@@ -119,9 +128,12 @@ def test_a_results_page_is_never_a_wall():
     # Result items of a known layout: a banner or a script naming the consent host changes nothing.
     reading = reader("google").read(page(RESULTS))
     assert reading.verdict.cls is ResponseClass.OK and len(reading.results) == 1
-    bing_banner = BING_FR.replace("</body>", '<div class="news-card newsitem" url="https://news.example/b" '
-                                  'data-title="A headline"><a class="title" href="https://news.example/b">A '
-                                  "headline</a></div></body>")
+    bing_banner = BING_FR.replace(
+        "</body>",
+        '<div class="news-card newsitem" url="https://news.example/b" '
+        'data-title="A headline"><a class="title" href="https://news.example/b">A '
+        "headline</a></div></body>",
+    )
     reading = reader("bing").read(page(bing_banner, "https://www.bing.com/news/search?q=x"))
     assert reading.verdict.cls is ResponseClass.OK and [r.url for r in reading.results] == ["https://news.example/b"]
 

@@ -56,8 +56,11 @@ def test_the_first_window_starts_at_the_open_time_and_ends_on_the_next_boundary(
 
 def test_windows_after_the_first_are_whole_aligned_and_consecutive():
     windows = CycleWindows(60, T0)
-    closed = [window for now in (B1 + 0.4, B1 + 30, B1 + 60.7, B1 + 61, B1 + 120.2, B1 + 179.99, B1 + 180.01)
-              if (window := windows.due(now)) is not None]
+    closed = [
+        window
+        for now in (B1 + 0.4, B1 + 30, B1 + 60.7, B1 + 61, B1 + 120.2, B1 + 179.99, B1 + 180.01)
+        if (window := windows.due(now)) is not None
+    ]
     assert closed == [Span(T0, B1), Span(B1, B1 + 60), Span(B1 + 60, B1 + 120), Span(B1 + 120, B1 + 180)]
     assert all(later.start == earlier.end for earlier, later in zip(closed, closed[1:], strict=False))
     assert all(w.end % 60 == 0 and w.end - w.start == 60 for w in closed[1:])
@@ -99,12 +102,19 @@ def test_the_clock_is_looked_at_at_least_four_times_a_window_and_at_least_every_
 def test_counter_diffs_are_the_growth_since_the_previous_reading_and_absent_counters_are_zero():
     diffs = CounterDiffs(["topics_swept", "items_scraped", "new_events"])
     assert diffs.take({}) == {"topics_swept": 0, "items_scraped": 0, "new_events": 0}
-    assert diffs.take({"topics_swept": 3, "items_scraped": 30}) == {"topics_swept": 3, "items_scraped": 30,
-                                                                     "new_events": 0}
+    assert diffs.take({"topics_swept": 3, "items_scraped": 30}) == {
+        "topics_swept": 3,
+        "items_scraped": 30,
+        "new_events": 0,
+    }
     assert diffs.take({"topics_swept": 5, "items_scraped": 30, "new_events": 12, "other": 9}) == {
-        "topics_swept": 2, "items_scraped": 0, "new_events": 12}
+        "topics_swept": 2,
+        "items_scraped": 0,
+        "new_events": 12,
+    }
     assert diffs.take({"topics_swept": 5, "items_scraped": 30, "new_events": 12}) == dict.fromkeys(
-        ["topics_swept", "items_scraped", "new_events"], 0)
+        ["topics_swept", "items_scraped", "new_events"], 0
+    )
 
 
 def test_counter_diffs_add_up_to_the_last_reading():
@@ -130,20 +140,49 @@ def health_row(end: datetime) -> dict:
 
 def cycle_rows(db) -> list[dict]:
     with db.connect() as conn:
-        return [dict(row._mapping) for row in conn.execute(select(scraper_cycles_table).order_by(
-            scraper_cycles_table.c.id))]
+        return [
+            dict(row._mapping) for row in conn.execute(select(scraper_cycles_table).order_by(scraper_cycles_table.c.id))
+        ]
 
 
 def test_save_cycle_keeps_every_column_and_defaults_the_counts_to_zero(tmp_path):
     db = database(tmp_path)
     end = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-    save_cycle(db, **cycle_row(end, topics_count=50, entries=312, new_events=47, requests=55, ok=50, hard_blocks=1,
-                               challenges=2, soft_blocks=1, errors=1, cooldowns=3))
+    save_cycle(
+        db,
+        **cycle_row(
+            end,
+            topics_count=50,
+            entries=312,
+            new_events=47,
+            requests=55,
+            ok=50,
+            hard_blocks=1,
+            challenges=2,
+            soft_blocks=1,
+            errors=1,
+            cooldowns=3,
+        ),
+    )
     save_cycle(db, **cycle_row(end + timedelta(minutes=1), engine="bing"))
     first, second = cycle_rows(db)
-    assert first == {"id": first["id"], "engine": "google", "node": "n1", "window_start": end - timedelta(minutes=1),
-                     "window_end": end, "topics_count": 50, "entries": 312, "new_events": 47, "requests": 55,
-                     "ok": 50, "hard_blocks": 1, "challenges": 2, "soft_blocks": 1, "errors": 1, "cooldowns": 3}
+    assert first == {
+        "id": first["id"],
+        "engine": "google",
+        "node": "n1",
+        "window_start": end - timedelta(minutes=1),
+        "window_end": end,
+        "topics_count": 50,
+        "entries": 312,
+        "new_events": 47,
+        "requests": 55,
+        "ok": 50,
+        "hard_blocks": 1,
+        "challenges": 2,
+        "soft_blocks": 1,
+        "errors": 1,
+        "cooldowns": 3,
+    }
     assert second["engine"] == "bing" and all(second[column] == 0 for column in COUNTERS)
     assert second["window_end"].tzinfo is not None
 
@@ -157,10 +196,12 @@ def test_purge_deletes_what_ended_before_the_cutoff_from_both_tables_once(tmp_pa
     with db.begin() as conn:
         conn.execute(insert(health_windows_table), [health_row(cutoff - timedelta(days=1)), health_row(now)])
         # a cycle row without an end goes by its start
-        conn.execute(insert(scraper_cycles_table).values(engine="google", node="n1", window_end=None,
-                                                         window_start=cutoff - timedelta(hours=1)))
-        conn.execute(insert(scraper_cycles_table).values(engine="google", node="n1", window_end=None,
-                                                         window_start=now))
+        conn.execute(
+            insert(scraper_cycles_table).values(
+                engine="google", node="n1", window_end=None, window_start=cutoff - timedelta(hours=1)
+            )
+        )
+        conn.execute(insert(scraper_cycles_table).values(engine="google", node="n1", window_end=None, window_start=now))
     assert purge_older_than(db, cutoff) == {"scraper_cycles": 3, "health_windows": 1}
     assert purge_older_than(db, cutoff) == {"scraper_cycles": 0, "health_windows": 0}  # idempotent
     assert [row["window_end"] for row in cycle_rows(db)] == [cutoff, now, None]
@@ -177,11 +218,17 @@ class Clock:
         return self.now
 
 
-def make_crawler(folder: Path, spidercls=GoogleSpider, interval: float = 60, retention_days: float = 30,
-                 **settings):
+def make_crawler(folder: Path, spidercls=GoogleSpider, interval: float = 60, retention_days: float = 30, **settings):
     path = folder / "config.yml"
-    path.write_text(yaml.safe_dump({"database": {"url": f"sqlite:///{folder}/cycles.db"}, "node": {"id": "n1"},
-                                    "scraper": {"scrape_interval": interval, "retention_days": retention_days}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "database": {"url": f"sqlite:///{folder}/cycles.db"},
+                "node": {"id": "n1"},
+                "scraper": {"scrape_interval": interval, "retention_days": retention_days},
+            }
+        )
+    )
     return get_crawler(spidercls, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path), **settings})
 
 
@@ -235,8 +282,11 @@ def run(crawler, body, clock=None) -> Driven:
 
 
 def lines(caplog) -> list[str]:
-    return [record.getMessage() for record in caplog.records
-            if record.name == "topicstreams.extensions.cycle_accounting" and "swept" in record.getMessage()]
+    return [
+        record.getMessage()
+        for record in caplog.records
+        if record.name == "topicstreams.extensions.cycle_accounting" and "swept" in record.getMessage()
+    ]
 
 
 def test_it_follows_the_engine_spiders_only_and_can_be_turned_off(tmp_path):
@@ -257,8 +307,18 @@ def test_one_row_and_one_line_per_window_with_the_windows_differences(tmp_path, 
     caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
 
     def body(driven: Driven):
-        driven.count(topics_swept=50, items_scraped=312, new_events=47, requests=55, ok=50, hard_blocks=1,
-                     challenges=2, soft_blocks=1, errors=1, cooldowns=3)
+        driven.count(
+            topics_swept=50,
+            items_scraped=312,
+            new_events=47,
+            requests=55,
+            ok=50,
+            hard_blocks=1,
+            challenges=2,
+            soft_blocks=1,
+            errors=1,
+            cooldowns=3,
+        )
         driven.at(B1 - 0.5)
         assert driven.rows() == []  # not over yet
         driven.at(B1 + 0.3)
@@ -273,19 +333,46 @@ def test_one_row_and_one_line_per_window_with_the_windows_differences(tmp_path, 
     driven = run(make_crawler(tmp_path), body)
     rows = driven.rows()
     assert [(row["window_start"], row["window_end"]) for row in rows] == [
-        (utc(T0), utc(B1)), (utc(B1), utc(B1 + 60)), (utc(B1 + 60), utc(B1 + 120)), (utc(B1 + 120), utc(B1 + 131.25))]
+        (utc(T0), utc(B1)),
+        (utc(B1), utc(B1 + 60)),
+        (utc(B1 + 60), utc(B1 + 120)),
+        (utc(B1 + 120), utc(B1 + 131.25)),
+    ]
     assert {(row["engine"], row["node"]) for row in rows} == {("google", "n1")}
     assert [{column: row[column] for column in COUNTERS} for row in rows] == [
-        {"topics_count": 50, "entries": 312, "new_events": 47, "requests": 55, "ok": 50, "hard_blocks": 1,
-         "challenges": 2, "soft_blocks": 1, "errors": 1, "cooldowns": 3},
-        {"topics_count": 1, "entries": 10, "new_events": 1, "requests": 1, "ok": 1, "hard_blocks": 0,
-         "challenges": 0, "soft_blocks": 0, "errors": 0, "cooldowns": 0},
+        {
+            "topics_count": 50,
+            "entries": 312,
+            "new_events": 47,
+            "requests": 55,
+            "ok": 50,
+            "hard_blocks": 1,
+            "challenges": 2,
+            "soft_blocks": 1,
+            "errors": 1,
+            "cooldowns": 3,
+        },
+        {
+            "topics_count": 1,
+            "entries": 10,
+            "new_events": 1,
+            "requests": 1,
+            "ok": 1,
+            "hard_blocks": 0,
+            "challenges": 0,
+            "soft_blocks": 0,
+            "errors": 0,
+            "cooldowns": 0,
+        },
         dict.fromkeys(COUNTERS, 0),
-        {**dict.fromkeys(COUNTERS, 0), "entries": 4, "new_events": 2}]
-    assert lines(caplog) == ["[google] swept 50 topics, 312 entries, 47 new events",
-                             "[google] swept 1 topics, 10 entries, 1 new events",
-                             "[google] swept 0 topics, 0 entries, 0 new events",
-                             "[google] swept 0 topics, 4 entries, 2 new events"]
+        {**dict.fromkeys(COUNTERS, 0), "entries": 4, "new_events": 2},
+    ]
+    assert lines(caplog) == [
+        "[google] swept 50 topics, 312 entries, 47 new events",
+        "[google] swept 1 topics, 10 entries, 1 new events",
+        "[google] swept 0 topics, 0 entries, 0 new events",
+        "[google] swept 0 topics, 4 entries, 2 new events",
+    ]
     assert all(record.levelno == logging.INFO for record in caplog.records if "swept" in record.getMessage())
 
 
@@ -299,7 +386,8 @@ def test_a_run_shorter_than_a_window_writes_one_row_from_open_to_close(tmp_path,
 
     rows = run(make_crawler(tmp_path), body).rows()
     assert [(row["window_start"], row["window_end"], row["topics_count"], row["entries"]) for row in rows] == [
-        (utc(T0), utc(T0 + 12), 3, 30)]
+        (utc(T0), utc(T0 + 12), 3, 30)
+    ]
     assert lines(caplog) == ["[google] swept 3 topics, 30 entries, 30 new events"]
 
 
@@ -328,8 +416,10 @@ def test_a_close_just_after_a_boundary_the_ticker_missed_closes_that_window_firs
         driven.clock.now = B1 + 0.2  # closed before the next look
 
     rows = run(make_crawler(tmp_path), body).rows()
-    assert [(row["window_start"].timestamp(), row["window_end"].timestamp(), row["topics_count"])
-            for row in rows] == [(T0, B1, 1), (B1, B1 + 0.2, 0)]
+    assert [(row["window_start"].timestamp(), row["window_end"].timestamp(), row["topics_count"]) for row in rows] == [
+        (T0, B1, 1),
+        (B1, B1 + 0.2, 0),
+    ]
 
 
 def test_the_looping_call_closes_windows_on_its_own(tmp_path):
@@ -394,8 +484,7 @@ def test_without_a_retention_nothing_is_purged(tmp_path):
     assert len(rows) == 2  # the old one and this run's
 
 
-def test_a_row_written_while_the_database_is_locked_is_kept_and_written_once_it_is_free(tmp_path, caplog,
-                                                                                         monkeypatch):
+def test_a_row_written_while_the_database_is_locked_is_kept_and_written_once_it_is_free(tmp_path, caplog, monkeypatch):
     monkeypatch.setattr(db_module, "SQLITE_BUSY_TIMEOUT_MS", 100)  # the outbox's connection gives up in 0.1 s
     caplog.set_level(logging.INFO)
     crawler = make_crawler(tmp_path)

@@ -1,4 +1,4 @@
-"""News digests' periods in UTC and their rendering (topicstreams.alerts.digests), on an injected clock."""
+"""News digests' periods in UTC and their rendering (topicstreams.alerts.digest_periods), on an injected clock."""
 
 from __future__ import annotations
 
@@ -7,21 +7,24 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from topicstreams.alerts.digests import last_boundary, next_boundary, period_label, render_batch, render_digest
+from topicstreams.alerts.digest_periods import last_boundary, next_boundary, period_label, render_batch, render_digest
 from topicstreams.alerts.events import DIGEST
-from topicstreams.alerts.text import ZWSP
+from topicstreams.alerts.inert_text import ZWSP
 
 
 def utc(*args: int) -> datetime:
     return datetime(*args, tzinfo=UTC)
 
 
-@pytest.mark.parametrize(("now", "boundary"), [
-    (utc(2026, 12, 2, 14, 0), utc(2026, 12, 2, 14, 0)),  # at the top of the hour: that hour's end
-    (utc(2026, 12, 2, 14, 0, 0, 1), utc(2026, 12, 2, 14, 0)),
-    (utc(2026, 12, 2, 14, 59, 59), utc(2026, 12, 2, 14, 0)),
-    (utc(2027, 1, 1, 0, 30), utc(2027, 1, 1, 0, 0)),
-])
+@pytest.mark.parametrize(
+    ("now", "boundary"),
+    [
+        (utc(2026, 12, 2, 14, 0), utc(2026, 12, 2, 14, 0)),  # at the top of the hour: that hour's end
+        (utc(2026, 12, 2, 14, 0, 0, 1), utc(2026, 12, 2, 14, 0)),
+        (utc(2026, 12, 2, 14, 59, 59), utc(2026, 12, 2, 14, 0)),
+        (utc(2027, 1, 1, 0, 30), utc(2027, 1, 1, 0, 0)),
+    ],
+)
 def test_hourly_periods_end_at_the_top_of_each_hour(now, boundary):
     assert last_boundary("hour", None, now) == boundary
     assert next_boundary("hour", None, now) == boundary + timedelta(hours=1)
@@ -84,15 +87,28 @@ class Item:
     engines: list[Seen] = field(default_factory=lambda: [Seen("google")])
 
 
-DIGEST_CONFIG = {"name": "morning", "every": "hour", "at": None, "topics": [], "engines": [], "query": "",
-                 "urls": [], "max_items": 2}
+DIGEST_CONFIG = {
+    "name": "morning",
+    "every": "hour",
+    "at": None,
+    "topics": [],
+    "engines": [],
+    "query": "",
+    "urls": [],
+    "max_items": 2,
+}
 
 
 def test_a_digest_message_lists_title_source_link_topic_and_every_engine():
     end = utc(2026, 12, 2, 14, 0)
-    items = [Item("Floods in <b>Valencia</b> @everyone", "https://news.example/1?a=1&b=2",
-                  engines=[Seen("bing"), Seen("google")]),
-             Item("Heat & <script>alert(1)</script>", "javascript:alert(1)", source="<i>Evil</i> <!channel>")]
+    items = [
+        Item(
+            "Floods in <b>Valencia</b> @everyone",
+            "https://news.example/1?a=1&b=2",
+            engines=[Seen("bing"), Seen("google")],
+        ),
+        Item("Heat & <script>alert(1)</script>", "javascript:alert(1)", source="<i>Evil</i> <!channel>"),
+    ]
     alert = render_digest(DIGEST_CONFIG, items, 12, end - timedelta(hours=1), end, end + timedelta(seconds=30))
     assert alert.event == DIGEST and alert.urls is None and alert.at == end + timedelta(seconds=30)
     assert alert.title == 'topicstreams digest "morning": 12 new articles (hour to 14:00 UTC)'
@@ -116,8 +132,14 @@ def test_a_digest_message_lists_title_source_link_topic_and_every_engine():
 
 def test_a_link_that_could_break_out_of_its_attribute_is_no_link():
     end = utc(2026, 12, 2, 14, 0)
-    alert = render_digest(DIGEST_CONFIG, [Item("Quoted", 'https://news.example/"><script>x</script>')], 1,
-                          end - timedelta(hours=1), end, end)
+    alert = render_digest(
+        DIGEST_CONFIG,
+        [Item("Quoted", 'https://news.example/"><script>x</script>')],
+        1,
+        end - timedelta(hours=1),
+        end,
+        end,
+    )
     assert "<a " not in alert.html and "<script>" not in alert.html and "news.example" not in alert.text
     assert "Quoted" in alert.text and "Quoted" in alert.html
 
@@ -133,8 +155,13 @@ def test_a_digest_with_its_own_urls_and_a_single_article():
 
 def test_an_as_it_happens_batch_renders_like_a_digest():
     end = utc(2026, 12, 2, 14, 3)
-    alert = render_batch({**DIGEST_CONFIG, "every": "as_it_happens", "max_items": 50},
-                         [Item("A", "https://a.example/"), Item("B", "https://b.example/")], 2,
-                         end - timedelta(seconds=40), end, end)
+    alert = render_batch(
+        {**DIGEST_CONFIG, "every": "as_it_happens", "max_items": 50},
+        [Item("A", "https://a.example/"), Item("B", "https://b.example/")],
+        2,
+        end - timedelta(seconds=40),
+        end,
+        end,
+    )
     assert alert.title == 'topicstreams digest "morning": 2 new articles (as it happens, to 14:03 UTC)'
     assert alert.text.index("A") < alert.text.index("B")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from topicstreams.engines.news_urls import news_id
 from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage import db as db_module
 from topicstreams.storage.availability import availability_of
@@ -27,13 +28,20 @@ from topicstreams.storage.durable import (
 )
 from topicstreams.storage.journal import Journal, JournalInUse, decode, encode, pending_files
 from topicstreams.storage.writer import NewsWriter
-from topicstreams.urls import news_id
 
 
 def item(n: int, engine: str = "google", topic: str = "climate", url: str | None = None) -> dict:
     url = url or f"https://news.example/{n}"
-    return {"news_id": news_id(url), "url": url, "title": f"Story {n}", "source": "Example", "snippet": "…",
-            "published_at": datetime(2026, 11, 30, 12, n % 60, tzinfo=UTC), "topic": topic, "engine": engine}
+    return {
+        "news_id": news_id(url),
+        "url": url,
+        "title": f"Story {n}",
+        "source": "Example",
+        "snippet": "…",
+        "published_at": datetime(2026, 11, 30, 12, n % 60, tzinfo=UTC),
+        "topic": topic,
+        "engine": engine,
+    }
 
 
 def urls(path: Path) -> list[str]:
@@ -82,8 +90,9 @@ class Stats(Counter):
 def durable(path: Path, journal: Path, stats: Stats, **options) -> DurableWriter:
     url = f"sqlite:///{path}"
     options = {"batch_size": 3, "buffer_items": 1000, "backoff": Backoff(0.05, 0.2), **options}
-    return DurableWriter(NewsWriter(database_for(url)), Journal(journal), availability_of(url), name="google",
-                         inc=stats.inc, **options)
+    return DurableWriter(
+        NewsWriter(database_for(url)), Journal(journal), availability_of(url), name="google", inc=stats.inc, **options
+    )
 
 
 # ---- the journal --------------------------------------------------------------------------------------------
@@ -117,9 +126,8 @@ def test_a_line_cut_short_by_a_crash_is_dropped_and_the_journal_goes_on(tmp_path
 
 def test_a_journal_is_held_by_one_process_at_a_time(tmp_path):
     path = tmp_path / "google.jsonl"
-    with Journal(path):
-        with pytest.raises(JournalInUse, match="held by another process"):
-            Journal(path).open()
+    with Journal(path), pytest.raises(JournalInUse, match="held by another process"):
+        Journal(path).open()
     with Journal(path):  # released on close
         pass
 
@@ -131,7 +139,8 @@ def test_scraped_text_round_trips_whatever_it_holds(tmp_path):
 
 # ---- the writer through a locked database ---------------------------------------------------------------
 def test_a_locked_database_keeps_every_batch_in_the_journal_and_writes_them_in_order_once_free(
-        database, tmp_path, caplog):
+    database, tmp_path, caplog
+):
     caplog.set_level(logging.INFO)
     stats = Stats()
     writer = durable(database, tmp_path / "google.jsonl", stats)
@@ -144,7 +153,8 @@ def test_a_locked_database_keeps_every_batch_in_the_journal_and_writes_them_in_o
     writer.submit([item(5)])  # while away: straight to the journal
     assert stats[JOURNALED] == 3 and stats[BUFFERED] == 3
     assert [json.loads(line)["url"] for line in (tmp_path / "google.jsonl").read_text().splitlines()] == [
-        item(n)["url"] for n in (3, 4, 5)]
+        item(n)["url"] for n in (3, 4, 5)
+    ]
     assert count(database) == 2
     lock.release()
     eventually(lambda: count(database) == 5)
@@ -158,8 +168,9 @@ def test_a_locked_database_keeps_every_batch_in_the_journal_and_writes_them_in_o
     assert len(back) == 1 and back[0].levelno == logging.INFO and "3 items" in back[0].getMessage()
 
 
-def test_more_than_the_buffer_waiting_goes_to_the_journal_and_memory_stays_bounded(database, tmp_path, caplog,
-                                                                                      monkeypatch):
+def test_more_than_the_buffer_waiting_goes_to_the_journal_and_memory_stays_bounded(
+    database, tmp_path, caplog, monkeypatch
+):
     monkeypatch.setattr(db_module, "SQLITE_BUSY_TIMEOUT_MS", 3000)  # a slow database: waits, then takes it
     dispose_databases()  # new connections, with that timeout
     caplog.set_level(logging.WARNING)
@@ -210,8 +221,10 @@ def test_closing_while_the_database_is_away_leaves_the_journal_for_the_next_star
 
 def test_an_item_the_database_refuses_for_good_is_set_aside_and_the_rest_is_written(database, tmp_path, caplog):
     with sqlite3.connect(database) as conn:
-        conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON news WHEN NEW.url LIKE '%refused%' "
-                     "BEGIN SELECT RAISE(ABORT, 'this article is refused'); END")
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON news WHEN NEW.url LIKE '%refused%' "
+            "BEGIN SELECT RAISE(ABORT, 'this article is refused'); END"
+        )
     caplog.set_level(logging.ERROR)
     stats = Stats()
     journal = tmp_path / "google.jsonl"
@@ -225,7 +238,9 @@ def test_an_item_the_database_refuses_for_good_is_set_aside_and_the_rest_is_writ
     assert stats[REJECTED] == 2 and stats[JOURNALED] == 0
     rejects = [json.loads(line) for line in (tmp_path / "google.rejected.jsonl").read_text().splitlines()]
     assert [(reject["url"], "this article is refused" in reject["reason"]) for reject in rejects] == [
-        (bad["url"], True), ("https://news.example/refused-too", True)]
+        (bad["url"], True),
+        ("https://news.example/refused-too", True),
+    ]
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and "refused 1 item(s) for good" in errors[0]  # logged once
 

@@ -7,40 +7,82 @@ import socket
 import pytest
 
 from topicstreams import ENGINES
-from topicstreams import engine_domains as domains
-from topicstreams.engine_domains import (
+from topicstreams.engines import domains, engine_class
+from topicstreams.engines.domains import (
     RULES,
     DomainRule,
     any_engine_owns,
     owns,
     registered_domain,
 )
-from topicstreams.engines import engine_class
-from topicstreams.urls import normalize_url
+from topicstreams.engines.news_urls import normalize_url
 
 OWNED = {
-    "google": ["google.com", "www.google.com", "google.com.ng", "www.google.com.ng", "www.google.de",
-               "news.google.co.uk", "www.google.cat", "images.google.com.au", "www.gstatic.com",
-               "lh3.googleusercontent.com", "g.co", "about.google", "blog.google"],
+    "google": [
+        "google.com",
+        "www.google.com",
+        "google.com.ng",
+        "www.google.com.ng",
+        "www.google.de",
+        "news.google.co.uk",
+        "www.google.cat",
+        "images.google.com.au",
+        "www.gstatic.com",
+        "lh3.googleusercontent.com",
+        "g.co",
+        "about.google",
+        "blog.google",
+    ],
     "bing": ["bing.com", "www.bing.com", "cn.bing.com", "th.bing.com", "r.bing.net"],
-    "yahoo": ["yahoo.com", "it.yahoo.com", "uk.news.yahoo.com", "r.search.yahoo.com", "news.search.yahoo.com",
-              "yahoo.co.jp", "news.yahoo.co.jp", "yahoo.it", "s.yimg.com"],
+    "yahoo": [
+        "yahoo.com",
+        "it.yahoo.com",
+        "uk.news.yahoo.com",
+        "r.search.yahoo.com",
+        "news.search.yahoo.com",
+        "yahoo.co.jp",
+        "news.yahoo.co.jp",
+        "yahoo.it",
+        "s.yimg.com",
+    ],
     "brave": ["brave.com", "search.brave.com", "imgs.search.brave.com"],
 }
 """Each engine's hosts: each one owned by that engine and no other."""
 
 NOBODYS = [
     # publishers whose names merely hold an engine's
-    "googleblog.example", "notgoogle.com", "google-news.example", "google.com.evil.org", "notyahoo.com",
-    "yahoo-finance-fans.example", "bravenewworld.example", "bingo.com",
+    "googleblog.example",
+    "notgoogle.com",
+    "google-news.example",
+    "google.com.evil.org",
+    "notyahoo.com",
+    "yahoo-finance-fans.example",
+    "bravenewworld.example",
+    "bingo.com",
     # a private-section suffix: a blog on blogspot.com, whatever its name
-    "google.blogspot.com", "yahoo.blogspot.com",
+    "google.blogspot.com",
+    "yahoo.blogspot.com",
     # other publishers, Microsoft's news site among them
-    "msn.com", "www.msn.com", "news.example.co.uk", "duckduckgo.com",
+    "msn.com",
+    "www.msn.com",
+    "news.example.co.uk",
+    "duckduckgo.com",
     # no public suffix, an IP address, a bare suffix
-    "127.0.0.1", "localhost", "engine.example", "[::1]", "::1", "co.uk", "com",
+    "127.0.0.1",
+    "localhost",
+    "engine.example",
+    "[::1]",
+    "::1",
+    "co.uk",
+    "com",
     # not host names at all
-    "", " ", ".", "www.google.com:443", "https://www.google.com/", "google..com", "www google.com",
+    "",
+    " ",
+    ".",
+    "www.google.com:443",
+    "https://www.google.com/",
+    "google..com",
+    "www google.com",
 ]
 
 
@@ -78,18 +120,21 @@ def test_an_engine_without_a_rule_owns_nothing():
     assert not DomainRule().owns("www.google.com")
 
 
-@pytest.mark.parametrize(("host", "expected"), [
-    ("www.google.com.ng", ("google", "com.ng")),
-    ("news.google.co.uk", ("google", "co.uk")),
-    ("uk.news.yahoo.com", ("yahoo", "com")),
-    ("google.blogspot.com", ("blogspot", "com")),  # ICANN suffixes only
-    ("about.google", ("about", "google")),
-    ("Example.COM.", ("example", "com")),
-    ("localhost", ("", "")),
-    ("127.0.0.1", ("", "")),
-    ("engine.example", ("", "")),
-    ("co.uk", ("", "")),
-])
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("www.google.com.ng", ("google", "com.ng")),
+        ("news.google.co.uk", ("google", "co.uk")),
+        ("uk.news.yahoo.com", ("yahoo", "com")),
+        ("google.blogspot.com", ("blogspot", "com")),  # ICANN suffixes only
+        ("about.google", ("about", "google")),
+        ("Example.COM.", ("example", "com")),
+        ("localhost", ("", "")),
+        ("127.0.0.1", ("", "")),
+        ("engine.example", ("", "")),
+        ("co.uk", ("", "")),
+    ],
+)
 def test_the_registrable_domain(host, expected):
     assert registered_domain(host) == expected
 
@@ -130,24 +175,30 @@ def test_the_suffix_list_is_the_bundled_snapshot_never_fetched(monkeypatch):
 # --- the redirectors on the engines' hosts -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("https://www.google.com.ng/url?q=https://news.example/ng/story&sa=U&ved=1", "https://news.example/ng/story"),
-    ("https://www.google.cat/url?url=https%3A%2F%2Fnews.example%2Fa%3Futm_source%3Dg", "https://news.example/a"),
-    ("https://images.google.com.au/url?q=https://news.example/b", "https://news.example/b"),
-    ("https://r.search.yahoo.com/_ylt=A/RU=https%3a%2f%2fnews.example%2fc/RK=2/RS=x-", "https://news.example/c"),
-    ("https://r.search.yahoo.co.jp/_ylt=A/RU=https%3a%2f%2fnews.example%2fd/RK=2/RS=x-", "https://news.example/d"),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://www.google.com.ng/url?q=https://news.example/ng/story&sa=U&ved=1", "https://news.example/ng/story"),
+        ("https://www.google.cat/url?url=https%3A%2F%2Fnews.example%2Fa%3Futm_source%3Dg", "https://news.example/a"),
+        ("https://images.google.com.au/url?q=https://news.example/b", "https://news.example/b"),
+        ("https://r.search.yahoo.com/_ylt=A/RU=https%3a%2f%2fnews.example%2fc/RK=2/RS=x-", "https://news.example/c"),
+        ("https://r.search.yahoo.co.jp/_ylt=A/RU=https%3a%2f%2fnews.example%2fd/RK=2/RS=x-", "https://news.example/d"),
+    ],
+)
 def test_redirectors_unwrap_on_every_country_host(url, expected):
     assert normalize_url(url) == expected
     assert normalize_url(expected) == expected
 
 
-@pytest.mark.parametrize("url", [
-    "https://google.blogspot.com/url?q=https%3A%2F%2Fnews.example%2F",
-    "https://googleblog.example/url?q=https%3A%2F%2Fnews.example%2F",
-    "https://www.gstatic.com.evil.example/url?q=https%3A%2F%2Fnews.example%2F",
-    "https://r.search.notyahoo.com/_ylt=A/RU=https:%2F%2Fnews.example%2F/RK=2/RS=x-",
-    "https://it.yahoo.com/_ylt=A/RU=https:%2F%2Fnews.example%2F/RK=2/RS=x-",  # Yahoo's, but not r.search
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://google.blogspot.com/url?q=https%3A%2F%2Fnews.example%2F",
+        "https://googleblog.example/url?q=https%3A%2F%2Fnews.example%2F",
+        "https://www.gstatic.com.evil.example/url?q=https%3A%2F%2Fnews.example%2F",
+        "https://r.search.notyahoo.com/_ylt=A/RU=https:%2F%2Fnews.example%2F/RK=2/RS=x-",
+        "https://it.yahoo.com/_ylt=A/RU=https:%2F%2Fnews.example%2F/RK=2/RS=x-",  # Yahoo's, but not r.search
+    ],
+)
 def test_redirectors_are_not_unwrapped_off_the_engines_redirector_hosts(url):
     assert normalize_url(url) == url

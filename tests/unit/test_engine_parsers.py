@@ -9,15 +9,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from scrapy.http import HtmlResponse, Request
 
+from fake_engines import FakeEngines
+from fake_engines.catalogue import all_articles
 from tests.conftest import parsing_reader, parsing_spider, reading_of
-from topicstreams import meta as keys
-from topicstreams.fakes import FakeEngines
-from topicstreams.fakes.catalogue import all_articles
-from topicstreams.spiders.base import TopicRun
+from topicstreams.crawl import meta as keys
+from topicstreams.crawl.spider import TopicRun
+from topicstreams.engines.news_urls import normalize_url
 from topicstreams.spiders.bing import BingSpider
 from topicstreams.spiders.brave import BraveSpider
 from topicstreams.spiders.yahoo import YahooSpider
-from topicstreams.urls import normalize_url
 
 SPIDERS = {"bing": BingSpider, "yahoo": YahooSpider, "brave": BraveSpider}
 
@@ -62,7 +62,7 @@ def test_every_field_of_every_result(fakes, engine, topic):
 
 
 def spider_time(result, fetched, languages):
-    from topicstreams.dates import parse_result_time
+    from topicstreams.engines.dates import parse_result_time
 
     published = parse_result_time(result.time_text, fetched, timestamp=result.timestamp, languages=languages)
     assert published is not None, result.time_text
@@ -76,7 +76,9 @@ def test_yahoo_cuts_via_from_the_source_and_its_links_unwrap_to_the_publisher(fa
     _, parsed = extract(reader, response, datetime.now(UTC))
     assert not any("via" in result.source for result in parsed)
     assert all("r.search.yahoo.com" in result.url or ";_ylt=" in result.url for result in parsed)
-    assert {normalize_url(result.url) for result in parsed} == {normalize_url(a.url) for a in all_articles("alpha")[:10]}
+    assert {normalize_url(result.url) for result in parsed} == {
+        normalize_url(a.url) for a in all_articles("alpha")[:10]
+    }
 
 
 def test_bing_reads_dutch_times(fakes):
@@ -87,19 +89,23 @@ def test_bing_reads_dutch_times(fakes):
     _, in_english = extract(reader, english, fetched)
     _, in_dutch = extract(reader, dutch, fetched)
     assert any("geleden" in result.time_text for result in in_dutch)
-    assert [spider_time(r, fetched, ("nl", "en")) for r in in_dutch] == \
-        [spider_time(r, fetched, ("en",)) for r in in_english]
+    assert [spider_time(r, fetched, ("nl", "en")) for r in in_dutch] == [
+        spider_time(r, fetched, ("en",)) for r in in_english
+    ]
 
 
-@pytest.mark.parametrize(("engine", "topic", "number", "more"), [
-    ("brave", "alpha", 0, False),  # 18 articles: one page of 20
-    ("brave", "beta", 0, True),    # 26 articles: two pages
-    ("brave", "beta", 1, False),
-    ("yahoo", "alpha", 0, True),
-    ("yahoo", "alpha", 1, False),
-    ("bing", "alpha", 0, True),    # a full page of 10: there may be more (Bing's scroll has no end marker)
-    ("bing", "alpha", 1, False),   # 8 cards: the end
-])
+@pytest.mark.parametrize(
+    ("engine", "topic", "number", "more"),
+    [
+        ("brave", "alpha", 0, False),  # 18 articles: one page of 20
+        ("brave", "beta", 0, True),  # 26 articles: two pages
+        ("brave", "beta", 1, False),
+        ("yahoo", "alpha", 0, True),
+        ("yahoo", "alpha", 1, False),
+        ("bing", "alpha", 0, True),  # a full page of 10: there may be more (Bing's scroll has no end marker)
+        ("bing", "alpha", 1, False),  # 8 cards: the end
+    ],
+)
 def test_whether_an_engine_offers_a_next_page(fakes, engine, topic, number, more):
     reader, response = page(fakes, engine, topic, number)
     assert reader.engine.has_next_page(response.selector, number) is more

@@ -8,8 +8,8 @@ from email.utils import format_datetime
 
 import pytest
 
-from topicstreams.classify import ResponseClass
-from topicstreams.engine_state import CooldownPolicy, EngineState
+from topicstreams.crawl.engine_state import CooldownPolicy, EngineState
+from topicstreams.engines.classify import ResponseClass
 from topicstreams.middlewares.blocks import retry_after_seconds
 
 
@@ -21,10 +21,17 @@ class Clock:
         return self.now
 
 
-def make(clock: Clock, floor: float = 1.0, jitter: float = 0.2, initial: float = 2, factor: float = 2,
-         maximum: float = 30) -> EngineState:
-    return EngineState("google", floor=floor, jitter_ratio=jitter, cooldown=CooldownPolicy(initial, factor, maximum),
-                       clock=clock, rng=random.Random(7))
+def make(
+    clock: Clock, floor: float = 1.0, jitter: float = 0.2, initial: float = 2, factor: float = 2, maximum: float = 30
+) -> EngineState:
+    return EngineState(
+        "google",
+        floor=floor,
+        jitter_ratio=jitter,
+        cooldown=CooldownPolicy(initial, factor, maximum),
+        clock=clock,
+        rng=random.Random(7),
+    )
 
 
 def test_the_first_request_goes_at_once_and_each_next_one_a_jittered_floor_after_the_previous_start():

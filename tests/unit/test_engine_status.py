@@ -38,8 +38,17 @@ def test_save_status_inserts_then_updates(db):
     assert (row.engine, row.node, row.score, row.band, row.state) == ("google", "n1", 90, "ok", "running")
     assert row.updated_at == NOW
     later = NOW + timedelta(minutes=5)
-    store.save_status(db, "google", "n1", state="cooling", score=60, band="degraded", reasons=["hard_block"],
-                      cooling_until=later, updated_at=later)
+    store.save_status(
+        db,
+        "google",
+        "n1",
+        state="cooling",
+        score=60,
+        band="degraded",
+        reasons=["hard_block"],
+        cooling_until=later,
+        updated_at=later,
+    )
     rows = store.read_statuses(db)
     assert len(rows) == 1
     row = rows[0]
@@ -96,8 +105,9 @@ def test_resume_lifts_a_pause_once(db):
 
 
 def test_resume_voids_the_score_that_paused_and_keeps_the_pace_multiplier(db):
-    store.pause(db, "google", "n1", at=NOW, score=30, raw_score=25, band="critical", reasons=["hard_block"],
-                pace_multiplier=2.0)
+    store.pause(
+        db, "google", "n1", at=NOW, score=30, raw_score=25, band="critical", reasons=["hard_block"], pace_multiplier=2.0
+    )
     assert store.resume(db, "google", "n1", at=NOW + timedelta(minutes=5))
     row = store.read_status(db, "google", "n1")
     assert (row.score, row.raw_score, row.band, row.reasons) == (None, None, "unknown", [])
@@ -136,10 +146,17 @@ def test_read_statuses_filters_and_orders(db):
     for node, engine in [("n2", "google"), ("n1", "yahoo"), ("n1", "bing"), ("n2", "brave"), ("n1", "google")]:
         store.save_status(db, engine, node, state="running")
     assert [(r.node, r.engine) for r in store.read_statuses(db)] == [
-        ("n1", "bing"), ("n1", "google"), ("n1", "yahoo"), ("n2", "brave"), ("n2", "google")]
+        ("n1", "bing"),
+        ("n1", "google"),
+        ("n1", "yahoo"),
+        ("n2", "brave"),
+        ("n2", "google"),
+    ]
     assert [r.engine for r in store.read_statuses(db, node="n1")] == ["bing", "google", "yahoo"]
     assert [(r.node, r.engine) for r in store.read_statuses(db, engines=["google"])] == [
-        ("n1", "google"), ("n2", "google")]
+        ("n1", "google"),
+        ("n2", "google"),
+    ]
     assert [r.engine for r in store.read_statuses(db, "n2", ["google", "yahoo"])] == ["google"]
     assert store.read_statuses(db, node="n3") == []
     assert store.read_status(db, "yahoo", "n2") is None
@@ -149,8 +166,9 @@ def test_read_statuses_filters_and_orders(db):
 def status_row(state: str, cooling_until: datetime | None) -> EngineStatusRow:
     # every column None but the ones state_at reads (the row may gain columns)
     values = {f.name: None for f in fields(EngineStatusRow)}
-    values.update(engine="google", node="n1", band="unknown", state=state, cooling_until=cooling_until, reasons=[],
-                  updated_at=NOW)
+    values.update(
+        engine="google", node="n1", band="unknown", state=state, cooling_until=cooling_until, reasons=[], updated_at=NOW
+    )
     return EngineStatusRow(**values)
 
 
@@ -171,11 +189,21 @@ def test_state_at_on_a_stored_row(db):
 
 
 def test_reasons_and_window_counts_round_trip(db):
-    stats = WindowStats(requests=12, ok=8, hard_blocks=2, challenges=1, soft_blocks=1, bytes=12345,
-                        browser_seconds=3.25, p50_latency_ms=210.5, p95_latency_ms=None)
+    stats = WindowStats(
+        requests=12,
+        ok=8,
+        hard_blocks=2,
+        challenges=1,
+        soft_blocks=1,
+        bytes=12345,
+        browser_seconds=3.25,
+        p50_latency_ms=210.5,
+        p95_latency_ms=None,
+    )
     reasons = ["soft_block", "latency", "hard_block"]
-    store.save_status(db, "google", "n1", state="running", reasons=reasons, window_counts=stats.counts(),
-                      p50_ms=210.5, p95_ms=None)
+    store.save_status(
+        db, "google", "n1", state="running", reasons=reasons, window_counts=stats.counts(), p50_ms=210.5, p95_ms=None
+    )
     row = store.read_status(db, "google", "n1")
     assert row.reasons == reasons
     assert row.window_counts == stats.counts()
@@ -195,8 +223,18 @@ def test_times_in_other_zones_are_stored_as_utc(db):
 
 
 def test_add_alert_returns_increasing_ids_and_delivery_is_recorded(db):
-    ids = [store.add_alert(db, "google", "n1", score=score, band="critical", reasons=["hard_block", "challenge"],
-                           message=f"score {score}") for score in (40, 30, None)]
+    ids = [
+        store.add_alert(
+            db,
+            "google",
+            "n1",
+            score=score,
+            band="critical",
+            reasons=["hard_block", "challenge"],
+            message=f"score {score}",
+        )
+        for score in (40, 30, None)
+    ]
     assert ids == sorted(ids) and len(set(ids)) == 3
     store.set_alert_delivery(db, ids[1], "sent (204)")
     alerts = store.read_alerts(db)
@@ -229,19 +267,49 @@ def test_alert_ids_are_not_reused(db):
 # health_windows and the baseline
 
 
-def save(db, end: datetime, *, engine="google", node="n1", requests=100, hard=0, challenges=0, soft=0,
-         p95: float | None = 500.0) -> None:
-    stats = WindowStats(requests=requests, ok=requests - hard - challenges - soft, hard_blocks=hard,
-                        challenges=challenges, soft_blocks=soft, p50_latency_ms=None if p95 is None else p95 / 2,
-                        p95_latency_ms=p95)
+def save(
+    db,
+    end: datetime,
+    *,
+    engine="google",
+    node="n1",
+    requests=100,
+    hard=0,
+    challenges=0,
+    soft=0,
+    p95: float | None = 500.0,
+) -> None:
+    stats = WindowStats(
+        requests=requests,
+        ok=requests - hard - challenges - soft,
+        hard_blocks=hard,
+        challenges=challenges,
+        soft_blocks=soft,
+        p50_latency_ms=None if p95 is None else p95 / 2,
+        p95_latency_ms=p95,
+    )
     store.save_window(db, engine, node, end - timedelta(minutes=10), end, stats.counts())
 
 
 def test_save_window_keeps_every_count(db):
-    stats = WindowStats(requests=10, ok=5, hard_blocks=1, challenges=2, soft_blocks=1, errors=1, items=40,
-                        valid_items=38, parse_errors=1, bytes=5_000_000_000, browser_seconds=12.5,
-                        p50_latency_ms=300.0, p95_latency_ms=900.0, result_pages=6, yielding_pages=5,
-                        missing_fields={"source": 2})
+    stats = WindowStats(
+        requests=10,
+        ok=5,
+        hard_blocks=1,
+        challenges=2,
+        soft_blocks=1,
+        errors=1,
+        items=40,
+        valid_items=38,
+        parse_errors=1,
+        bytes=5_000_000_000,
+        browser_seconds=12.5,
+        p50_latency_ms=300.0,
+        p95_latency_ms=900.0,
+        result_pages=6,
+        yielding_pages=5,
+        missing_fields={"source": 2},
+    )
     store.save_window(db, "google", "n1", NOW - timedelta(minutes=10), NOW, stats.counts())
     with db.connect() as conn:
         row = conn.execute(select(health_windows_table)).mappings().one()

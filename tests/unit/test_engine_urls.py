@@ -16,10 +16,16 @@ def parts(url):
     return split.path, parse_qs(split.query)
 
 
-@pytest.mark.parametrize(("freshness", "qft"), [
-    ("hour", 'interval="4" sortbydate="1"'), ("day", 'interval="7" sortbydate="1"'),
-    ("week", 'interval="8" sortbydate="1"'), ("month", 'interval="9" sortbydate="1"'), ("any", 'sortbydate="1"'),
-])
+@pytest.mark.parametrize(
+    ("freshness", "qft"),
+    [
+        ("hour", 'interval="4" sortbydate="1"'),
+        ("day", 'interval="7" sortbydate="1"'),
+        ("week", 'interval="8" sortbydate="1"'),
+        ("month", 'interval="9" sortbydate="1"'),
+        ("any", 'sortbydate="1"'),
+    ],
+)
 def test_bing_first_page_is_the_news_search_newest_first(freshness, qft):
     url = engine(Bing, freshness).results_url("climate change", 0)
     path, query = parts(url)
@@ -37,9 +43,16 @@ def test_bing_later_pages_come_from_the_infinite_scroll(page):
     assert query["InfiniteScroll"] == ["1"] and query["qft"] == ['interval="4" sortbydate="1"']
 
 
-@pytest.mark.parametrize(("freshness", "btf"), [
-    ("hour", ["d"]), ("day", ["d"]), ("week", ["w"]), ("month", ["m"]), ("any", None),
-])
+@pytest.mark.parametrize(
+    ("freshness", "btf"),
+    [
+        ("hour", ["d"]),
+        ("day", ["d"]),
+        ("week", ["w"]),
+        ("month", ["m"]),
+        ("any", None),
+    ],
+)
 def test_yahoo_pages_by_offset_and_freshness(freshness, btf):
     path, query = parts(engine(Yahoo, freshness).results_url("x y", 0))
     assert path == "/search" and query["p"] == ["x y"] and query["b"] == ["1"] and query["pz"] == ["10"]
@@ -47,9 +60,16 @@ def test_yahoo_pages_by_offset_and_freshness(freshness, btf):
     assert parts(engine(Yahoo).results_url("x", 2))[1]["b"] == ["21"]
 
 
-@pytest.mark.parametrize(("freshness", "tf"), [
-    ("hour", ["pd"]), ("day", ["pd"]), ("week", ["pw"]), ("month", ["pm"]), ("any", None),
-])
+@pytest.mark.parametrize(
+    ("freshness", "tf"),
+    [
+        ("hour", ["pd"]),
+        ("day", ["pd"]),
+        ("week", ["pw"]),
+        ("month", ["pm"]),
+        ("any", None),
+    ],
+)
 def test_brave_offset_is_a_page_index(freshness, tf):
     path, query = parts(engine(Brave, freshness).results_url("x", 0))
     assert path == "/news" and query["q"] == ["x"] and "offset" not in query

@@ -1,4 +1,4 @@
-"""The fake engines' consent walls (topicstreams.fakes.consent): every engine, mode and language over real HTTP, and
+"""The fake engines' consent walls (fake_engines.consent_pages): every engine, mode and language over real HTTP, and
 the country-domain links in the Google and Yahoo chrome (the command line and the whole answer in real Chromium:
 tests/system/test_fake_consent_browser.py)."""
 
@@ -12,9 +12,9 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
 import pytest
 from parsel import Selector
 
+from fake_engines import FakeEngines, bing, brave, google, yahoo
+from fake_engines.catalogue import all_articles
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
-from topicstreams.fakes import FakeEngines, bing, brave, google, yahoo
-from topicstreams.fakes.catalogue import all_articles
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -89,8 +89,9 @@ def last(fakes: FakeEngines, engine: str) -> dict:
 
 
 def visible_text(sel: Selector) -> str:
-    return " ".join(" ".join(sel.xpath("//body//text()[not(ancestor::script) and not(ancestor::style)]").getall())
-                    .split())
+    return " ".join(
+        " ".join(sel.xpath("//body//text()[not(ancestor::script) and not(ancestor::style)]").getall()).split()
+    )
 
 
 def check_wall(engine: str, lang: str, body: str, origin: str, cont: str) -> None:
@@ -121,8 +122,8 @@ def check_wall(engine: str, lang: str, body: str, origin: str, cont: str) -> Non
         assert sorted(fields) == ["csrfToken", "namespace", "originalDoneUrl", "sessionId"]
         assert (fields["namespace"], fields["originalDoneUrl"]) == ("yahoo", cont)
         assert fields["sessionId"].startswith("3_cc-session_") and fields["csrfToken"]
-        assert form.css('button[type=submit][name=reject][value=reject]::text').get() == reject
-        assert form.css('button[type=submit][name=agree][value=agree]::text').get() == accept
+        assert form.css("button[type=submit][name=reject][value=reject]::text").get() == reject
+        assert form.css("button[type=submit][name=agree][value=agree]::text").get() == accept
     elif engine == "bing":
         body_children = sel.xpath("/html/body/*")
         assert len(body_children) == 1 and body_children.attrib["id"] == "bnp_container"
@@ -148,8 +149,9 @@ def check_wall(engine: str, lang: str, body: str, origin: str, cont: str) -> Non
     # no result item, no publisher: links stay on this machine's hosts or on hosts that never resolve
     assert items(engine, body) == 0
     assert not any(article.url in body for article in all_articles(TOPIC))
-    for url in sel.css("a::attr(href), form::attr(action), img::attr(src), link::attr(href), "
-                       "script::attr(src)").getall():
+    for url in sel.css(
+        "a::attr(href), form::attr(action), img::attr(src), link::attr(href), script::attr(src)"
+    ).getall():
         host = urlsplit(urljoin(origin + "/", url)).hostname
         assert host in ("127.0.0.1", "localhost") or host.endswith(".invalid"), url
 
@@ -274,7 +276,11 @@ def test_off_serves_results_as_before(fakes, engine):
     status, _, again, _ = fetch(url, follow=False)
     assert status == 200 and items(engine, again) == ITEMS_IN_HTML[engine]
     assert [(e["step"], e["consent_cookie"]) for e in fakes.results_requests(engine)] == [
-        ("results", False), ("consent_wall", False), ("consent_wall", False), ("results", False)]
+        ("results", False),
+        ("consent_wall", False),
+        ("consent_wall", False),
+        ("results", False),
+    ]
     fakes.consent(engine, "redirect")
     fakes.reset(engine)  # reset turns the walls off too
     assert fakes.consent_state(engine)["mode"] == "off" and fetch(url, follow=False)[0] == 200
@@ -328,8 +334,9 @@ def test_an_answer_never_leaves_the_machine(fakes, engine):
         assert status == 302 and headers["Location"] == base + "/", target
         status, headers, _, _ = fetch(fakes.consent_base_url(engine) + path, data=data, follow=False)
         assert status == 302 and dict(parse_qsl(urlsplit(headers["Location"]).query))["continue"] == base + "/"
-        status, headers, _, _ = fetch(f"{base}/consent/set?{urlencode({'choice': 'reject', 'continue': target})}",
-                                      follow=False)
+        status, headers, _, _ = fetch(
+            f"{base}/consent/set?{urlencode({'choice': 'reject', 'continue': target})}", follow=False
+        )
         assert status == 302 and headers["Location"] == base + "/"
     # a path stays on the results host
     status, headers, _, _ = fetch(base + path, data=urlencode({field: "/x?y=1", **others}).encode(), follow=False)
@@ -378,15 +385,21 @@ def test_old_page_kinds_serve_the_new_walls(fakes):
 # -- the country-domain links of the chrome -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("engine, links, results, chrome", [
-    ("google", google.COUNTRY_LINKS, "#rso", "#footcnt"),
-    ("yahoo", yahoo.COUNTRY_LINKS, "#web", "#footer"),
-])
+@pytest.mark.parametrize(
+    "engine, links, results, chrome",
+    [
+        ("google", google.COUNTRY_LINKS, "#rso", "#footcnt"),
+        ("yahoo", yahoo.COUNTRY_LINKS, "#web", "#footer"),
+    ],
+)
 def test_country_domain_links_sit_in_the_chrome(fakes, engine, links, results, chrome):
     hrefs = [href for href, _, _ in links]
     if engine == "google":
-        assert hrefs == ["https://www.google.com.ng/intl/en/about/products", "https://www.google.de/",
-                         "https://policies.google.co.uk/privacy"]
+        assert hrefs == [
+            "https://www.google.com.ng/intl/en/about/products",
+            "https://www.google.de/",
+            "https://policies.google.co.uk/privacy",
+        ]
     else:
         assert hrefs == ["https://it.yahoo.com/", "https://uk.news.yahoo.com/"]
     for page in ("results", "empty"):

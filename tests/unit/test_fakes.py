@@ -20,12 +20,12 @@ import yaml
 from parsel import Selector
 from scrapy.http import HtmlResponse
 
+from fake_engines import FakeEngines, catalogue, google
+from fake_engines.server import Extension, Reply
 from tests.conftest import parsing_reader, reading_of
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
-from topicstreams.classify import ResponseClass
 from topicstreams.engines import Google
-from topicstreams.fakes import FakeEngines, catalogue, google
-from topicstreams.fakes.server import Extension, Reply
+from topicstreams.engines.classify import ResponseClass
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 TOPIC = "climate summit"
@@ -86,7 +86,7 @@ def test_catalogue_is_deterministic_and_paged():
 
 
 def test_catalogue_is_the_same_in_another_process():
-    code = "from topicstreams.fakes.google import expected_articles; print(expected_articles('climate summit', 1))"
+    code = "from fake_engines.google import expected_articles; print(expected_articles('climate summit', 1))"
     env = dict(os.environ, PYTHONHASHSEED="123")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, check=True)
     assert out.stdout.strip() == str(google.expected_articles(TOPIC, 1))
@@ -118,7 +118,7 @@ def test_results_page_structure(fakes):
     assert len(results) == 10  # 9 distinct in the HTML + the duplicate; the JS one is not in the source
     js = lay.roles["js"]
     assert js.url not in body and lay.js_slot.doc_id not in body
-    assert body.rstrip().endswith("</html>") and "document.getElementById(\"rso\").appendChild" in body
+    assert body.rstrip().endswith("</html>") and 'document.getElementById("rso").appendChild' in body
 
     hrefs = [r.css("a.WlydOe[jsname=YKoRaf]::attr(href)").get() for r in results]
     assert all(hrefs)
@@ -126,7 +126,7 @@ def test_results_page_structure(fakes):
     assert len(set(cleaned)) == 9 and len(cleaned) == 10
     dup = lay.roles["duplicate"].url
     assert cleaned.count(dup) == 2
-    first, second = [h for h, c in zip(hrefs, cleaned) if c == dup]
+    first, second = [h for h, c in zip(hrefs, cleaned, strict=False) if c == dup]
     assert first != second  # different tracking parameters
     assert set(cleaned) | {js.url} == set(google.expected_articles(TOPIC, 0))
 
@@ -150,7 +150,7 @@ def test_results_page_structure(fakes):
     assert all("url=https%3A%2F%2F" in r.css("a.WlydOe::attr(ping)").get() for r in plain)
 
     # fields
-    for result, slot in zip(results, lay.html_slots):
+    for result, slot in zip(results, lay.html_slots, strict=False):
         assert result.css("div[role=heading]::text").get() == slot.article.title
         assert result.css("div.MgUUmf span::text").get() == slot.article.source
         assert result.css("div.UqSP2b::text").get() == slot.article.snippet
@@ -227,7 +227,10 @@ def test_sorry_flow(fakes):
     assert status == 429 and "/sorry/index" in final and 'id="captcha-form"' in body
     log = fakes.requests("google")
     assert [(e["kind"], e["step"], e["status"]) for e in log] == [
-        ("results", "sorry", 302), ("other", "sorry", 429), ("results", "sorry", 302), ("other", "sorry", 429),
+        ("results", "sorry", 302),
+        ("other", "sorry", 429),
+        ("results", "sorry", 302),
+        ("other", "sorry", 429),
     ]
 
 
@@ -258,8 +261,11 @@ def test_captcha200_blank_small_consent_pages(fakes):
     status, saved, _, _ = fetch(form.attrib["action"], follow=False, data=urlencode(fields).encode())
     assert status == 302 and saved["Location"] == url and saved["Set-Cookie"].startswith("SOCS=CAIS")
     # the older save path still answers
-    status, saved, _, _ = fetch(fakes.base_url("google") + "/consent/save", follow=False,
-                                data=urlencode({"continue": url, "set_eom": "true"}).encode())
+    status, saved, _, _ = fetch(
+        fakes.base_url("google") + "/consent/save",
+        follow=False,
+        data=urlencode({"continue": url, "set_eom": "true"}).encode(),
+    )
     assert status == 302 and saved["Location"] == url and saved["Set-Cookie"].startswith("SOCS=CAES")
 
 
@@ -278,8 +284,10 @@ def test_restyled_page_has_the_results_but_not_their_source_and_time(fakes):
     status, _, restyled, _ = fetch(url)
     assert status == 200
     log = fakes.requests("google")
-    assert [(e["kind"], e["step"], e["status"]) for e in log] == [("results", "results", 200),
-                                                                  ("results", "restyled", 200)]
+    assert [(e["kind"], e["step"], e["status"]) for e in log] == [
+        ("results", "results", 200),
+        ("results", "restyled", 200),
+    ]
     assert abs(log[1]["bytes"] - log[0]["bytes"]) <= 0.05 * log[0]["bytes"]
 
     # the redesign: same items, links, titles and pager; renamed source and time wrappers, no data-ts
@@ -299,7 +307,7 @@ def test_restyled_page_has_the_results_but_not_their_source_and_time(fakes):
     assert not any(m in lowered for m in (*markers.challenge_html, *markers.block_html, *markers.no_results))
 
     # the JS-added result follows the redesign too: its script builds the new markup, its payload has no ts
-    script = restyled[restyled.rindex("<script"):]
+    script = restyled[restyled.rindex("<script") :]
     assert 'document.getElementById("rso").appendChild' in script and "data-ts" not in script
     assert '{"class": "CEMjEf NUnG9d"}' in script and '{"class": "ZE0LJd rbYSKb LfVVr"}' in script
     payload = json.loads(base64.b64decode(re.search(r'atob\("([A-Za-z0-9+/=]+)"\)', restyled)[1]))
@@ -344,10 +352,13 @@ def test_concurrent_requests_take_each_step_once(fakes):
 
 
 def test_status_headers_and_body_overrides(fakes):
-    fakes.script("google", [
-        {"page": "results", "status": 503, "headers": {"Retry-After": "120", "X-Fake": "yes"}},
-        {"body": "<html><body><p id=custom>hello</p></body></html>", "status": 418},
-    ])
+    fakes.script(
+        "google",
+        [
+            {"page": "results", "status": 503, "headers": {"Retry-After": "120", "X-Fake": "yes"}},
+            {"body": "<html><body><p id=custom>hello</p></body></html>", "status": 418},
+        ],
+    )
     status, headers, body, _ = fetch(search_url(fakes))
     assert status == 503 and headers["Retry-After"] == "120" and headers["X-Fake"] == "yes"
     assert Selector(text=body).css("#rso div[data-news-doc-id]")
@@ -385,7 +396,9 @@ def test_request_log_clear_and_reset(fakes):
     fetch(fakes.base_url("google") + "/nowhere")
     log = fakes.requests("google")
     assert [(e["path"], e["kind"], e["status"]) for e in log] == [
-        ("/search", "results", 200), ("/thumbs/x.png", "asset", 200), ("/nowhere", "other", 404),
+        ("/search", "results", 200),
+        ("/thumbs/x.png", "asset", 200),
+        ("/nowhere", "other", 404),
     ]
     assert log[0]["query"] == {"q": TOPIC, "tbm": "nws", "tbs": "qdr:h,sbd:1", "start": "10"}
     assert t0 <= log[0]["time"] <= log[1]["time"] <= time.time()
@@ -474,8 +487,14 @@ def test_extensions_claim_assets_and_change_every_results_reply():
         assert status == 500 and "RuntimeError: a broken hook" in body
         log = fakes.requests("google")
         assert [(e["kind"], e["status"]) for e in log] == [
-            ("results", 200), ("results", 302), ("asset", 200), ("asset", 200), ("asset", 200), ("asset", 404),
-            ("results", 500)]
+            ("results", 200),
+            ("results", 302),
+            ("asset", 200),
+            ("asset", 200),
+            ("asset", 200),
+            ("asset", 404),
+            ("results", 500),
+        ]
         waited = [e for e in log if e["kind"] == "asset" and e["time"] >= started]
         assert len(waited) == 3 and all(e["time"] - started >= 0.05 for e in waited)  # answered after the wait
         assert fakes.extensions == (first, second)
@@ -539,8 +558,12 @@ def test_restyled_js_result_in_chromium(fakes):
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True)
         try:
             page = browser.new_page()
-            page.route("**/*", lambda route: route.continue_() if urlsplit(route.request.url).hostname == "127.0.0.1"
-                       else route.abort())
+            page.route(
+                "**/*",
+                lambda route: (
+                    route.continue_() if urlsplit(route.request.url).hostname == "127.0.0.1" else route.abort()
+                ),
+            )
             page.goto(search_url(fakes), wait_until="domcontentloaded")
             html = page.content()
         finally:
@@ -559,8 +582,11 @@ def test_restyled_js_result_in_chromium(fakes):
 
 def test_serve_prints_a_yaml_snippet_and_serves():
     with subprocess.Popen(
-        [sys.executable, "-m", "topicstreams.fakes", "serve", "--engines", "google"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO,
+        [sys.executable, "-m", "fake_engines", "serve", "--engines", "google"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=REPO,
     ) as proc:
         try:
             lines = [proc.stdout.readline() for _ in range(3)]
@@ -576,6 +602,7 @@ def test_serve_prints_a_yaml_snippet_and_serves():
 
 
 def test_serve_rejects_a_wrong_command():
-    out = subprocess.run([sys.executable, "-m", "topicstreams.fakes", "bogus"], capture_output=True, text=True,
-                         cwd=REPO, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "fake_engines", "bogus"], capture_output=True, text=True, cwd=REPO, timeout=30
+    )
     assert out.returncode == 2 and "usage" in out.stderr

@@ -8,9 +8,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import pytest
 from parsel import Selector
 
+from fake_engines import FakeEngines, bing, catalogue
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
-from topicstreams.fakes import FakeEngines, bing, catalogue
-from topicstreams.urls import is_tracking_param, normalize_url
+from topicstreams.engines.news_urls import is_tracking_param, normalize_url
 
 TOPIC = "climate summit"
 CARDS = "div.news-card.newsitem"
@@ -39,7 +39,7 @@ def check_cards(sel: Selector, articles: list[catalogue.Article], lang: str = "e
     """The ENGINES.md selectors find exactly ``articles``, with every field."""
     cards = sel.css(CARDS)
     assert len(cards) == len(articles)
-    for card, article in zip(cards, articles):
+    for card, article in zip(cards, articles, strict=False):
         href = card.css("a.title::attr(href)").get()
         assert card.attrib["url"] == card.attrib["data-url"] == href
         assert normalize_url(href) == normalize_url(article.url)
@@ -144,14 +144,16 @@ def test_infinite_scroll_pages_are_fragments(fakes):
         sel = Selector(text=body)
         check_cards(sel, catalogue.articles_for(TOPIC, page))
         assert [normalize_url(u) for u in card_urls(sel)] == [
-            normalize_url(u) for u in bing.expected_articles(TOPIC, page)]
+            normalize_url(u) for u in bing.expected_articles(TOPIC, page)
+        ]
         assert all(tracking_names(u) <= set(bing.TRACKING_PARAMS) for u in card_urls(sel))
         sidebar = bing.sidebar_urls(TOPIC, page)
         assert len(sidebar) >= 3 and set(sidebar) <= set(sel.css("a::attr(href)").getall())
         assert not set(sidebar) & set(card_urls(sel))
     log = fakes.requests("bing")
-    assert [(e["path"], e["kind"], e["step"]) for e in log] == [
-        ("/news/infinitescrollajax", "results", "results")] * (pages - 1)
+    assert [(e["path"], e["kind"], e["step"]) for e in log] == [("/news/infinitescrollajax", "results", "results")] * (
+        pages - 1
+    )
     assert log[0]["query"]["first"] == "11" and log[0]["query"]["SFX"] == "1"
 
 
@@ -260,7 +262,9 @@ def test_captcha_redirect_and_challenge(fakes):
         assert sel.css("input[name=redirect]::attr(value)").get() == url
     log = fakes.requests("bing")
     assert [(e["kind"], e["step"], e["status"]) for e in log] == [
-        ("results", "captcha", 302), ("other", "captcha", 200)] * 2
+        ("results", "captcha", 302),
+        ("other", "captcha", 200),
+    ] * 2
     # following the redirect from scratch lands on the challenge, the step consumed once
     fakes.script("bing", ["captcha"])
     status, _, body, final = fetch(search_url(fakes))

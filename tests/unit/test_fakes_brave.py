@@ -11,11 +11,11 @@ from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 import pytest
 from parsel import Selector
 
+from fake_engines import FakeEngines, brave, catalogue
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
-from topicstreams.classify import ResponseClass, classify_response
 from topicstreams.engines import markers_for
-from topicstreams.fakes import FakeEngines, brave, catalogue
-from topicstreams.urls import is_tracking_param, normalize_url
+from topicstreams.engines.classify import ResponseClass, classify_response
+from topicstreams.engines.news_urls import is_tracking_param, normalize_url
 
 TWO_PAGES = "climate summit"  # 27 articles: 20 + 7
 ONE_PAGE = "election results"  # 19 articles
@@ -72,7 +72,7 @@ def js_value(text: str, i: int) -> tuple[object, int]:
                     match = _WORD.match(text, i)
                     key, i = match.group(), match.end()
                 i = _skip(text, i)
-                assert text[i] == ":", text[i - 20:i + 20]
+                assert text[i] == ":", text[i - 20 : i + 20]
                 out[key], i = js_value(text, i + 1)
             else:
                 value, i = js_value(text, i)
@@ -87,7 +87,7 @@ def js_value(text: str, i: int) -> tuple[object, int]:
         if text.startswith(word, i):
             return value, i + len(word)
     match = _NUMBER.match(text, i)
-    assert match, text[i:i + 40]
+    assert match, text[i : i + 40]
     return json.loads(match.group()), match.end()
 
 
@@ -143,7 +143,7 @@ def test_results_page_items_match_the_catalogue(fakes):
     assert len(items) == 20
     hrefs = []
     ages_in_header = 0
-    for item, article in zip(items, articles):
+    for item, article in zip(items, articles, strict=False):
         href = item.css("a.l1::attr(href)").get()
         hrefs.append(href)
         assert href.startswith("https://") and urlsplit(href).hostname == urlsplit(article.url).hostname
@@ -161,12 +161,12 @@ def test_results_page_items_match_the_catalogue(fakes):
     # links: direct, normalizing to the expected articles; tracking parameters on some only
     assert [normalize_url(h) for h in hrefs] == [normalize_url(u) for u in brave.expected_articles(TWO_PAGES, 0)]
     tracked = 0
-    for href, article in zip(hrefs, articles):
+    for href, article in zip(hrefs, articles, strict=False):
         added = set(dict(parse_qsl(urlsplit(href).query))) - set(dict(parse_qsl(urlsplit(article.url).query)))
         assert added <= set(brave.TRACKING_PARAMS) and all(is_tracking_param(name) for name in added)
         tracked += bool(added)
     assert 3 <= tracked < 20
-    for href, article in zip(hrefs, articles):  # the meaningful id parameter of id-style URLs is kept
+    for href, article in zip(hrefs, articles, strict=False):  # the meaningful id parameter of id-style URLs is kept
         if "?id=" in article.url:
             assert parse_qs(urlsplit(href).query)["id"] == parse_qs(urlsplit(article.url).query)["id"]
 
@@ -177,7 +177,8 @@ def test_results_page_items_match_the_catalogue(fakes):
         host = urlsplit(ref).hostname
         assert host is None or host.endswith(".invalid"), ref
     assert re.findall(r'import\("([^"]+)"\)', body) and all(
-        urlsplit(u).hostname.endswith(".invalid") for u in re.findall(r'import\("([^"]+)"\)', body))
+        urlsplit(u).hostname.endswith(".invalid") for u in re.findall(r'import\("([^"]+)"\)', body)
+    )
 
     # pager: Next to offset=1, no Previous on the first page
     nxt = sel.xpath('//a[normalize-space()="Next"]/@href').getall()
@@ -201,7 +202,7 @@ def test_kit_start_data_mirrors_the_html(fakes):
     assert data["query"]["original"] == TWO_PAGES
     assert data["news"]["more_results_available"] is True
     assert [r["url"] for r in results] == [i.css("a.l1::attr(href)").get() for i in items]
-    for result, article in zip(results, catalogue.articles_from(TWO_PAGES, 0, 20)):
+    for result, article in zip(results, catalogue.articles_from(TWO_PAGES, 0, 20), strict=False):
         assert (result["title"], result["description"]) == (article.title, article.snippet)
         assert result["age"] == brave.brave_age(article.age_seconds)
         assert result["profile"]["name"] == article.source
@@ -244,8 +245,12 @@ def test_second_page_then_past_the_end(fakes):
 
     status, _, past, _ = fetch(news_url(fakes, page=2))
     assert status == 200 and brave.NO_RESULTS_MESSAGE in past and not Selector(text=past).css(ITEM)
-    assert kit_data(past)["news"] == {"type": "news", "results": [], "mutated_by_goggles": False,
-                                      "more_results_available": False}
+    assert kit_data(past)["news"] == {
+        "type": "news",
+        "results": [],
+        "mutated_by_goggles": False,
+        "more_results_available": False,
+    }
     assert verdict(status, past) is ResponseClass.OK
     assert [e["step"] for e in fakes.requests("brave")] == ["results", "empty"]
 
@@ -260,8 +265,12 @@ def test_one_page_topic_has_no_next(fakes):
 def test_missing_or_odd_parameters(fakes):
     base = fakes.base_url("brave")
     reference = Selector(text=fetch(news_url(fakes))[2]).css(f"{ITEM} a.l1::attr(href)").getall()
-    for query in ({"q": TWO_PAGES}, {"q": TWO_PAGES, "offset": "abc"}, {"q": TWO_PAGES, "offset": "-3"},
-                  {"q": TWO_PAGES, "source": "web"}):
+    for query in (
+        {"q": TWO_PAGES},
+        {"q": TWO_PAGES, "offset": "abc"},
+        {"q": TWO_PAGES, "offset": "-3"},
+        {"q": TWO_PAGES, "source": "web"},
+    ):
         status, _, body, _ = fetch(f"{base}/news?{urlencode(query)}")
         assert status == 200
         assert Selector(text=body).css(f"{ITEM} a.l1::attr(href)").getall() == reference
@@ -316,7 +325,7 @@ def test_pow_challenge_page(fakes):
     assert brave.POW_MESSAGE in sel.css("h1::text").get() and not sel.css(ITEM)
     challenge = kit_data(body)["challengeSet"]
     assert challenge["challenges"] and all(c["salt"] for c in challenge["challenges"])
-    assert kit_data(body)["redirect"] == url[len(fakes.base_url("brave")):]
+    assert kit_data(body)["redirect"] == url[len(fakes.base_url("brave")) :]
     assert verdict(status, body) is ResponseClass.CHALLENGE
     titles = {Selector(text=brave.render_pow("/news?q=x", t, 0)).css("title::text").get() for t in "abcdefgh"}
     assert titles == set(brave.POW_TITLES)
@@ -352,7 +361,10 @@ def test_home_robots_and_unknown_paths(fakes):
     assert status == 200 and headers["Content-Type"] == "text/plain" and "Disallow: /news" in robots
     assert fetch(base + "/search?q=x")[0] == 404
     assert [(e["kind"], e["step"]) for e in fakes.requests("brave")] == [
-        ("other", "home"), ("other", "robots"), ("other", "not_found")]
+        ("other", "home"),
+        ("other", "robots"),
+        ("other", "not_found"),
+    ]
 
 
 def test_script_data_cannot_close_the_script(fakes):

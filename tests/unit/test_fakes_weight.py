@@ -16,9 +16,9 @@ import pytest
 from parsel import Selector
 
 from benchmarks.page_weight import PageWeight, add_weight, noisy_png, ttf_font
+from fake_engines import FakeEngines
+from fake_engines.server import Reply
 from tests.fakes_http import bytes_served
-from topicstreams.fakes import FakeEngines
-from topicstreams.fakes.server import Reply
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 TOPIC = "climate summit"
@@ -157,12 +157,15 @@ def test_the_results_page_itself_is_not_delayed(weighted):
 
 
 def test_only_200_html_results_get_the_weight(weighted):
-    weighted.script("google", [
-        {"page": "results", "status": 503},
-        "sorry",
-        {"body": "<div id=more><p>more results</p></div>"},
-        {"body": "<html><body><p>no head</p></body></html>"},
-    ])
+    weighted.script(
+        "google",
+        [
+            {"page": "results", "status": 503},
+            "sorry",
+            {"body": "<div id=more><p>more results</p></div>"},
+            {"body": "<html><body><p>no head</p></body></html>"},
+        ],
+    )
     status, _, body = fetch(search_url(weighted))
     assert status == 503 and b"/static/" not in body and b"/thumbs/w-" not in body
     status, _, body = fetch(search_url(weighted))  # the redirect's target is a 429 page, not a results request
@@ -189,8 +192,13 @@ def test_the_weight_is_configurable_and_checked():
         css = fetch(fakes.base_url("google") + light.stylesheet_path)[2]
         assert css.count(b"@font-face") == 1 and 1000 <= len(css) < 1300
     assert light.version != WEIGHT.version  # asset names change with the weight
-    for bad in ({"thumbnails": -1}, {"fonts": 9}, {"asset_delay": -0.1}, {"thumbnail_bytes": (10, 5)},
-                {"script_bytes": 1.5}):
+    for bad in (
+        {"thumbnails": -1},
+        {"fonts": 9},
+        {"asset_delay": -0.1},
+        {"thumbnail_bytes": (10, 5)},
+        {"script_bytes": 1.5},
+    ):
         with pytest.raises(ValueError):
             PageWeight(**bad)
     with pytest.raises(TypeError):
@@ -216,10 +224,13 @@ def test_chromium_decodes_the_thumbnails_and_uses_the_fonts(weighted):
             page = browser.new_page()
             page.on("pageerror", lambda error: errors.append(str(error)))
             page.goto(search_url(weighted), wait_until="load")
-            fonts = page.evaluate("async () => { await document.fonts.ready;"
-                                  " return [...document.fonts].map(f => [f.family, f.status]); }")
-            decoded = page.evaluate("[...document.images].filter(i => i.src.includes('/thumbs/w-'))"
-                                    ".map(i => i.complete && i.naturalWidth > 0)")
+            fonts = page.evaluate(
+                "async () => { await document.fonts.ready; return [...document.fonts].map(f => [f.family, f.status]); }"
+            )
+            decoded = page.evaluate(
+                "[...document.images].filter(i => i.src.includes('/thumbs/w-'))"
+                ".map(i => i.complete && i.naturalWidth > 0)"
+            )
             checksum = page.evaluate("window.__tsWeight && window.__tsWeight.functions")
         finally:
             browser.close()
@@ -236,9 +247,9 @@ def assert_valid_png(data: bytes) -> None:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     at, chunks = 8, []
     while at < len(data):
-        length, tag = struct.unpack(">I4s", data[at:at + 8])
-        payload = data[at + 8:at + 8 + length]
-        (crc,) = struct.unpack(">I", data[at + 8 + length:at + 12 + length])
+        length, tag = struct.unpack(">I4s", data[at : at + 8])
+        payload = data[at + 8 : at + 8 + length]
+        (crc,) = struct.unpack(">I", data[at + 8 + length : at + 12 + length])
         assert crc == zlib.crc32(tag + payload)
         chunks.append((tag, payload))
         at += 12 + length
@@ -252,8 +263,8 @@ def assert_valid_sfnt(data: bytes) -> None:
     assert version == 0x00010000
     tables = {}
     for i in range(count):
-        tag, _, offset, length = struct.unpack(">4sIII", data[12 + 16 * i:28 + 16 * i])
-        tables[tag] = data[offset:offset + length]
+        tag, _, offset, length = struct.unpack(">4sIII", data[12 + 16 * i : 28 + 16 * i])
+        tables[tag] = data[offset : offset + length]
     assert set(tables) == {b"OS/2", b"cmap", b"glyf", b"head", b"hhea", b"hmtx", b"loca", b"maxp", b"name", b"post"}
     padded = data + b"\x00" * (-len(data) % 4)
     assert sum(struct.unpack(f">{len(padded) // 4}I", padded)) & 0xFFFFFFFF == 0xB1B0AFBA

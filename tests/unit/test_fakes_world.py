@@ -18,13 +18,13 @@ import pytest
 import yaml
 from scrapy.http import HtmlResponse
 
+from fake_engines import FakeEngines, NewsWorld, bing, brave, catalogue, google, yahoo
+from fake_engines.world import DAY, EPOCH, MIN_GAP, WINDOW
 from tests.conftest import parsing_reader, reading_of
 from tests.fakes_http import fetch
 from topicstreams import ENGINES
-from topicstreams.dates import parse_result_time
-from topicstreams.fakes import FakeEngines, NewsWorld, bing, brave, catalogue, google, yahoo
-from topicstreams.fakes.world import DAY, EPOCH, MIN_GAP, WINDOW
-from topicstreams.urls import normalize_url
+from topicstreams.engines.dates import parse_result_time
+from topicstreams.engines.news_urls import normalize_url
 
 REPO = Path(__file__).resolve().parents[2]
 ORIGIN = 1_767_225_600.0
@@ -102,7 +102,7 @@ def test_publication_times_increase_at_least_a_minute_apart_and_latest_inverts_t
     for topic in TOPICS[:4]:
         assert EPOCH <= world.phase(topic) < EPOCH + world.every
         times = [world.published(topic, k) for k in range(1, 3001)]
-        gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+        gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
         assert min(gaps) >= MIN_GAP and max(gaps) < 2 * world.every - MIN_GAP
         assert abs(sum(gaps) / len(gaps) - world.every) < 10  # every five minutes, on average
         for k in (1, 2, 17, 2999):
@@ -141,7 +141,7 @@ def test_advancing_the_clock_an_hour_brings_several_new_articles_to_every_topic(
         assert 6 <= len(new) <= 20, topic  # ~12: one every five minutes
         assert after[: len(new)] == new  # the new ones on top, newest first
         assert all(a.age_seconds < 3600 for a in new)
-        for article in after[len(new):]:  # the ones still listed are an hour older
+        for article in after[len(new) :]:  # the ones still listed are an hour older
             assert article.age_seconds == old[article.number].age_seconds + 3600
             assert article.url == old[article.number].url
     with pytest.raises(ValueError):
@@ -189,7 +189,7 @@ def test_readers_and_writers_may_share_a_world_across_threads():
 
 def test_engines_overlap_heavily_but_none_shows_every_article():
     world = frozen()
-    shown = {engine: 0 for engine in ENGINES}
+    shown = dict.fromkeys(ENGINES, 0)
     pairs: dict[tuple[str, str], list[float]] = {}
     total = 0
     for topic in TOPICS:
@@ -201,7 +201,7 @@ def test_engines_overlap_heavily_but_none_shows_every_article():
             assert urls(world.articles(engine, topic)) == [u for u in urls(world.topic_articles(topic)) if u in found]
             shown[engine] += len(found)
         for a in ENGINES:
-            for b in ENGINES[ENGINES.index(a) + 1:]:
+            for b in ENGINES[ENGINES.index(a) + 1 :]:
                 assert sets[a] & sets[b] and sets[a] != sets[b], (a, b, topic)
                 pairs.setdefault((a, b), []).append(len(sets[a] & sets[b]) / len(sets[a] | sets[b]))
         assert set().union(*sets.values()) <= everything
@@ -245,14 +245,32 @@ def test_state_is_json():
     world.set_stale("google")
     world.advance(30)
     state = json.loads(json.dumps(world.state()))
-    assert state == {"now": ORIGIN + 30, "now_iso": "2026-01-01T00:00:30Z", "origin": ORIGIN, "speed": 0.0,
-                     "advanced": 30.0, "every": 120.0, "share": 0.5, "window": WINDOW, "stale": ["google", "yahoo"]}
+    assert state == {
+        "now": ORIGIN + 30,
+        "now_iso": "2026-01-01T00:00:30Z",
+        "origin": ORIGIN,
+        "speed": 0.0,
+        "advanced": 30.0,
+        "every": 120.0,
+        "share": 0.5,
+        "window": WINDOW,
+        "stale": ["google", "yahoo"],
+    }
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"speed": -1}, {"speed": math.inf}, {"share": 0}, {"share": 1.5}, {"every": 60}, {"every": True},
-    {"window": 0}, {"origin": "now"},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"speed": -1},
+        {"speed": math.inf},
+        {"share": 0},
+        {"share": 1.5},
+        {"every": 60},
+        {"every": True},
+        {"window": 0},
+        {"origin": "now"},
+    ],
+)
 def test_bad_settings_are_refused(kwargs):
     with pytest.raises(ValueError):
         NewsWorld(**kwargs)
@@ -280,7 +298,7 @@ def test_every_engines_pages_hold_its_world_list_paginated_as_usual(world_fakes,
         laid = [module.expected_articles(topic, page, listed) for page in range(pages)]
         assert [url for page in laid for url in page] != [] and sorted(sum(laid, [])) == sorted(urls(listed))
         for page, expected in enumerate(laid):
-            expected_slice = urls(listed[page * PER_PAGE[engine]:(page + 1) * PER_PAGE[engine]])
+            expected_slice = urls(listed[page * PER_PAGE[engine] : (page + 1) * PER_PAGE[engine]])
             assert set(expected) == set(expected_slice)
         fetched = datetime.now(UTC)
         reader = parsing_reader(engine, world_fakes.base_url(engine))
@@ -296,10 +314,10 @@ def test_every_engines_pages_hold_its_world_list_paginated_as_usual(world_fakes,
             assert set(parsed) == wanted, (engine, page)
             for url, result in parsed.items():
                 article = by_url[url]
-                assert (result.title, result.source, result.snippet) == (article.title, article.source,
-                                                                          article.snippet)
-                published = parse_result_time(result.time_text, fetched, timestamp=result.timestamp,
-                                              languages=reading.languages)
+                assert (result.title, result.source, result.snippet) == (article.title, article.source, article.snippet)
+                published = parse_result_time(
+                    result.time_text, fetched, timestamp=result.timestamp, languages=reading.languages
+                )
                 truth = fetched - timedelta(seconds=article.age_seconds)  # ages in world time, from the real now
                 assert truth - timedelta(minutes=1) <= published <= truth + timedelta(hours=1), result.time_text
         # past the end: the engine's own way (an empty page; Bing repeats its last page)
@@ -350,8 +368,10 @@ def test_a_stale_engine_still_serves_perfect_pages_of_yesterdays_articles(world_
         reading = reading_of(reader, get(results_url(world_fakes, engine, "alpha", 0)), 0, fetched)
         assert reading.verdict.cls == "ok" and len(reading.results) >= 8, reading.verdict
         found = {normalize_url(reading_url(r.url), {"127.0.0.1"}) for r in reading.results}
-        times = [parse_result_time(r.time_text, fetched, timestamp=r.timestamp, languages=reading.languages)
-                 for r in reading.results]
+        times = [
+            parse_result_time(r.time_text, fetched, timestamp=r.timestamp, languages=reading.languages)
+            for r in reading.results
+        ]
         if engine == "bing":
             assert not found & today and found <= set(urls(world.articles("bing", "alpha")))
             assert all(t <= fetched - timedelta(days=1) for t in times)  # "1 day ago"
@@ -378,17 +398,20 @@ def test_the_control_endpoint_advances_the_clock_and_tells_the_state(world_fakes
     assert status == 200 and state["stale"] == []
 
 
-@pytest.mark.parametrize(("payload", "message"), [
-    ({"advance": -5}, "advance is a number of seconds >= 0"),
-    ({"advance": "soon"}, "advance is a number"),
-    ({"advance": True}, "advance is a number"),
-    ({"stale": "altavista"}, "is not served here"),
-    ({"stale": "bing", "on": "yes"}, "on is true or false"),
-    ({"on": False}, '"on" goes with "stale"'),
-    ({"speed": 2}, "unknown keys ['speed']"),
-    ([1, 2], "a JSON object"),
-    (b"{not json", "Expecting property name"),
-])
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"advance": -5}, "advance is a number of seconds >= 0"),
+        ({"advance": "soon"}, "advance is a number"),
+        ({"advance": True}, "advance is a number"),
+        ({"stale": "altavista"}, "is not served here"),
+        ({"stale": "bing", "on": "yes"}, "on is true or false"),
+        ({"on": False}, '"on" goes with "stale"'),
+        ({"speed": 2}, "unknown keys ['speed']"),
+        ([1, 2], "a JSON object"),
+        (b"{not json", "Expecting property name"),
+    ],
+)
 def test_bad_control_requests_are_400_with_a_message_and_change_nothing(world_fakes, payload, message):
     before = world_fakes.world.state()
     if isinstance(payload, bytes):
@@ -443,9 +466,23 @@ def test_without_a_world_the_pages_are_the_catalogues_byte_for_byte(world_fakes)
 
 def test_serve_with_a_world_prints_the_same_snippet_and_answers_the_control_endpoint():
     with subprocess.Popen(
-        [sys.executable, "-m", "topicstreams.fakes", "serve", "--engines", "google,bing", "--world", "--speed", "3",
-         "--stale", "bing"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "fake_engines",
+            "serve",
+            "--engines",
+            "google,bing",
+            "--world",
+            "--speed",
+            "3",
+            "--stale",
+            "bing",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
     ) as proc:
         try:
             lines = [proc.stdout.readline() for _ in range(5)]
@@ -464,12 +501,16 @@ def test_serve_with_a_world_prints_the_same_snippet_and_answers_the_control_endp
     assert proc.returncode == 0
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--speed", "2"], "--speed and --stale need --world"),
-    (["--world", "--stale", "yahoo"], "engine 'yahoo' is not served here"),
-    (["--world", "--speed", "-1"], "speed: a number >= 0"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--speed", "2"], "--speed and --stale need --world"),
+        (["--world", "--stale", "yahoo"], "engine 'yahoo' is not served here"),
+        (["--world", "--speed", "-1"], "speed: a number >= 0"),
+    ],
+)
 def test_serve_refuses_bad_world_flags(args, message):
-    out = subprocess.run([sys.executable, "-m", "topicstreams.fakes", "serve", *args], capture_output=True, text=True,
-                         cwd=REPO, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "fake_engines", "serve", *args], capture_output=True, text=True, cwd=REPO, timeout=30
+    )
     assert out.returncode == 2 and message in out.stderr, out.stderr

@@ -10,9 +10,9 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 import pytest
 from parsel import Selector
 
+from fake_engines import FakeEngines, catalogue, yahoo
 from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
-from topicstreams.fakes import FakeEngines, catalogue, yahoo
-from topicstreams.urls import is_tracking_param, normalize_url
+from topicstreams.engines.news_urls import is_tracking_param, normalize_url
 
 TOPIC = "climate summit"
 RESULT_SELECTOR = "#web ol.searchCenterMiddle div.NewsArticle"
@@ -33,15 +33,17 @@ def parse(body: str) -> list[dict]:
     for node in Selector(text=body).css(RESULT_SELECTOR):
         source = node.css("span.s-source::text").get("").strip()
         source = source.removesuffix("· via Yahoo News").strip()
-        items.append({
-            "href": node.css("h4.s-title > a::attr(href)").get(),
-            "title": node.css("h4.s-title > a::text").get(),
-            "source": source,
-            "time": node.css("span.s-time::text").get("").strip().rstrip("·").strip(),
-            "snippet": node.css("p.s-desc::text").get(),
-            "raw_source": node.css("span.s-source::text").get(),
-            "raw_time": node.css("span.s-time::text").get(),
-        })
+        items.append(
+            {
+                "href": node.css("h4.s-title > a::attr(href)").get(),
+                "title": node.css("h4.s-title > a::text").get(),
+                "source": source,
+                "time": node.css("span.s-time::text").get("").strip().rstrip("·").strip(),
+                "snippet": node.css("p.s-desc::text").get(),
+                "raw_source": node.css("span.s-source::text").get(),
+                "raw_time": node.css("span.s-time::text").get(),
+            }
+        )
     return items
 
 
@@ -95,7 +97,7 @@ def test_results_page_structure(fakes):
     items = parse(body)
     assert len(items) == len(articles) == 10
 
-    for item, article in zip(items, articles):
+    for item, article in zip(items, articles, strict=False):
         assert item["title"] == article.title
         assert item["source"] == article.source
         assert item["snippet"] == article.snippet
@@ -131,12 +133,13 @@ def test_results_page_structure(fakes):
     assert len(body) > 30_000 and "@font-face" in body
     # (and the footer's links to Yahoo country sites, which no known-layout parser reads)
     country = [href for href, _, _ in yahoo.COUNTRY_LINKS]
-    assert sel.css("#footer a::attr(href)").getall()[:len(country)] == country
+    assert sel.css("#footer a::attr(href)").getall()[: len(country)] == country
     assert not sel.css("#web").xpath(".//a[contains(@href, '.yahoo.com/') and not(contains(@href, '//r.search.'))]")
     for url in sel.css("a::attr(href), img::attr(src), link::attr(href)").getall():
         host = urlsplit(url).hostname
-        assert (host is None or host == "r.search.yahoo.com" or host.endswith((".invalid", ".example"))
-                or url in country), url
+        assert (
+            host is None or host == "r.search.yahoo.com" or host.endswith((".invalid", ".example")) or url in country
+        ), url
 
 
 def test_redirector_and_direct_links(fakes):
@@ -171,8 +174,9 @@ def test_redirector_and_direct_links(fakes):
         parts = urlsplit(item["href"])
         assert parts.hostname.endswith(".example")
         assert re.search(r";_ylt=Awr[\w-]+;_ylu=[\w-]+$", parts.path)
-        assert item["href"].split(";_ylt=")[0] + (f"?{parts.query}" if parts.query else "") in \
-            yahoo.expected_articles(TOPIC, 0)
+        assert item["href"].split(";_ylt=")[0] + (f"?{parts.query}" if parts.query else "") in yahoo.expected_articles(
+            TOPIC, 0
+        )
 
 
 def test_id_style_links_keep_their_id(fakes):
@@ -301,13 +305,16 @@ def test_consent_flow(fakes):
     # accepting sends the client back to the search, with a cookie
     fields = {i.attrib["name"]: i.attrib.get("value", "") for i in form.css("input")}
     fields["agree"] = "agree"
-    status, headers, _, _ = fetch(fakes.base_url("yahoo") + form.attrib["action"], follow=False,
-                                  data=urlencode(fields).encode())
+    status, headers, _, _ = fetch(
+        fakes.base_url("yahoo") + form.attrib["action"], follow=False, data=urlencode(fields).encode()
+    )
     assert status == 302 and headers["Location"] == fakes.base_url("yahoo") + target
     assert headers["Set-Cookie"].startswith("A1=")
     log = fakes.requests("yahoo")
     assert [(e["kind"], e["step"], e["status"]) for e in log] == [
-        ("results", "consent", 302), ("other", "consent_wall", 200), ("other", "consent_saved", 302),
+        ("results", "consent", 302),
+        ("other", "consent_wall", 200),
+        ("other", "consent_saved", 302),
     ]
     # following redirects lands on the consent page
     fakes.script("yahoo", ["consent"])
@@ -329,12 +336,18 @@ def test_guce_interstitial(fakes):
     assert status == 200 and "guce.yahoo.com" in body and not sel.css("div.NewsArticle")
     form = sel.css("form.consent-form")
     assert form.attrib["method"] == "post" and form.css("input[name=done]::attr(value)").get() == url
-    status, saved, _, _ = fetch(fakes.base_url("yahoo") + form.attrib["action"], follow=False,
-                                data=urlencode({"done": url, "agree": "agree"}).encode())
+    status, saved, _, _ = fetch(
+        fakes.base_url("yahoo") + form.attrib["action"],
+        follow=False,
+        data=urlencode({"done": url, "agree": "agree"}).encode(),
+    )
     assert status == 302 and saved["Location"] == url
     # a done URL off this machine is never followed
-    status, saved, _, _ = fetch(fakes.base_url("yahoo") + "/consent?brandType=nonEu&gcrumb=x", follow=False,
-                                data=urlencode({"done": "https://evil.example/"}).encode())
+    status, saved, _, _ = fetch(
+        fakes.base_url("yahoo") + "/consent?brandType=nonEu&gcrumb=x",
+        follow=False,
+        data=urlencode({"done": "https://evil.example/"}).encode(),
+    )
     assert status == 302 and saved["Location"] == fakes.base_url("yahoo") + "/"
 
 
@@ -348,8 +361,9 @@ def test_home_robots_and_404(fakes):
 
 
 def test_scripted_steps_and_routes(fakes):
-    fakes.script("yahoo", ["empty", {"page": "small"}, {"page": "results", "status": 503,
-                                                          "headers": {"Retry-After": "60"}}])
+    fakes.script(
+        "yahoo", ["empty", {"page": "small"}, {"page": "results", "status": 503, "headers": {"Retry-After": "60"}}]
+    )
     url = search_url(fakes)
     assert "We did not find results" in fetch(url)[2]
     assert len(fetch(url)[2]) < 200
@@ -365,5 +379,4 @@ def test_scripted_steps_and_routes(fakes):
     fakes.route("yahoo", "flaky", ["consent", "results"])
     assert [fetch(fakes.base_url("yahoo") + "/search?p=flaky", follow=False)[0] for _ in range(3)] == [302, 200, 200]
     steps = [e["step"] for e in fakes.results_requests("yahoo")]
-    assert steps == ["empty", "small", "results", "results", "empty", "empty", "small", "consent",
-                     "results", "results"]
+    assert steps == ["empty", "small", "results", "results", "empty", "empty", "small", "consent", "results", "results"]

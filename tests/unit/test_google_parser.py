@@ -9,18 +9,24 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from scrapy.http import HtmlResponse
 
+from fake_engines.google import layout, render_search_page
 from topicstreams.engines.google import Google
-from topicstreams.fakes.google import layout, render_search_page
 
 
 def engine(freshness="hour"):
     return Google("https://www.google.com", freshness)
 
 
-@pytest.mark.parametrize(("freshness", "tbs"), [
-    ("hour", "qdr:h,sbd:1"), ("day", "qdr:d,sbd:1"), ("week", "qdr:w,sbd:1"), ("month", "qdr:m,sbd:1"),
-    ("any", "sbd:1"),
-])
+@pytest.mark.parametrize(
+    ("freshness", "tbs"),
+    [
+        ("hour", "qdr:h,sbd:1"),
+        ("day", "qdr:d,sbd:1"),
+        ("week", "qdr:w,sbd:1"),
+        ("month", "qdr:m,sbd:1"),
+        ("any", "sbd:1"),
+    ],
+)
 def test_results_url_is_newest_first_in_the_freshness_window(freshness, tbs):
     url = engine(freshness).results_url("climate change", 0)
     parts = urlsplit(url)

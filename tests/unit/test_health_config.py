@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from topicstreams.config import (
+from topicstreams.config.loading import (
     ConfigError,
     load_config,
     load_defaults,
     mask_webhook,
     validate,
 )
-from topicstreams.health.monitor import HealthSettings
+from topicstreams.health.band import HealthSettings
 from topicstreams.health.score import DEFAULT_WEIGHTS
 
 TOKEN = "T0AAAA/B0BBBB/xoxSeCrEtT0kEn42"
@@ -34,9 +34,15 @@ def load(tmp_path: Path, text: str | None = None):
 def test_defaults(tmp_path):
     config = load(tmp_path)
     assert config.get("health") == {
-        "window": 600, "min_requests": 50, "baseline_days": 14, "smoothing": 0.3, "degrade_factor": 2,
-        "weights": {"hard_block": 35, "challenge": 25, "soft_block": 25, "latency": 15}, "history_days": 730,
-        "coverage_drop": 0.2}
+        "window": 600,
+        "min_requests": 50,
+        "baseline_days": 14,
+        "smoothing": 0.3,
+        "degrade_factor": 2,
+        "weights": {"hard_block": 35, "challenge": 25, "soft_block": 25, "latency": 15},
+        "history_days": 730,
+        "coverage_drop": 0.2,
+    }
     assert config.get("alerting.webhook_url") == ""
     assert config.get("health.weights") == dict(DEFAULT_WEIGHTS)
     assert validate(load_defaults())["health"] == config.get("health")
@@ -47,7 +53,9 @@ def test_an_empty_user_file_keeps_the_defaults(tmp_path):
 
 
 def test_good_values_are_kept(tmp_path):
-    config = load(tmp_path, """
+    config = load(
+        tmp_path,
+        """
 health:
   window: 0.5
   min_requests: 1
@@ -57,7 +65,8 @@ health:
   weights: {hard_block: 0, challenge: 0.5, soft_block: 100, latency: 0}
 alerting:
   webhook_url: "  http://alerts.example:8080/hook  "
-""")
+""",
+    )
     health = config.get("health")
     assert (health["window"], health["min_requests"], health["baseline_days"]) == (0.5, 1, 1.5)
     assert (health["smoothing"], health["degrade_factor"]) == (1, 1)
@@ -88,8 +97,10 @@ alerting:
         ("health: {weights: {captcha: 10}}", "health.weights.captcha: got 10, expected no such key"),
         ("health: {weights: [35, 25, 25, 15]}", "health.weights: got [35, 25, 25, 15], expected a mapping"),
         ("health: {windw: 60}", "health.windw: got 60, expected no such key"),
-        ("alerting: {webhook_url: 'ftp://x'}",
-         "alerting.webhook_url: got 'ftp://x', expected an http:// or https:// URL, or empty for none"),
+        (
+            "alerting: {webhook_url: 'ftp://x'}",
+            "alerting.webhook_url: got 'ftp://x', expected an http:// or https:// URL, or empty for none",
+        ),
         ("alerting: {webhook_url: 'hooks.example/abc'}", "alerting.webhook_url: got "),
         ("alerting: {webhook_url: 'https://'}", "alerting.webhook_url: got 'https://', expected an http://"),
         ("alerting: {webhook_url: 42}", "alerting.webhook_url: got 42, expected an http:// or https:// URL"),
@@ -127,8 +138,9 @@ def test_a_webhook_url_with_a_bad_port_is_a_config_error(tmp_path, port):
     assert "xoxSeCrEtT0kEn42" not in str(caught.value)
 
 
-@pytest.mark.parametrize("url", [f"https://{TOKEN}@hooks.example", f"https://hooks.example/#{TOKEN}",
-                                 f"https://user:{TOKEN}@hooks.example"])
+@pytest.mark.parametrize(
+    "url", [f"https://{TOKEN}@hooks.example", f"https://hooks.example/#{TOKEN}", f"https://user:{TOKEN}@hooks.example"]
+)
 def test_a_webhook_token_in_the_user_part_or_the_fragment_is_masked_too(url):
     assert TOKEN not in mask_webhook(url)
 

@@ -10,17 +10,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from topicstreams.health.coverage import (
+from topicstreams.health.coverage_model import (
     COVERAGE,
     MIN_BASELINE_ARTICLES,
     MIN_WINDOW_ARTICLES,
     Coverage,
     judge_coverage,
 )
-from topicstreams.health_report import EngineReport, engine_json, exit_status, format_table
+from topicstreams.reports.health_report import EngineReport, engine_json, exit_status, format_table
 from topicstreams.storage.engine_status import RUNNING, EngineStatusRow
 from topicstreams.web.app import ServiceLevels
-from topicstreams.web.monitor import Row, coverage_view
+from topicstreams.web.monitor_pages import Row, coverage_view
 
 NOW = datetime(2026, 11, 29, 21, 0, 0, tzinfo=UTC)
 NO_COVERAGE = {"window": None, "baseline": None, "drop": None}
@@ -28,8 +28,17 @@ NO_COVERAGE = {"window": None, "baseline": None, "drop": None}
 
 def status(**values) -> EngineStatusRow:
     row = {field.name: None for field in fields(EngineStatusRow)}
-    row.update(engine="google", node="n1", band="ok", score=92, state=RUNNING, reasons=[], parser_reasons=[],
-               canary_mismatches=[], updated_at=NOW - timedelta(seconds=5))
+    row.update(
+        engine="google",
+        node="n1",
+        band="ok",
+        score=92,
+        state=RUNNING,
+        reasons=[],
+        parser_reasons=[],
+        canary_mismatches=[],
+        updated_at=NOW - timedelta(seconds=5),
+    )
     return EngineStatusRow(**{**row, **values})
 
 
@@ -67,21 +76,31 @@ def test_the_json_is_rounded_to_three_places():
     assert json.loads(json.dumps(coverage.as_json())) == coverage.as_json()
 
 
-@pytest.mark.parametrize(("counts", "what"), [
-    ((5, 6, 30, 30), "the window"), ((-1, 0, 30, 30), "the window"), ((5, -1, 30, 30), "the window"),
-    ((5, 5, 30, 31), "the baseline"), ((5, 5, -30, 0), "the baseline")])
+@pytest.mark.parametrize(
+    ("counts", "what"),
+    [
+        ((5, 6, 30, 30), "the window"),
+        ((-1, 0, 30, 30), "the window"),
+        ((5, -1, 30, 30), "the window"),
+        ((5, 5, 30, 31), "the baseline"),
+        ((5, 5, -30, 0), "the baseline"),
+    ],
+)
 def test_impossible_counts_are_refused(counts, what):
     with pytest.raises(ValueError, match=what):
         judge_coverage(*counts)
 
 
-@pytest.mark.parametrize(("window_found", "baseline_found", "low"), [
-    (6, 80, True),   # 0.6 against 0.8: a drop of 0.2 (0.20000000000000007 in floating point)
-    (5, 70, True),   # 0.5 against 0.7: a drop of 0.2 (0.19999999999999996 in floating point), the threshold counts
-    (7, 88, False),  # 0.7 against 0.88: 0.18, under the threshold
-    (9, 80, False),  # better than its baseline
-    (0, 100, True),  # nothing found of what the others found, against everything normally
-])
+@pytest.mark.parametrize(
+    ("window_found", "baseline_found", "low"),
+    [
+        (6, 80, True),  # 0.6 against 0.8: a drop of 0.2 (0.20000000000000007 in floating point)
+        (5, 70, True),  # 0.5 against 0.7: a drop of 0.2 (0.19999999999999996 in floating point), the threshold counts
+        (7, 88, False),  # 0.7 against 0.88: 0.18, under the threshold
+        (9, 80, False),  # better than its baseline
+        (0, 100, True),  # nothing found of what the others found, against everything normally
+    ],
+)
 def test_a_drop_of_the_threshold_or_more_is_low(window_found, baseline_found, low):
     coverage = judge_coverage(10, window_found, 100, baseline_found)
     assert coverage.low(0.2, parser_ok=True) is low
@@ -106,8 +125,13 @@ def test_an_unknown_drop_is_never_low_and_the_threshold_is_the_configured_one():
 
 
 def test_low_coverage_is_a_reason_after_canary_mismatch_and_changes_neither_score_nor_band():
-    low = report(reasons=["latency"], canary_mismatches=["q"], parser_reasons=["missing source"], parser_score=85,
-                 coverage={"window": 0.3, "baseline": 0.8, "drop": 0.5, "low": True})
+    low = report(
+        reasons=["latency"],
+        canary_mismatches=["q"],
+        parser_reasons=["missing source"],
+        parser_score=85,
+        coverage={"window": 0.3, "baseline": 0.8, "drop": 0.5, "low": True},
+    )
     assert low.reasons == ("latency", "canary mismatch", COVERAGE, "missing source")
     assert low.hostility == ("latency",)
     assert (low.score, low.band) == (92, "ok") and exit_status([low]) == 0
@@ -135,12 +159,22 @@ def test_a_malformed_coverage_value_reads_unknown_and_is_no_reason():
 
 
 def test_the_table_shows_window_slash_baseline_in_its_last_column():
-    rows = [report(coverage={"window": 0.4213, "baseline": 0.78, "drop": 0.359, "low": True}),
-            EngineReport.of("n1", "bing", status(engine="bing", coverage={"window": None, "baseline": 0.8,
-                                                                           "drop": None, "low": False}), NOW),
-            EngineReport.of("n1", "yahoo", status(engine="yahoo", coverage={"window": 0.5, "baseline": None,
-                                                                             "drop": None, "low": False}), NOW),
-            EngineReport.of("n1", "brave", status(engine="brave"), NOW)]
+    rows = [
+        report(coverage={"window": 0.4213, "baseline": 0.78, "drop": 0.359, "low": True}),
+        EngineReport.of(
+            "n1",
+            "bing",
+            status(engine="bing", coverage={"window": None, "baseline": 0.8, "drop": None, "low": False}),
+            NOW,
+        ),
+        EngineReport.of(
+            "n1",
+            "yahoo",
+            status(engine="yahoo", coverage={"window": 0.5, "baseline": None, "drop": None, "low": False}),
+            NOW,
+        ),
+        EngineReport.of("n1", "brave", status(engine="brave"), NOW),
+    ]
     lines = format_table(rows).splitlines()
     assert lines[0].split()[-1] == "coverage"
     assert [line.split("  ")[-1].strip() for line in lines[1:]] == ["0.42/0.78", "-/0.80", "0.50/-", "-"]
@@ -151,11 +185,22 @@ def test_the_table_shows_window_slash_baseline_in_its_last_column():
 
 
 def test_the_monitor_row_shows_window_against_baseline_and_the_reason_when_low():
-    low = Row.of(report(reasons=["hard_block"], canary_mismatches=["q"],
-                        coverage={"window": 0.31, "baseline": 0.78, "drop": 0.47, "low": True}), ServiceLevels(), NOW)
+    low = Row.of(
+        report(
+            reasons=["hard_block"],
+            canary_mismatches=["q"],
+            coverage={"window": 0.31, "baseline": 0.78, "drop": 0.47, "low": True},
+        ),
+        ServiceLevels(),
+        NOW,
+    )
     assert low.reasons == ["hard_block", "canary mismatch", "coverage"]
     assert (low.coverage.window, low.coverage.baseline, low.coverage.level, low.coverage.low) == (
-        "31 %", "78 %", "critical", True)
+        "31 %",
+        "78 %",
+        "critical",
+        True,
+    )
     assert low.coverage.title == "finds 31 % of what the other engines find (78 % normally, -47 points)"
     fine = coverage_view(report(coverage={"window": 0.8, "baseline": 0.78, "drop": -0.02, "low": False}))
     assert (fine.window, fine.baseline, fine.level, fine.low) == ("80 %", "78 %", "good", False)
@@ -165,5 +210,9 @@ def test_the_monitor_row_shows_window_against_baseline_and_the_reason_when_low()
     assert "not enough articles" in unknown.title
     no_baseline = coverage_view(report(coverage={"window": 0.5, "baseline": None, "drop": None, "low": False}))
     assert (no_baseline.window, no_baseline.baseline, no_baseline.level, no_baseline.known) == (
-        "50 %", "-", "unknown", True)
+        "50 %",
+        "-",
+        "unknown",
+        True,
+    )
     assert "no baseline yet" in no_baseline.title

@@ -16,12 +16,12 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 import topicstreams.settings as project_settings
-from topicstreams.classify import ResponseClass
-from topicstreams.engine_state import state_for
+from topicstreams.crawl.engine_state import state_for
+from topicstreams.crawl.signals import Classification, PageParsed
+from topicstreams.engines.classify import ResponseClass
 from topicstreams.extensions.watch import HealthExtension
 from topicstreams.health.score import Window
 from topicstreams.health.window import WindowStats
-from topicstreams.signals import Classification, PageParsed
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import engine_status as store
@@ -31,16 +31,40 @@ PROJECT = {name: getattr(project_settings, name) for name in dir(project_setting
 
 def make_crawler(folder: Path, health: dict, webhook_url: str = "", spidercls=GoogleSpider, **settings):
     path = folder / "config.yml"
-    path.write_text(yaml.safe_dump({"database": {"url": "sqlite:///health.db"}, "node": {"id": "n1"},
-                                    "health": health, "alerting": {"webhook_url": webhook_url}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "database": {"url": "sqlite:///health.db"},
+                "node": {"id": "n1"},
+                "health": health,
+                "alerting": {"webhook_url": webhook_url},
+            }
+        )
+    )
     return get_crawler(spidercls, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path), **settings})
 
 
-def classification(cls: ResponseClass = ResponseClass.OK, at: datetime | None = None, latency: float = 0.2,
-                   ) -> Classification:
-    return Classification(engine="google", topic="t", page=0, page_type="first", url="http://127.0.0.1/search",
-                          status=200, cls=cls, reason="", latency=latency, bytes=50_000, items=10, probe=False,
-                          bench=None, at=at or datetime.now(UTC))
+def classification(
+    cls: ResponseClass = ResponseClass.OK,
+    at: datetime | None = None,
+    latency: float = 0.2,
+) -> Classification:
+    return Classification(
+        engine="google",
+        topic="t",
+        page=0,
+        page_type="first",
+        url="http://127.0.0.1/search",
+        status=200,
+        cls=cls,
+        reason="",
+        latency=latency,
+        bytes=50_000,
+        items=10,
+        probe=False,
+        bench=None,
+        at=at or datetime.now(UTC),
+    )
 
 
 class Driven:
@@ -77,8 +101,12 @@ def run(crawler, body) -> Driven:
     return driven
 
 
-OK, SOFT, HARD, CHALLENGE = (ResponseClass.OK, ResponseClass.SOFT_BLOCK, ResponseClass.HARD_BLOCK,
-                             ResponseClass.CHALLENGE)
+OK, SOFT, HARD, CHALLENGE = (
+    ResponseClass.OK,
+    ResponseClass.SOFT_BLOCK,
+    ResponseClass.HARD_BLOCK,
+    ResponseClass.CHALLENGE,
+)
 
 
 def test_it_stays_out_of_spiders_that_are_not_engines_and_can_be_turned_off(tmp_path):
@@ -109,8 +137,10 @@ def test_a_degraded_engine_is_slowed_until_a_score_says_ok_then_back_to_its_pace
     driven = run(crawler, body)
     assert seen == {"unknown": (1.0, "unknown"), "degraded": (2.0, 75), "still": 2.0, "ok": (1.0, 80)}
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == ["[google] health 75 (degraded): soft_block; slowing down: the pacing floor and the "
-                        "re-scrape interval × 2 until it recovers"]
+    assert warnings == [
+        "[google] health 75 (degraded): soft_block; slowing down: the pacing floor and the "
+        "re-scrape interval × 2 until it recovers"
+    ]
     assert "[google] health 80 (ok): back to the normal pace" in caplog.messages
     status = store.read_status(driven.db, "google", "n1")
     assert (status.score, status.band, status.state, status.pace_multiplier) == (80, "ok", "running", 1.0)
@@ -137,7 +167,8 @@ def test_a_running_process_notices_a_resume_and_judges_afresh_at_the_slowed_pace
     first = run(make_crawler(tmp_path, health), pause_it)
     assert seen["paused"] and store.read_status(first.db, "google", "n1").state == "paused"
     assert [(a["score"], a["reasons"], a["delivery"]) for a in store.read_alerts(first.db)] == [
-        (40, ["hard_block", "challenge"], "no target")]  # nothing configured: the log and the table only
+        (40, ["hard_block", "challenge"], "no target")
+    ]  # nothing configured: the log and the table only
 
     def resume_it(driven: Driven):
         seen["after restart"] = driven.state.paused
@@ -184,16 +215,21 @@ def test_the_status_row_says_cooling_until_when_while_the_engine_is_benched(tmp_
 
 
 def test_an_alert_that_cannot_be_delivered_is_still_kept_and_logged(tmp_path, caplog):
-    crawler = make_crawler(tmp_path, {"min_requests": 2, "smoothing": 1}, webhook_url="http://127.0.0.1:9/hook/SECRET",
-                           TOPICSTREAMS_ALERT_RETRY_DELAYS=[])
+    crawler = make_crawler(
+        tmp_path,
+        {"min_requests": 2, "smoothing": 1},
+        webhook_url="http://127.0.0.1:9/hook/SECRET",
+        TOPICSTREAMS_ALERT_RETRY_DELAYS=[],
+    )
     caplog.set_level(logging.WARNING)
     driven = run(crawler, lambda driven: driven.feed([CHALLENGE, HARD]))
     assert driven.state.paused
     [alert] = store.read_alerts(driven.db)
     assert alert["delivery"] == "failed: http://127.0.0.1:9/*** (after 1 attempt)" and alert["resolved_at"] is None
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert any("could not deliver the paused alert to http://127.0.0.1:9/***" in message for message in warnings), \
+    assert any("could not deliver the paused alert to http://127.0.0.1:9/***" in message for message in warnings), (
         warnings
+    )
     assert not any("SECRET" in message for message in caplog.messages)
 
 
@@ -214,9 +250,12 @@ def test_responses_are_stored_one_window_at_a_time_with_their_parse_outcome(tmp_
     with driven.db.connect() as conn:
         rows = conn.exec_driver_sql(
             "select window_start, window_end, requests, ok, errors, hard_blocks, items, valid_items, parse_errors, "
-            "bytes, browser_seconds, p95_latency_ms from health_windows order by window_start").all()
-    assert [row[2:] for row in rows] == [(2, 1, 1, 0, 10, 9, 1, 100_000, pytest.approx(0.4), pytest.approx(300)),
-                                         (1, 0, 0, 1, 0, 0, 0, 50_000, pytest.approx(0.2), pytest.approx(200))]
+            "bytes, browser_seconds, p95_latency_ms from health_windows order by window_start"
+        ).all()
+    assert [row[2:] for row in rows] == [
+        (2, 1, 1, 0, 10, 9, 1, 100_000, pytest.approx(0.4), pytest.approx(300)),
+        (1, 0, 0, 1, 0, 0, 0, 50_000, pytest.approx(0.2), pytest.approx(200)),
+    ]
     assert rows[0][:2] == ("2026-11-20 12:00:00.000000", "2026-11-20 12:01:00.000000")
     assert rows[1][0] == "2026-11-20 12:01:00.000000"
 
@@ -228,8 +267,14 @@ def test_the_baseline_is_the_engines_own_stored_history(tmp_path):
     db = database_for(crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
     three_days_ago = datetime.now(UTC) - timedelta(days=3)
     # Its normal: 20 % hard blocks, a p95 of 400 ms.
-    store.save_window(db, "google", "n1", three_days_ago, three_days_ago + timedelta(minutes=10),
-                      WindowStats(requests=100, ok=80, hard_blocks=20, p95_latency_ms=400.0).counts())
+    store.save_window(
+        db,
+        "google",
+        "n1",
+        three_days_ago,
+        three_days_ago + timedelta(minutes=10),
+        WindowStats(requests=100, ok=80, hard_blocks=20, p95_latency_ms=400.0).counts(),
+    )
     scores = {}
 
     def body(driven: Driven):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from topicstreams.classify import ResponseClass
-from topicstreams.config import load_config
-from topicstreams.health.monitor import (
+from topicstreams.config.loading import load_config
+from topicstreams.engines.classify import ResponseClass
+from topicstreams.health.band import (
     PAUSE,
     RECOVER,
     SLOW_DOWN,
@@ -22,16 +22,27 @@ from topicstreams.health.window import (
     percentile,
 )
 
-OK, HARD, CHALLENGE, SOFT, ERROR = (ResponseClass.OK, ResponseClass.HARD_BLOCK, ResponseClass.CHALLENGE,
-                                    ResponseClass.SOFT_BLOCK, ResponseClass.ERROR)
+OK, HARD, CHALLENGE, SOFT, ERROR = (
+    ResponseClass.OK,
+    ResponseClass.HARD_BLOCK,
+    ResponseClass.CHALLENGE,
+    ResponseClass.SOFT_BLOCK,
+    ResponseClass.ERROR,
+)
 
 # A baseline with enough requests, zero block rates and a p95 of 1 s: responses of 0.2 s never cost latency.
 CALM = Window(requests=10_000, p95_latency_ms=1000)
 
 
 def settings(**changes) -> HealthSettings:
-    values = dict(weights=dict(DEFAULT_WEIGHTS), min_requests=10, window=1000.0, smoothing=1.0, degrade_factor=2.0,
-                  baseline_days=14.0)
+    values = {
+        "weights": dict(DEFAULT_WEIGHTS),
+        "min_requests": 10,
+        "window": 1000.0,
+        "smoothing": 1.0,
+        "degrade_factor": 2.0,
+        "baseline_days": 14.0,
+    }
     values.update(changes)
     return HealthSettings(**values)
 
@@ -55,8 +66,14 @@ def actions(assessments) -> list:
 
 def test_settings_from_the_packaged_config():
     loaded = HealthSettings.from_config(load_config({}, environ={}).get("health"))
-    assert loaded == HealthSettings(weights=dict(DEFAULT_WEIGHTS), min_requests=50, window=600.0, smoothing=0.3,
-                                    degrade_factor=2.0, baseline_days=14.0)
+    assert loaded == HealthSettings(
+        weights=dict(DEFAULT_WEIGHTS),
+        min_requests=50,
+        window=600.0,
+        smoothing=0.3,
+        degrade_factor=2.0,
+        baseline_days=14.0,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -260,8 +277,9 @@ def test_smoothing_delays_the_band_change():
     assert [a.score for a in result] == [95, 86, 80, 75]
     assert [a.band for a in result] == ["ok", "ok", "ok", "degraded"]
     assert [a.action for a in result] == [None, None, None, SLOW_DOWN]
-    assert engine.smoothed.value == pytest.approx(0.3 * 65 + 0.7 * (0.3 * 65 + 0.7 * (0.3 * 65 + 0.7 * (
-        0.3 * result[0].raw + 0.7 * 100))))
+    assert engine.smoothed.value == pytest.approx(
+        0.3 * 65 + 0.7 * (0.3 * 65 + 0.7 * (0.3 * 65 + 0.7 * (0.3 * result[0].raw + 0.7 * 100)))
+    )
 
     unsmoothed = health(window=10.0, smoothing=1.0)
     feed(unsmoothed, [OK] * 10, 0)
@@ -276,7 +294,7 @@ def test_percentile_is_nearest_rank():
     assert percentile([], 0.95) is None
     assert percentile([7.0], 0.5) == 7.0 and percentile([7.0], 0.95) == 7.0
     ten = [float(i) for i in range(1, 11)]
-    assert percentile(ten, 0.50) == 5.0   # ceil(5) = 5th
+    assert percentile(ten, 0.50) == 5.0  # ceil(5) = 5th
     assert percentile(ten, 0.95) == 10.0  # ceil(9.5) = 10th
     twenty = [float(i) for i in range(1, 21)]
     assert percentile(twenty, 0.95) == 19.0  # ceil(19) = 19th
@@ -298,7 +316,13 @@ def test_window_stats_counts_and_sums():
     ]
     stats = WindowStats.of(samples)
     assert (stats.requests, stats.ok, stats.hard_blocks, stats.challenges, stats.soft_blocks, stats.errors) == (
-        8, 3, 1, 2, 1, 1)
+        8,
+        3,
+        1,
+        2,
+        1,
+        1,
+    )
     assert (stats.items, stats.valid_items, stats.parse_errors, stats.bytes) == (21, 18, 2, 3600)
     # browser seconds: the latencies that are known, 0.1 + 0.2 + 0.3 + 0.4 + 0.5 + 1.0
     assert stats.browser_seconds == pytest.approx(2.5)

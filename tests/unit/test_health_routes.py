@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from topicstreams.health.routes import ONE_NODE, OK, ROUTE, SITE, judge_routes
+from topicstreams.health.route_verdict import OK, ONE_NODE, ROUTE, SITE, judge_routes
 
 
 @dataclass
@@ -22,18 +22,30 @@ def verdicts(*rows: Row) -> list[tuple[str, str, list[str]]]:
 
 def test_trouble_on_some_nodes_is_the_route_on_every_node_the_site():
     rows = [
-        Row("google", "a", state="cooling"), Row("google", "b"), Row("google", "c", band="degraded"),
-        Row("bing", "a", state="paused", band="critical"), Row("bing", "b", state="cooling"),
-        Row("yahoo", "a"), Row("yahoo", "b", band="unknown"),
+        Row("google", "a", state="cooling"),
+        Row("google", "b"),
+        Row("google", "c", band="degraded"),
+        Row("bing", "a", state="paused", band="critical"),
+        Row("bing", "b", state="cooling"),
+        Row("yahoo", "a"),
+        Row("yahoo", "b", band="unknown"),
         Row("brave", "b", state="cooling"),
     ]
-    assert verdicts(*rows) == [("google", ROUTE, ["a", "c"]), ("bing", SITE, ["a", "b"]), ("yahoo", OK, []),
-                               ("brave", ONE_NODE, ["b"])]
+    assert verdicts(*rows) == [
+        ("google", ROUTE, ["a", "c"]),
+        ("bing", SITE, ["a", "b"]),
+        ("yahoo", OK, []),
+        ("brave", ONE_NODE, ["b"]),
+    ]
 
 
 def test_stale_rows_and_rows_without_a_state_do_not_count():
-    rows = [Row("google", "a", state="cooling"), Row("google", "b", stale=True), Row("google", "c", state=None),
-            Row("bing", "gone", state="paused", stale=True)]
+    rows = [
+        Row("google", "a", state="cooling"),
+        Row("google", "b", stale=True),
+        Row("google", "c", state=None),
+        Row("bing", "gone", state="paused", stale=True),
+    ]
     assert verdicts(*rows) == [("google", ONE_NODE, ["a"])]
 
 

@@ -21,7 +21,7 @@ from topicstreams.health.saturation import (
     SaturationPolicy,
     judge_saturation,
 )
-from topicstreams.health_report import policy_from_settings
+from topicstreams.reports.health_report import policy_from_settings
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage.engine_status import (
     COOLING,
@@ -39,8 +39,16 @@ LOGGER = "topicstreams.extensions.saturation_watch"
 def status(engine: str, node: str = "n1", **values) -> EngineStatusRow:
     """A status row as read from the table: running, updated a second ago; columns not named here are None."""
     row = {field.name: None for field in fields(EngineStatusRow)}
-    row.update(engine=engine, node=node, band="unknown", state=RUNNING, reasons=[], parser_reasons=[],
-               canary_mismatches=[], updated_at=NOW - timedelta(seconds=1))
+    row.update(
+        engine=engine,
+        node=node,
+        band="unknown",
+        state=RUNNING,
+        reasons=[],
+        parser_reasons=[],
+        canary_mismatches=[],
+        updated_at=NOW - timedelta(seconds=1),
+    )
     return EngineStatusRow(**{**row, **values})
 
 
@@ -50,8 +58,11 @@ def cooling(engine: str, node: str = "n1", until: timedelta = timedelta(seconds=
 
 
 def policy(threshold: int = 2, canaries=("brave",), floors=None) -> SaturationPolicy:
-    return SaturationPolicy(frozenset(canaries), threshold,
-                            {"google": 2.0, "bing": 2.0, "yahoo": 2.0, "brave": 4.0} if floors is None else floors)
+    return SaturationPolicy(
+        frozenset(canaries),
+        threshold,
+        {"google": 2.0, "bing": 2.0, "yahoo": 2.0, "brave": 4.0} if floors is None else floors,
+    )
 
 
 # --- judge_saturation ----------------------------------------------------------------------------------------------
@@ -77,13 +88,16 @@ def test_a_paused_engine_is_not_cooling():
     assert verdict == Saturation(False, ("google",))
 
 
-@pytest.mark.parametrize(("threshold", "rows", "expected"), [
-    (1, [cooling("google")], Saturation(True, ("google",))),
-    (1, [cooling("brave")], Saturation(False, ())),
-    (3, [cooling("google"), cooling("bing")], Saturation(False, ("bing", "google"))),
-    (3, [cooling("google"), cooling("bing"), cooling("yahoo")], Saturation(True, ("bing", "google", "yahoo"))),
-    (3, [cooling("google"), cooling("bing"), cooling("brave")], Saturation(False, ("bing", "google"))),
-])
+@pytest.mark.parametrize(
+    ("threshold", "rows", "expected"),
+    [
+        (1, [cooling("google")], Saturation(True, ("google",))),
+        (1, [cooling("brave")], Saturation(False, ())),
+        (3, [cooling("google"), cooling("bing")], Saturation(False, ("bing", "google"))),
+        (3, [cooling("google"), cooling("bing"), cooling("yahoo")], Saturation(True, ("bing", "google", "yahoo"))),
+        (3, [cooling("google"), cooling("bing"), cooling("brave")], Saturation(False, ("bing", "google"))),
+    ],
+)
 def test_the_threshold_counts_the_robust_engines_cooling(threshold, rows, expected):
     assert judge_saturation(rows, NOW, policy(threshold)) == expected
 
@@ -132,8 +146,9 @@ def test_the_pace_multiplier_lengthens_freshness():
     assert not judge_saturation([cooling("google"), normal], NOW, policy()).suspected
     assert not judge_saturation([cooling("google"), unknown], NOW, policy()).suspected  # None reads as × 1
     boundary = cooling("bing", updated_at=NOW - timedelta(seconds=72), pace_multiplier=3.0, until=timedelta(hours=1))
-    beyond = cooling("bing", updated_at=NOW - timedelta(seconds=72, microseconds=1), pace_multiplier=3.0,
-                     until=timedelta(hours=1))
+    beyond = cooling(
+        "bing", updated_at=NOW - timedelta(seconds=72, microseconds=1), pace_multiplier=3.0, until=timedelta(hours=1)
+    )
     assert judge_saturation([cooling("google"), boundary], NOW, policy()).suspected
     assert not judge_saturation([cooling("google"), beyond], NOW, policy()).suspected
     assert policy().freshness(slowed) == timedelta(seconds=72)
@@ -170,9 +185,11 @@ def test_describe_and_as_json():
 
 
 def test_policy_from_settings_reads_the_canaries_the_threshold_and_every_floor():
-    made = policy_from_settings({"canary_engines": ["brave"], "robust_threshold": "3"},
-                                {"default_min_interval": 2.0, "jitter_ratio": 0.25, "per_engine": {"brave": 4.0}},
-                                ["google", "bing", "brave"])
+    made = policy_from_settings(
+        {"canary_engines": ["brave"], "robust_threshold": "3"},
+        {"default_min_interval": 2.0, "jitter_ratio": 0.25, "per_engine": {"brave": 4.0}},
+        ["google", "bing", "brave"],
+    )
     assert made == SaturationPolicy(frozenset({"brave"}), 3, {"google": 2.0, "bing": 2.0, "brave": 4.0})
 
 

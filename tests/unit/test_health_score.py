@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from topicstreams.config import load_defaults
+from topicstreams.config.loading import load_defaults
 from topicstreams.health.score import (
     DEFAULT_WEIGHTS,
     NOT_ENOUGH,
@@ -51,7 +51,7 @@ def test_only_the_excess_over_the_baseline_rate_counts():
 
 def test_the_excess_of_each_rate_is_taken_against_its_own_baseline_rate():
     baseline = Window(requests=100, hard_blocks=0, challenges=10, soft_blocks=20)  # 0, 0.10, 0.20
-    current = Window(requests=100, hard_blocks=0, challenges=20, soft_blocks=20)   # 0, 0.20, 0.20
+    current = Window(requests=100, hard_blocks=0, challenges=20, soft_blocks=20)  # 0, 0.20, 0.20
     # challenge: excess 0.10 -> badness 0.5 -> 12.5; soft_block: excess 0 -> 0; score round(87.5) = 88 (half to even)
     assert health_score(current, baseline) == (88, ["challenge"])
 
@@ -71,17 +71,16 @@ def test_a_rate_takes_at_most_its_full_penalty():
 @pytest.mark.parametrize(
     ("p95", "score", "reasons"),
     [
-        (1000, 100, []),            # (1 - 1) / 2 = 0
-        (500, 100, []),             # faster than normal: clamped at 0, no bonus
-        (1500, 96, ["latency"]),    # (1.5 - 1) / 2 = 0.25 -> 3.75 -> round(96.25) = 96
-        (2000, 92, ["latency"]),    # 2x: (2 - 1) / 2 = 0.5 -> 7.5 -> round(92.5) = 92 (Python rounds half to even)
-        (3000, 85, ["latency"]),    # 3x: (3 - 1) / 2 = 1 -> the whole 15 -> 85
-        (9000, 85, ["latency"]),    # 9x: capped at 1 -> 85
+        (1000, 100, []),  # (1 - 1) / 2 = 0
+        (500, 100, []),  # faster than normal: clamped at 0, no bonus
+        (1500, 96, ["latency"]),  # (1.5 - 1) / 2 = 0.25 -> 3.75 -> round(96.25) = 96
+        (2000, 92, ["latency"]),  # 2x: (2 - 1) / 2 = 0.5 -> 7.5 -> round(92.5) = 92 (Python rounds half to even)
+        (3000, 85, ["latency"]),  # 3x: (3 - 1) / 2 = 1 -> the whole 15 -> 85
+        (9000, 85, ["latency"]),  # 9x: capped at 1 -> 85
     ],
 )
 def test_latency_against_the_baseline_p95(p95, score, reasons):
-    assert health_score(Window(requests=100, p95_latency_ms=p95), Window(1000, p95_latency_ms=1000)) == (
-        score, reasons)
+    assert health_score(Window(requests=100, p95_latency_ms=p95), Window(1000, p95_latency_ms=1000)) == (score, reasons)
 
 
 def test_latency_badness_at_2x_and_3x():
@@ -222,8 +221,11 @@ def reference_score(current: Window, baseline: Window, weights: dict, min_reques
 
 
 def random_window(rng: random.Random, *, empty_ok: bool) -> Window:
-    requests = rng.choice([0, 0, 1, 10, 49, 50, 51, 100, 1000]) if rng.random() < 0.2 else rng.randint(
-        0 if empty_ok else 1, 400)
+    requests = (
+        rng.choice([0, 0, 1, 10, 49, 50, 51, 100, 1000])
+        if rng.random() < 0.2
+        else rng.randint(0 if empty_ok else 1, 400)
+    )
     counts = []
     left = requests
     for _ in range(3):
@@ -275,8 +277,7 @@ def test_randomized_windows_match_the_formula():
 
 @pytest.mark.parametrize(
     ("score", "band"),
-    [(100, "ok"), (80, "ok"), (79, "degraded"), (50, "degraded"), (49, "critical"), (0, "critical"),
-     (None, "unknown")],
+    [(100, "ok"), (80, "ok"), (79, "degraded"), (50, "degraded"), (49, "critical"), (0, "critical"), (None, "unknown")],
 )
 def test_band_boundaries(score, band):
     assert band_of(score) == band

@@ -20,16 +20,16 @@ from scrapy.utils.test import get_crawler
 from sqlalchemy import event
 
 from tests.conftest import write_config
-from topicstreams.config import load_config
+from topicstreams.config.loading import load_config
+from topicstreams.config.secrets import Masker, mask
 from topicstreams.extensions import log_store
 from topicstreams.extensions.log_store import LogStoreExtension, StoredLogHandler, engine_of
-from topicstreams.extensions.shared import STORED
-from topicstreams.log_masking import Masker, mask
+from topicstreams.extensions.timing import STORED
 from topicstreams.storage import db as db_module
 from topicstreams.storage import upgrade
 from topicstreams.storage.db import database_for
 from topicstreams.storage.durable import Backoff
-from topicstreams.storage.logs import (
+from topicstreams.storage.log_records import (
     LogCursor,
     LogCursorError,
     LogFilter,
@@ -62,8 +62,9 @@ def url_of(path: Path) -> str:
 
 def stored(path: Path, where: str = "1=1") -> list[tuple]:
     with sqlite3.connect(path) as conn:
-        return conn.execute(f"select node, engine, level, logger, message from scraper_logs where {where} "
-                            "order by id").fetchall()
+        return conn.execute(
+            f"select node, engine, level, logger, message from scraper_logs where {where} order by id"
+        ).fetchall()
 
 
 def count(path: Path) -> int:
@@ -89,8 +90,9 @@ class Exclusive:
         self.conn.close()
 
 
-def record(message: str, level: int = logging.WARNING, name: str = "topicstreams.middlewares.blocks",
-           **extra) -> logging.LogRecord:
+def record(
+    message: str, level: int = logging.WARNING, name: str = "topicstreams.middlewares.blocks", **extra
+) -> logging.LogRecord:
     made = logging.LogRecord(name, level, __file__, 1, message, None, None)
     made.__dict__.update(extra)
     return made
@@ -99,36 +101,51 @@ def record(message: str, level: int = logging.WARNING, name: str = "topicstreams
 # ---- masking -----------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("message", "expected"), [
-    ("proxy http://bob:hunter2@proxy.example:3128 refused", "proxy http://bob:***@proxy.example:3128 refused"),
-    ("socks5://u:p4ss@10.0.0.1:1080 down", "socks5://u:***@10.0.0.1:1080 down"),
-    ("db postgresql+psycopg://crawler:pw@db:5432/news away", "db postgresql+psycopg://crawler:***@db:5432/news away"),
-    ("header Authorization: Bearer eyJhbGciOi.J9x-y_z=", "header Authorization: Bearer ***"),
-    ("sent bearer abc123 to the hook", "sent bearer *** to the hook"),
-    ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic ***"),
-    ("GET https://hooks.example/x?token=abc123&page=2", "GET https://hooks.example/x?token=***&page=2"),
-    ("api_key=zzz; access_token=yyy, ok", "api_key=***; access_token=***, ok"),
-    ("https://x/?next=%2Fa%3Ftoken%3Dsecret1%26b", "https://x/?next=%2Fa%3Ftoken%3D***%26b"),
-    # Nothing secret: kept as it is.
-    ("[google] hard_block for topic 'x' (http://127.0.0.1:8000/search?q=x): status 429",
-     "[google] hard_block for topic 'x' (http://127.0.0.1:8000/search?q=x): status 429"),
-    ("https://user@host/path monkey=1 sort_key=2 Basic settings",
-     "https://user@host/path monkey=1 sort_key=2 Basic settings"),
-])
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("proxy http://bob:hunter2@proxy.example:3128 refused", "proxy http://bob:***@proxy.example:3128 refused"),
+        ("socks5://u:p4ss@10.0.0.1:1080 down", "socks5://u:***@10.0.0.1:1080 down"),
+        (
+            "db postgresql+psycopg://crawler:pw@db:5432/news away",
+            "db postgresql+psycopg://crawler:***@db:5432/news away",
+        ),
+        ("header Authorization: Bearer eyJhbGciOi.J9x-y_z=", "header Authorization: Bearer ***"),
+        ("sent bearer abc123 to the hook", "sent bearer *** to the hook"),
+        ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic ***"),
+        ("GET https://hooks.example/x?token=abc123&page=2", "GET https://hooks.example/x?token=***&page=2"),
+        ("api_key=zzz; access_token=yyy, ok", "api_key=***; access_token=***, ok"),
+        ("https://x/?next=%2Fa%3Ftoken%3Dsecret1%26b", "https://x/?next=%2Fa%3Ftoken%3D***%26b"),
+        # Nothing secret: kept as it is.
+        (
+            "[google] hard_block for topic 'x' (http://127.0.0.1:8000/search?q=x): status 429",
+            "[google] hard_block for topic 'x' (http://127.0.0.1:8000/search?q=x): status 429",
+        ),
+        (
+            "https://user@host/path monkey=1 sort_key=2 Basic settings",
+            "https://user@host/path monkey=1 sort_key=2 Basic settings",
+        ),
+    ],
+)
 def test_secrets_in_urls_headers_and_queries_are_masked(message, expected):
     assert mask(message) == expected
 
 
 def test_the_configuration_s_secrets_are_masked_wherever_they_appear(tmp_path):
-    cfg = write_config(tmp_path, {
-        "database": {"url": "postgresql+psycopg://crawler:db-Pa55word@db/news"},
-        "web": {"admin_token": "adm1n-t0ken-xyz-0123", "metrics_token": "m3trics-token-456789"},
-        "alerting": {"webhook_url": "https://hooks.example/services/T0KEN/abc"},
-        "anti_detection": {"proxy": {"enabled": True, "proxies": ["http://bob:pr0xy pass@proxy:3128"]}},
-    })
+    cfg = write_config(
+        tmp_path,
+        {
+            "database": {"url": "postgresql+psycopg://crawler:db-Pa55word@db/news"},
+            "web": {"admin_token": "adm1n-t0ken-xyz-0123", "metrics_token": "m3trics-token-456789"},
+            "alerting": {"webhook_url": "https://hooks.example/services/T0KEN/abc"},
+            "anti_detection": {"proxy": {"enabled": True, "proxies": ["http://bob:pr0xy pass@proxy:3128"]}},
+        },
+    )
     masker = Masker(load_config({"TOPICSTREAMS_CONFIG": str(cfg)}, environ={}).secrets())
-    message = ("token adm1n-t0ken-xyz-0123, m3trics-token-456789, posted to https://hooks.example/services/T0KEN/abc; "
-               "password db-Pa55word; proxy pass pr0xy%20pass and pr0xy+pass and pr0xy pass")
+    message = (
+        "token adm1n-t0ken-xyz-0123, m3trics-token-456789, posted to https://hooks.example/services/T0KEN/abc; "
+        "password db-Pa55word; proxy pass pr0xy%20pass and pr0xy+pass and pr0xy pass"
+    )
     masked = masker.mask(message)
     for secret in ("adm1n-t0ken-xyz-0123", "m3trics-token-456789", "T0KEN", "db-Pa55word", "pr0xy"):
         assert secret not in masked, masked
@@ -154,19 +171,22 @@ def test_a_record_s_engine_is_its_spider_then_its_logger_then_its_message():
     assert engine_of(record("[bing] x", spider=GoogleSpider()), "[bing] x") == "google"
 
 
-@pytest.mark.parametrize(("made", "kept"), [
-    (record("a warning"), True),
-    (record("an error", logging.ERROR), True),
-    (record("critical", logging.CRITICAL), True),
-    (record("info", logging.INFO), False),
-    (record("debug", logging.DEBUG), False),
-    (record("[google] swept 3 topics", logging.INFO, **STORED), True),
-    (record("tgram://123:SECRET/ notified", logging.DEBUG, name="apprise"), False),
-    (record("tgram://123:SECRET/ failed", logging.ERROR, name="apprise"), False),
-    (record("failed", logging.WARNING, name="apprise.plugins.telegram"), False),
-    (record("stored", logging.WARNING, name="appriser"), True),
-    (record("log flood", logging.WARNING, name="topicstreams.storage.logs"), False),
-])
+@pytest.mark.parametrize(
+    ("made", "kept"),
+    [
+        (record("a warning"), True),
+        (record("an error", logging.ERROR), True),
+        (record("critical", logging.CRITICAL), True),
+        (record("info", logging.INFO), False),
+        (record("debug", logging.DEBUG), False),
+        (record("[google] swept 3 topics", logging.INFO, **STORED), True),
+        (record("tgram://123:SECRET/ notified", logging.DEBUG, name="apprise"), False),
+        (record("tgram://123:SECRET/ failed", logging.ERROR, name="apprise"), False),
+        (record("failed", logging.WARNING, name="apprise.plugins.telegram"), False),
+        (record("stored", logging.WARNING, name="appriser"), True),
+        (record("log flood", logging.WARNING, name="topicstreams.storage.log_records"), False),
+    ],
+)
 def test_warnings_and_marked_lines_are_kept_never_a_notification_library_s_or_the_store_s_own(made, kept):
     assert StoredLogHandler.wanted(made) is kept
 
@@ -175,16 +195,27 @@ def test_warnings_and_marked_lines_are_kept_never_a_notification_library_s_or_th
 
 
 def row(n: int, **values) -> dict:
-    return {"at": datetime.now(UTC), "node": "node-a", "engine": "google", "level": "WARNING",
-            "logger": "tests", "message": f"record {n}", **values}
+    return {
+        "at": datetime.now(UTC),
+        "node": "node-a",
+        "engine": "google",
+        "level": "WARNING",
+        "logger": "tests",
+        "message": f"record {n}",
+        **values,
+    }
 
 
 def test_records_are_written_in_batches_of_at_most_500_within_a_second(database):
     url = url_of(database)
     inserts: list[int] = []
-    event.listen(database_for(url), "before_cursor_execute",
-                 lambda conn, cursor, statement, params, context, many: inserts.append(len(params) if many else 1)
-                 if statement.startswith("INSERT INTO scraper_logs") else None)
+    event.listen(
+        database_for(url),
+        "before_cursor_execute",
+        lambda conn, cursor, statement, params, context, many: (
+            inserts.append(len(params) if many else 1) if statement.startswith("INSERT INTO scraper_logs") else None
+        ),
+    )
     sink = LogSink(url, "node-a", rate=10_000, burst=10_000)
     for n in range(1_200):
         sink.put(row(n))
@@ -200,7 +231,8 @@ def test_records_are_written_in_batches_of_at_most_500_within_a_second(database)
 
 
 def test_a_locked_database_keeps_the_records_in_memory_and_writes_them_once_back_without_logging_each_try(
-        database, caplog):
+    database, caplog
+):
     caplog.set_level(logging.DEBUG)
     sink = LogSink(url_of(database), "node-a", flush_seconds=0.05, backoff=Backoff(0.05, 0.2))
     sink.put(row(1))
@@ -215,7 +247,7 @@ def test_a_locked_database_keeps_the_records_in_memory_and_writes_them_once_back
     eventually(lambda: count(database) == 7)
     assert not sink.away and sink.stored == 7 and sink.dropped == 0
     assert [message for *_, message in stored(database)] == [f"record {n}" for n in range(1, 8)]  # in order
-    assert not [r for r in caplog.records if r.name == "topicstreams.storage.logs"]  # no line per failed try
+    assert not [r for r in caplog.records if r.name == "topicstreams.storage.log_records"]  # no line per failed try
     sink.close()
 
 
@@ -264,8 +296,11 @@ def test_a_row_the_database_refuses_is_dropped_and_the_rest_of_its_batch_written
 def test_rows_past_retention_are_purged_when_the_sink_starts(database):
     url = url_of(database)
     now = datetime.now(UTC)
-    write_rows(database_for(url), [row(n, at=now - timedelta(days=40, seconds=n)) for n in range(7)]
-               + [row(100, at=now - timedelta(days=29)), row(101, at=now)])
+    write_rows(
+        database_for(url),
+        [row(n, at=now - timedelta(days=40, seconds=n)) for n in range(7)]
+        + [row(100, at=now - timedelta(days=29)), row(101, at=now)],
+    )
     sink = LogSink(url, "node-a", retention_days=30)
     sink.start()
     eventually(lambda: count(database) == 2)
@@ -280,10 +315,17 @@ def test_rows_past_retention_are_purged_when_the_sink_starts(database):
 
 def crawler_for(tmp_path: Path, database: Path | None, **settings):
     cfg = write_config(tmp_path, {"web": {"admin_token": "s3cret-admin-token-99"}}, "logs-config.yml")
-    return get_crawler(GoogleSpider, {
-        "TOPICSTREAMS_CONFIG": str(cfg), "TOPICSTREAMS_LOGS_ENABLED": True,
-        "TOPICSTREAMS_DATABASE_URL": url_of(database) if database else "", "TOPICSTREAMS_NODE_ID": "node-a",
-        "TOPICSTREAMS_RETENTION_DAYS": 30, **settings})
+    return get_crawler(
+        GoogleSpider,
+        {
+            "TOPICSTREAMS_CONFIG": str(cfg),
+            "TOPICSTREAMS_LOGS_ENABLED": True,
+            "TOPICSTREAMS_DATABASE_URL": url_of(database) if database else "",
+            "TOPICSTREAMS_NODE_ID": "node-a",
+            "TOPICSTREAMS_RETENTION_DAYS": 30,
+            **settings,
+        },
+    )
 
 
 def closed(extension: LogStoreExtension) -> None:
@@ -320,7 +362,8 @@ def test_crawlers_of_one_process_share_one_handler_removed_and_flushed_by_the_la
     assert stored(database) == [
         ("node-a", "bing", "WARNING", "topicstreams.tests.logs", "[bing] token *** via http://u:***@proxy:1 failed"),
         ("node-a", "google", "INFO", "topicstreams.tests.logs", "[google] swept 2 topics, 5 entries, 1 new events"),
-        ("node-a", None, "ERROR", "topicstreams.tests.logs", "after the first closed")]
+        ("node-a", None, "ERROR", "topicstreams.tests.logs", "after the first closed"),
+    ]
     assert bing.crawler.stats.get_value("topicstreams/logs/stored") == 3
     assert bing.crawler.stats.get_value("topicstreams/logs/dropped") == 0
     log.warning("after the last closed: not stored")
@@ -362,7 +405,7 @@ def test_a_flood_is_capped_counted_summarized_and_never_holds_up_the_logging_cod
     admitted = 50_000 - sink.dropped
     assert 1_000 <= admitted <= 1_000 + 100 * took + 1  # the burst, and the rate over the time it took
     eventually(lambda: count(database) == admitted + 1, timeout=5)  # the summary, once a second passed without drops
-    summary = stored(database, "logger = 'topicstreams.storage.logs'")
+    summary = stored(database, "logger = 'topicstreams.storage.log_records'")
     assert len(summary) == 1
     node, engine, level, _, message = summary[0]
     assert (node, engine, level) == ("node-a", None, "WARNING")
@@ -385,10 +428,20 @@ def filled(database) -> Path:
     """60 records, one a second from T0: engines in turn (every 5th none), levels in turn, nodes a/b."""
     engines = ["google", "bing", "yahoo", "brave", None]
     levels = ["WARNING", "INFO", "ERROR", "WARNING", "CRITICAL", "WARNING"]
-    write_rows(database_for(url_of(database)), [
-        {"at": T0 + timedelta(seconds=n // 2), "node": "node-a" if n % 2 else "node-b", "engine": engines[n % 5],
-         "level": levels[n % 6], "logger": "tests", "message": f"m{n} {'100%_done' if n % 7 == 0 else 'Plain'}"}
-        for n in range(60)])
+    write_rows(
+        database_for(url_of(database)),
+        [
+            {
+                "at": T0 + timedelta(seconds=n // 2),
+                "node": "node-a" if n % 2 else "node-b",
+                "engine": engines[n % 5],
+                "level": levels[n % 6],
+                "logger": "tests",
+                "message": f"m{n} {'100%_done' if n % 7 == 0 else 'Plain'}",
+            }
+            for n in range(60)
+        ],
+    )
     return database
 
 
@@ -409,23 +462,27 @@ def expected(predicate) -> list[str]:
     engines = ["google", "bing", "yahoo", "brave", None]
     levels = ["WARNING", "INFO", "ERROR", "WARNING", "CRITICAL", "WARNING"]
     rank = {"DEBUG": 0, "INFO": 1, "WARNING": 2, "ERROR": 3, "CRITICAL": 4}
-    rows = [(n, engines[n % 5], "node-a" if n % 2 else "node-b", levels[n % 6], rank[levels[n % 6]])
-            for n in range(60)]
+    rows = [(n, engines[n % 5], "node-a" if n % 2 else "node-b", levels[n % 6], rank[levels[n % 6]]) for n in range(60)]
     return [f"m{n}" for n, *rest in sorted(rows, key=lambda r: (r[0] // 2, r[0]), reverse=True) if predicate(*rest)]
 
 
 @pytest.mark.parametrize("scan_rows", [10_000, 7])
-@pytest.mark.parametrize(("filters", "predicate"), [
-    (LogFilter(), lambda e, node, level, rank: True),
-    (LogFilter(engine="google"), lambda e, node, level, rank: e == "google"),
-    (LogFilter(node="node-a"), lambda e, node, level, rank: node == "node-a"),
-    (LogFilter(level="WARNING"), lambda e, node, level, rank: rank >= 2),
-    (LogFilter(level="ERROR"), lambda e, node, level, rank: rank >= 3),
-    (LogFilter(level="CRITICAL"), lambda e, node, level, rank: rank == 4),
-    (LogFilter(level="DEBUG"), lambda e, node, level, rank: True),
-    (LogFilter(engine="bing", node="node-a", level="WARNING"),
-     lambda e, node, level, rank: e == "bing" and node == "node-a" and rank >= 2),
-])
+@pytest.mark.parametrize(
+    ("filters", "predicate"),
+    [
+        (LogFilter(), lambda e, node, level, rank: True),
+        (LogFilter(engine="google"), lambda e, node, level, rank: e == "google"),
+        (LogFilter(node="node-a"), lambda e, node, level, rank: node == "node-a"),
+        (LogFilter(level="WARNING"), lambda e, node, level, rank: rank >= 2),
+        (LogFilter(level="ERROR"), lambda e, node, level, rank: rank >= 3),
+        (LogFilter(level="CRITICAL"), lambda e, node, level, rank: rank == 4),
+        (LogFilter(level="DEBUG"), lambda e, node, level, rank: True),
+        (
+            LogFilter(engine="bing", node="node-a", level="WARNING"),
+            lambda e, node, level, rank: e == "bing" and node == "node-a" and rank >= 2,
+        ),
+    ],
+)
 def test_every_filter_pages_newest_first_by_cursor_once_each(filled, filters, predicate, scan_rows):
     seen, _ = read_all(filled, filters, limit=4, scan_rows=scan_rows)
     assert seen == expected(predicate)
@@ -451,9 +508,14 @@ def test_a_scan_bounded_read_says_where_to_go_on_even_with_no_match_in_its_stret
 def test_a_cursor_round_trips_and_a_forged_one_is_refused():
     cursor = LogCursor(T0, 42)
     assert LogCursor.decode(cursor.encode()) == cursor
-    for forged in ["", "abc", "WyIyMDI2In0", LogCursor(T0, 1).encode()[:-3],
-                   "WyIyMDI2LTEyLTAxVDEyOjAwOjAwIiwgNDJd",  # a time without an offset
-                   "WyIyMDI2LTEyLTAxVDEyOjAwOjAwKzAwOjAwIiwgdHJ1ZV0",  # true as the id
-                   base64.urlsafe_b64encode(b'["0001-01-01T00:00:00+14:00",1]').decode()]:  # before the calendar
+    for forged in [
+        "",
+        "abc",
+        "WyIyMDI2In0",
+        LogCursor(T0, 1).encode()[:-3],
+        "WyIyMDI2LTEyLTAxVDEyOjAwOjAwIiwgNDJd",  # a time without an offset
+        "WyIyMDI2LTEyLTAxVDEyOjAwOjAwKzAwOjAwIiwgdHJ1ZV0",  # true as the id
+        base64.urlsafe_b64encode(b'["0001-01-01T00:00:00+14:00",1]').decode(),
+    ]:  # before the calendar
         with pytest.raises(LogCursorError):
             LogCursor.decode(forged)

@@ -13,16 +13,16 @@ from scrapy.http import HtmlResponse
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
+from fake_engines.google import expected_articles, render_search_page
 from tests.conftest import reading_of
-from topicstreams import meta as keys
 from topicstreams import settings as project_settings
-from topicstreams.classify import ResponseClass, Verdict
-from topicstreams.engine_state import CooldownPolicy, EngineState
-from topicstreams.fakes.google import expected_articles, render_search_page
-from topicstreams.response_deadline import LOST, PageDeadline, response_budget
-from topicstreams.spiders.base import TOPICS_REFUSED
+from topicstreams.crawl import meta as keys
+from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
+from topicstreams.crawl.engine_state import CooldownPolicy, EngineState
+from topicstreams.crawl.spider import TOPICS_REFUSED
+from topicstreams.engines.classify import ResponseClass, Verdict
+from topicstreams.engines.news_urls import normalize_url
 from topicstreams.spiders.google import GoogleSpider
-from topicstreams.urls import normalize_url
 
 PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
 
@@ -54,20 +54,42 @@ class Asked:
 
 
 def test_the_budget_is_the_navigation_timeout_plus_the_margin():
-    assert response_budget(Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 3000,
-                                     "TOPICSTREAMS_RESPONSE_MARGIN": 2})) == 5
+    assert (
+        response_budget(Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 3000, "TOPICSTREAMS_RESPONSE_MARGIN": 2}))
+        == 5
+    )
     # unset, or 0 (Playwright: no timeout at all), counts as Playwright's 30 s: the loop never waits forever
     assert response_budget(Settings({"TOPICSTREAMS_RESPONSE_MARGIN": 1})) == 31
-    assert response_budget(Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 0,
-                                     "TOPICSTREAMS_RESPONSE_MARGIN": 1})) == 31
+    assert (
+        response_budget(Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 0, "TOPICSTREAMS_RESPONSE_MARGIN": 1})) == 31
+    )
     from topicstreams import settings as project
 
-    assert response_budget(Settings({name: getattr(project, name) for name in (
-        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", "TOPICSTREAMS_RESPONSE_MARGIN")})) == 60
+    assert (
+        response_budget(
+            Settings(
+                {
+                    name: getattr(project, name)
+                    for name in ("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", "TOPICSTREAMS_RESPONSE_MARGIN")
+                }
+            )
+        )
+        == 60
+    )
     # where browser.consent answers walls, the answer and the page loaded again get one more navigation timeout
     for choice, budget in (("reject", 5 + 3), ("accept", 5 + 3), ("none", 5)):
-        assert response_budget(Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 3000,
-                                         "TOPICSTREAMS_RESPONSE_MARGIN": 2, "TOPICSTREAMS_CONSENT": choice})) == budget
+        assert (
+            response_budget(
+                Settings(
+                    {
+                        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 3000,
+                        "TOPICSTREAMS_RESPONSE_MARGIN": 2,
+                        "TOPICSTREAMS_CONSENT": choice,
+                    }
+                )
+            )
+            == budget
+        )
 
 
 def test_a_request_never_let_go_is_lost_one_budget_after_the_engine_was_free():
@@ -112,8 +134,9 @@ BUDGET = 0.4
 @pytest.fixture
 def spider(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the defaults' relative paths (database, profiles) land here, untouched
-    crawler = project_crawler(tmp_path, PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT=100,
-                              TOPICSTREAMS_RESPONSE_MARGIN=BUDGET - 0.2)
+    crawler = project_crawler(
+        tmp_path, PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT=100, TOPICSTREAMS_RESPONSE_MARGIN=BUDGET - 0.2
+    )
     made = crawler.spidercls.from_crawler(crawler, once="1")
     made._configure()
     # browser.consent (reject by default) answers walls: one more navigation timeout for the answer
@@ -149,7 +172,8 @@ def test_a_lost_request_resolves_its_topic_as_an_error_and_its_late_answer_finis
         assert late and all(not isinstance(each, type(lost_request)) for each in late)
         assert {item["topic"] for item in late} == {"alpha"}
         assert {normalize_url(item["url"]) for item in late} <= {
-            normalize_url(url) for url in expected_articles("alpha", 0)}
+            normalize_url(url) for url in expected_articles("alpha", 0)
+        }
         assert not current.done.done() and spider.run is current
         done = list(spider.parse_results(answer(spider, current_request, "beta"), **current_request.cb_kwargs))
         assert {item["topic"] for item in done} == {"beta"}
@@ -158,10 +182,17 @@ def test_a_lost_request_resolves_its_topic_as_an_error_and_its_late_answer_finis
 
     late, done = asyncio.run(scenario())
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and r.name == "google"]
-    assert warnings == [(f"topic 'alpha', page 1: its request never came back within {BUDGET:g} s: dropped by a "
-                         "middleware, or lost by the browser; counted as an error")]
-    assert any(f"topic 'alpha', page 1: a late answer, after its run timed out: its {len(late)} item(s) are kept"
-               in r.getMessage() for r in caplog.records)
+    assert warnings == [
+        (
+            f"topic 'alpha', page 1: its request never came back within {BUDGET:g} s: dropped by a "
+            "middleware, or lost by the browser; counted as an error"
+        )
+    ]
+    assert any(
+        f"topic 'alpha', page 1: a late answer, after its run timed out: its {len(late)} item(s) are kept"
+        in r.getMessage()
+        for r in caplog.records
+    )
     stats = spider.crawler.stats
     assert stats.get_value("topicstreams/google/requests_lost") == 1
     assert stats.get_value("topicstreams/google/items_scraped") == len(late) + len(done)

@@ -9,7 +9,7 @@ import time
 from topicstreams.extensions.membership import PROCESS, Membership
 from topicstreams.storage import database_for
 from topicstreams.storage.migrate import upgrade
-from topicstreams.storage.nodes import node_rows
+from topicstreams.storage.node_rows import node_rows
 
 
 class Clock:

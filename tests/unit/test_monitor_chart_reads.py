@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from topicstreams.storage import database_for, upgrade, utcnow
+from topicstreams.storage.cycle_timeline import ChartReads, cycle_timeline
 from topicstreams.storage.engine_status import save_window
 from topicstreams.storage.health_history import roll_up
 from topicstreams.storage.scraper_cycles import save_cycle
-from topicstreams.web.monitor_data import ChartReads, cycle_timeline
 
 
 def fresh(tmp_path):
@@ -19,13 +19,27 @@ def fresh(tmp_path):
 
 
 def cycle(db, node, end, topics=1, entries=10, new_events=2, engine="google"):
-    save_cycle(db, engine=engine, node=node, window_start=end - timedelta(minutes=1), window_end=end,
-               topics_count=topics, entries=entries, new_events=new_events)
+    save_cycle(
+        db,
+        engine=engine,
+        node=node,
+        window_start=end - timedelta(minutes=1),
+        window_end=end,
+        topics_count=topics,
+        entries=entries,
+        new_events=new_events,
+    )
 
 
 def window(db, end, score, engine="google", node="n1", requests=10):
-    save_window(db, engine, node, end - timedelta(minutes=10), end, {"requests": requests, "score": score,
-                                                                     "p95_latency_ms": 400.0})
+    save_window(
+        db,
+        engine,
+        node,
+        end - timedelta(minutes=10),
+        end,
+        {"requests": requests, "score": score, "p95_latency_ms": 400.0},
+    )
 
 
 def test_the_timeline_adds_every_node_up_per_hour(tmp_path):
@@ -38,10 +52,13 @@ def test_the_timeline_adds_every_node_up_per_hour(tmp_path):
     cycle(db, "n1", hour + timedelta(hours=1, minutes=1), engine="bing")
     timeline = cycle_timeline(db, hour, hour + timedelta(hours=2))
     assert [(h.hour, h.topics, h.entries, h.new_events) for h in timeline["google"]] == [
-        (hour, 9, 90, 18), (hour + timedelta(hours=1), 4, 40, 0)]
+        (hour, 9, 90, 18),
+        (hour + timedelta(hours=1), 4, 40, 0),
+    ]
     assert [h.topics for h in timeline["bing"]] == [1]
     assert cycle_timeline(db, hour + timedelta(minutes=6), hour + timedelta(minutes=59)) == {
-        "google": [timeline["google"][0].__class__(hour, 3, 30, 6)]}  # [start, end): the n1-n3 rows of 00:06
+        "google": [timeline["google"][0].__class__(hour, 3, 30, 6)]
+    }  # [start, end): the n1-n3 rows of 00:06
 
 
 def test_closed_hours_and_days_are_kept_the_current_hour_and_today_are_read_each_time(tmp_path):

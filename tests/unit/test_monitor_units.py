@@ -8,18 +8,23 @@ from datetime import UTC, datetime
 import pytest
 from starlette.requests import Request
 
-from topicstreams.config import ConfigError, Config, load_defaults, merge, validate
+from topicstreams.config.loading import Config, ConfigError, load_defaults, merge, validate
 from topicstreams.web.app import ServiceLevels
 from topicstreams.web.charts import Series, hour_ticks, line_chart, milliseconds, month_ticks, nice_ceiling
-from topicstreams.web.monitor import error_share, errors_level, latency_level
+from topicstreams.web.monitor_pages import error_share, errors_level, latency_level
 from topicstreams.web.tokens import FIRST_DELAY, MAX_DELAY, TokenCheck, bearer_token, same_token
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC).timestamp()
 
 
 def test_a_missing_value_breaks_the_line_and_values_map_into_the_plot():
-    chart = line_chart("t", [Series("a", "s-a", [(T0, 0.0), (T0 + 10, 100.0), (T0 + 20, None), (T0 + 30, 50.0)])],
-                       T0, T0 + 30, y_max=100)
+    chart = line_chart(
+        "t",
+        [Series("a", "s-a", [(T0, 0.0), (T0 + 10, 100.0), (T0 + 20, None), (T0 + 30, 50.0)])],
+        T0,
+        T0 + 30,
+        y_max=100,
+    )
     [line] = chart.lines
     commands = line.path.split(" ")
     # A gap, then a new start (the point alone after it drawn as a short stroke).
@@ -49,18 +54,31 @@ def test_axes_round_up_and_label_hours_months_and_milliseconds():
     assert [tick.label for tick in chart.y_ticks] == ["0 ms", "1 s", "2 s"]
     banded = line_chart("s", [], T0, T0 + 1, y_max=100, bands=[(0, 50, "zone-critical")])
     assert (banded.bands[0].top, banded.bands[0].height) == (
-        (banded.top + banded.bottom) / 2, (banded.bottom - banded.top) / 2)
+        (banded.top + banded.bottom) / 2,
+        (banded.bottom - banded.top) / 2,
+    )
 
 
 def test_service_levels_bound_good_and_critical():
     sla = ServiceLevels()
     assert [latency_level(value, sla) for value in (None, 120, 500, 2000, 2000.5)] == [
-        "unknown", "good", "warning", "warning", "critical"]
-    assert error_share({"requests": 200, "hard_blocks": 1, "challenges": 1, "soft_blocks": 1, "errors": 1,
-                        "ok": 196}) == (0.02, 4, 200)
+        "unknown",
+        "good",
+        "warning",
+        "warning",
+        "critical",
+    ]
+    assert error_share(
+        {"requests": 200, "hard_blocks": 1, "challenges": 1, "soft_blocks": 1, "errors": 1, "ok": 196}
+    ) == (0.02, 4, 200)
     assert error_share({"requests": 0}) == (None, 0, 0)
     assert [errors_level(share, sla) for share in (None, 0.0, 0.005, 0.05, 0.051)] == [
-        "unknown", "good", "warning", "warning", "critical"]
+        "unknown",
+        "good",
+        "warning",
+        "warning",
+        "critical",
+    ]
 
 
 def request_with(headers: dict[str, str]) -> Request:
@@ -98,7 +116,9 @@ def test_tokens_and_service_levels_are_validated_and_tokens_masked():
     assert configured()["web"]["admin_token"] == ""
     with pytest.raises(ConfigError) as short:
         configured(admin_token="short-secret")
-    assert str(short.value).startswith("web.admin_token: got '***', expected") and "short-secret" not in str(short.value)
+    assert str(short.value).startswith("web.admin_token: got '***', expected") and "short-secret" not in str(
+        short.value
+    )
     with pytest.raises(ConfigError):
         configured(metrics_token="has a space in it, sixteen+")
     with pytest.raises(ConfigError) as order:

@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from topicstreams.engine_state import COOLING, PAUSED, RUNNING
-from topicstreams.health_report import terminal_text
-from topicstreams.nodes_report import (
+from topicstreams.engines.states import COOLING, PAUSED, RUNNING
+from topicstreams.reports.health_report import terminal_text
+from topicstreams.reports.nodes_report import (
     LIVE,
     NO_NODES,
     STALE,
@@ -24,20 +24,38 @@ from topicstreams.nodes_report import (
     stale_after,
 )
 from topicstreams.storage.engine_status import EngineStatusRow
-from topicstreams.storage.nodes import NodeProcessRow
+from topicstreams.storage.node_rows import NodeProcessRow
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
 WINDOW = stale_after(15.0)
 CONTRACT_KEYS = ["node", "heartbeat_at", "age_seconds", "stale", "engines", "scraped_last_interval"]
 
 
-def process(name: str, node: str = "node-a", *, beat: float = 5, started: float = 600, engines=("google",),
-            scraped=None, stopped: bool = False, version: str = "0.1.0", assignment: str = "shard"
-            ) -> NodeProcessRow:
+def process(
+    name: str,
+    node: str = "node-a",
+    *,
+    beat: float = 5,
+    started: float = 600,
+    engines=("google",),
+    scraped=None,
+    stopped: bool = False,
+    version: str = "0.1.0",
+    assignment: str = "shard",
+) -> NodeProcessRow:
     """A process row heard of ``beat`` seconds before NOW, started ``started`` seconds before it."""
     heartbeat = NOW - timedelta(seconds=beat)
-    return NodeProcessRow(node, name, list(engines), NOW - timedelta(seconds=started), heartbeat, version, assignment,
-                          heartbeat if stopped else None, dict(scraped or {}))
+    return NodeProcessRow(
+        node,
+        name,
+        list(engines),
+        NOW - timedelta(seconds=started),
+        heartbeat,
+        version,
+        assignment,
+        heartbeat if stopped else None,
+        dict(scraped or {}),
+    )
 
 
 def status(engine: str, node: str = "node-a", **values) -> EngineStatusRow:
@@ -52,8 +70,10 @@ def test_stale_after_is_four_heartbeats():
 
 
 def test_two_live_processes_of_one_node_are_one_entry_with_their_engines_and_counts_summed():
-    rows = [process("p1", engines=["bing", "google"], scraped={"google": 7, "bing": 2}, beat=3),
-            process("p2", engines=["google", "brave"], scraped={"google": 4, "brave": 1}, beat=12)]
+    rows = [
+        process("p1", engines=["bing", "google"], scraped={"google": 7, "bing": 2}, beat=3),
+        process("p2", engines=["google", "brave"], scraped={"google": 4, "brave": 1}, beat=12),
+    ]
     report = node_report("node-a", rows, [], NOW, WINDOW)
     assert report.status == LIVE and not report.stale and not report.stopped
     assert report.live_processes == 2
@@ -64,16 +84,17 @@ def test_two_live_processes_of_one_node_are_one_entry_with_their_engines_and_cou
 
 
 def test_a_dead_process_beside_a_live_one_neither_counts_nor_makes_the_node_stale():
-    rows = [process("alive", scraped={"google": 5}, beat=10),
-            process("dead", engines=["bing"], scraped={"bing": 9}, beat=61)]
+    rows = [
+        process("alive", scraped={"google": 5}, beat=10),
+        process("dead", engines=["bing"], scraped={"bing": 9}, beat=61),
+    ]
     report = node_report("node-a", rows, [], NOW, WINDOW)
     assert report.status == LIVE and report.live_processes == 1
     assert report.engines == ["google"] and report.scraped == {"google": 5}
 
 
 def test_a_node_unheard_of_past_four_heartbeats_without_a_clean_stop_is_stale_and_scraped_nothing_lately():
-    report = node_report("node-a", [process("p1", engines=["yahoo"], scraped={"yahoo": 4}, beat=61)], [], NOW,
-                         WINDOW)
+    report = node_report("node-a", [process("p1", engines=["yahoo"], scraped={"yahoo": 4}, beat=61)], [], NOW, WINDOW)
     assert report.status == STALE and report.stale and not report.stopped
     assert report.engines == ["yahoo"] and report.scraped == {"yahoo": 0}
     assert report.live_processes == 0 and report.age_seconds == 61.0
@@ -82,8 +103,10 @@ def test_a_node_unheard_of_past_four_heartbeats_without_a_clean_stop_is_stale_an
 
 
 def test_a_node_whose_last_process_stopped_cleanly_is_stopped_not_stale():
-    rows = [process("old", engines=["bing"], beat=7200, started=9000),  # died two hours ago
-            process("last", engines=["google"], beat=300, stopped=True, scraped={"google": 3})]
+    rows = [
+        process("old", engines=["bing"], beat=7200, started=9000),  # died two hours ago
+        process("last", engines=["google"], beat=300, stopped=True, scraped={"google": 3}),
+    ]
     report = node_report("node-a", rows, [], NOW, WINDOW)
     assert report.status == STOPPED and report.stopped and not report.stale
     assert report.engines == ["google"]  # its last processes' engines, not those of long ago
@@ -94,17 +117,21 @@ def test_a_node_whose_last_process_stopped_cleanly_is_stopped_not_stale():
 
 
 def test_a_stopped_node_lists_the_engines_of_every_process_stopped_with_the_last():
-    rows = [process("p1", engines=["google"], beat=100, stopped=True),
-            process("p2", engines=["bing"], beat=110, stopped=True),
-            process("p3", engines=["yahoo"], beat=5000, stopped=True)]
+    rows = [
+        process("p1", engines=["google"], beat=100, stopped=True),
+        process("p2", engines=["bing"], beat=110, stopped=True),
+        process("p3", engines=["yahoo"], beat=5000, stopped=True),
+    ]
     assert node_report("node-a", rows, [], NOW, WINDOW).engines == ["google", "bing"]
 
 
 def test_states_are_this_nodes_status_rows_at_the_reports_time():
-    statuses = [status("google", state=COOLING, cooling_until=NOW + timedelta(minutes=5)),
-                status("bing", state=COOLING, cooling_until=NOW - timedelta(seconds=1)),  # over: running
-                status("yahoo", state=PAUSED),
-                status("google", node="node-b", state=PAUSED)]  # another node's row
+    statuses = [
+        status("google", state=COOLING, cooling_until=NOW + timedelta(minutes=5)),
+        status("bing", state=COOLING, cooling_until=NOW - timedelta(seconds=1)),  # over: running
+        status("yahoo", state=PAUSED),
+        status("google", node="node-b", state=PAUSED),
+    ]  # another node's row
     rows = [process("p1", engines=["google", "bing", "yahoo", "brave"])]
     report = node_report("node-a", rows, statuses, NOW, WINDOW)
     assert report.states == {"google": COOLING, "bing": RUNNING, "yahoo": PAUSED, "brave": None}
@@ -120,8 +147,7 @@ def test_leases_are_kept_in_engine_order_and_absent_in_shard_mode():
 
 
 def test_json_entry_has_the_contracts_members_first_and_serializes():
-    rows = [process("p1", engines=["google"], scraped={"google": 2}, beat=4.26, version="1.2.3",
-                    assignment="lease")]
+    rows = [process("p1", engines=["google"], scraped={"google": 2}, beat=4.26, version="1.2.3", assignment="lease")]
     entry = node_report("node-a", rows, [status("google")], NOW, WINDOW).as_json()
     assert list(entry)[:6] == CONTRACT_KEYS
     assert entry["heartbeat_at"] == "2026-12-01T11:59:55Z"
@@ -129,10 +155,18 @@ def test_json_entry_has_the_contracts_members_first_and_serializes():
     assert entry["engines"] == ["google"] and entry["scraped_last_interval"] == {"google": 2}
     assert entry["states"] == {"google": RUNNING} and entry["status"] == LIVE
     assert entry["version"] == "1.2.3" and entry["assignment"] == "lease"
-    assert entry["processes"] == [{"process": "p1", "started_at": "2026-12-01T11:50:00Z",
-                                   "heartbeat_at": "2026-12-01T11:59:55Z", "stopped_at": None,
-                                   "engines": ["google"], "scraped": {"google": 2}, "version": "1.2.3",
-                                   "assignment": "lease"}]
+    assert entry["processes"] == [
+        {
+            "process": "p1",
+            "started_at": "2026-12-01T11:50:00Z",
+            "heartbeat_at": "2026-12-01T11:59:55Z",
+            "stopped_at": None,
+            "engines": ["google"],
+            "scraped": {"google": 2},
+            "version": "1.2.3",
+            "assignment": "lease",
+        }
+    ]
     json.dumps(entry)
 
 
@@ -141,9 +175,18 @@ def test_a_heartbeat_from_a_clock_ahead_reads_age_zero():
     assert report.age_seconds == 0.0 and report.status == LIVE
 
 
-@pytest.mark.parametrize(("seconds", "text"), [(0, "0s ago"), (59.9, "59s ago"), (60, "1m00s ago"),
-                                               (3599, "59m59s ago"), (3600, "1h00m ago"),
-                                               (86399, "23h59m ago"), (90000, "1d01h ago")])
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0, "0s ago"),
+        (59.9, "59s ago"),
+        (60, "1m00s ago"),
+        (3599, "59m59s ago"),
+        (3600, "1h00m ago"),
+        (86399, "23h59m ago"),
+        (90000, "1d01h ago"),
+    ],
+)
 def test_age_text(seconds, text):
     assert age_text(seconds) == text
 
@@ -153,16 +196,31 @@ def cells(line: str) -> list[str]:
 
 
 def test_table_one_line_per_node_and_a_line_naming_the_stale_ones():
-    nodes = [node_report("node-a", [process("p1", engines=["google", "bing"], scraped={"google": 7, "bing": 1}),
-                                    process("p2", engines=["google"], scraped={"google": 2})],
-                         [status("google", state=COOLING, cooling_until=NOW + timedelta(minutes=1))], NOW, WINDOW),
-             node_report("node-b", [process("p3", node="node-b", beat=400)], [], NOW, WINDOW),
-             node_report("node-c", [process("p4", node="node-c", beat=90, stopped=True)], [], NOW, WINDOW)]
+    nodes = [
+        node_report(
+            "node-a",
+            [
+                process("p1", engines=["google", "bing"], scraped={"google": 7, "bing": 1}),
+                process("p2", engines=["google"], scraped={"google": 2}),
+            ],
+            [status("google", state=COOLING, cooling_until=NOW + timedelta(minutes=1))],
+            NOW,
+            WINDOW,
+        ),
+        node_report("node-b", [process("p3", node="node-b", beat=400)], [], NOW, WINDOW),
+        node_report("node-c", [process("p4", node="node-c", beat=90, stopped=True)], [], NOW, WINDOW),
+    ]
     lines = NodesReport(nodes, NOW, WINDOW).as_table().splitlines()
-    assert cells(lines[0]) == ["node", "status", "heartbeat", "processes", "engines", "scraped last interval",
-                               "states"]
-    assert cells(lines[1]) == ["node-a", "live", "5s ago", "2", "google, bing", "google 9, bing 1",
-                               "google cooling, bing -"]
+    assert cells(lines[0]) == ["node", "status", "heartbeat", "processes", "engines", "scraped last interval", "states"]
+    assert cells(lines[1]) == [
+        "node-a",
+        "live",
+        "5s ago",
+        "2",
+        "google, bing",
+        "google 9, bing 1",
+        "google cooling, bing -",
+    ]
     assert cells(lines[2]) == ["node-b", "STALE", "6m40s ago", "0", "google", "google 0", "google -"]
     assert cells(lines[3]) == ["node-c", "stopped", "1m30s ago", "0", "google", "google 0", "google -"]
     assert lines[4].startswith("STALE: node-b — not heard of for more than 60 s")
@@ -171,9 +229,10 @@ def test_table_one_line_per_node_and_a_line_naming_the_stale_ones():
 
 
 def test_lease_mode_table_has_a_leases_column():
-    nodes = [node_report("node-a", [process("p1", engines=["google", "bing"])], [], NOW, WINDOW,
-                         leases={"google": 3}),
-             node_report("node-b", [process("p2", node="node-b")], [], NOW, WINDOW, leases={})]
+    nodes = [
+        node_report("node-a", [process("p1", engines=["google", "bing"])], [], NOW, WINDOW, leases={"google": 3}),
+        node_report("node-b", [process("p2", node="node-b")], [], NOW, WINDOW, leases={}),
+    ]
     lines = NodesReport(nodes, NOW, WINDOW, lease_mode=True).as_table().splitlines()
     assert cells(lines[0])[-1] == "leases"
     assert cells(lines[1])[-1] == "google 3"
@@ -205,8 +264,7 @@ def test_terminal_text_cuts_a_long_id_in_the_middle():
 
 
 def test_hostile_node_ids_cannot_reach_the_terminal_raw_in_the_table():
-    nodes = [node_report(HOSTILE, [process("p1", node=HOSTILE, beat=400, engines=["google\x1b[1m"])],
-                         [], NOW, WINDOW)]
+    nodes = [node_report(HOSTILE, [process("p1", node=HOSTILE, beat=400, engines=["google\x1b[1m"])], [], NOW, WINDOW)]
     table = NodesReport(nodes, NOW, WINDOW).as_table()
     assert all(line.isprintable() for line in table.splitlines())
     assert "\\x1b[2J" in table and "google\\x1b[1m" in table

@@ -11,15 +11,15 @@ from hypothesis import strategies as st
 from scrapy.exceptions import DropItem
 from scrapy.utils.test import get_crawler
 
-from topicstreams.items import NewsItem
-from topicstreams.pipelines.normalize import NormalizePipeline
-from topicstreams.urls import (
+from topicstreams.engines.items import NewsItem
+from topicstreams.engines.news_urls import (
     TRACKING_PARAMS,
     engine_hosts,
     is_tracking_param,
     news_id,
     normalize_url,
 )
+from topicstreams.pipelines.normalize import NormalizePipeline
 
 # --- examples, one rule at a time ----------------------------------------------------------
 
@@ -63,8 +63,7 @@ def test_normalize_examples(url: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "param",
-    sorted(TRACKING_PARAMS)
-    + ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "utm_whatever"],
+    sorted(TRACKING_PARAMS) + ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "utm_whatever"],
 )
 def test_tracking_parameter_dropped(param: str) -> None:
     url = f"https://a.com/story?{param}=x&id=5"
@@ -73,10 +72,35 @@ def test_tracking_parameter_dropped(param: str) -> None:
 
 
 def test_tracking_parameters_listed_in_brief() -> None:
-    for name in (
-        "gclid dclid gbraid wbraid fbclid msclkid mc_cid mc_eid ved usg sa ei oq _hsenc _hsmi "
-        "igshid yclid ocid cvid ncid guccounter _ylt _ylu cmpid soc_src soc_trk UTM_Source"
-    ).split():
+    for name in [
+        "gclid",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "fbclid",
+        "msclkid",
+        "mc_cid",
+        "mc_eid",
+        "ved",
+        "usg",
+        "sa",
+        "ei",
+        "oq",
+        "_hsenc",
+        "_hsmi",
+        "igshid",
+        "yclid",
+        "ocid",
+        "cvid",
+        "ncid",
+        "guccounter",
+        "_ylt",
+        "_ylu",
+        "cmpid",
+        "soc_src",
+        "soc_trk",
+        "UTM_Source",
+    ]:
         assert is_tracking_param(name), name
     for name in ("id", "p", "article", "q", "page", "story", "utm", "s"):
         assert not is_tracking_param(name), name
@@ -165,9 +189,7 @@ def test_redirector_without_target_is_kept() -> None:
     assert normalize_url("https://www.google.com/url?q=hello+world&sa=U") == (
         "https://www.google.com/url?q=hello+world"
     )
-    assert normalize_url("https://www.google.com/url?q=javascript:alert(1)").startswith(
-        "https://www.google.com/url?q="
-    )
+    assert normalize_url("https://www.google.com/url?q=javascript:alert(1)").startswith("https://www.google.com/url?q=")
 
 
 def test_too_deeply_nested_redirectors() -> None:
@@ -223,8 +245,11 @@ def test_news_id() -> None:
 
 _label = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
 _hosts = st.one_of(
-    st.builds(lambda parts, tld: ".".join([*parts, tld]), st.lists(_label, min_size=1, max_size=3),
-              st.sampled_from(["com", "org", "de", "co.uk", "NET"])),
+    st.builds(
+        lambda parts, tld: ".".join([*parts, tld]),
+        st.lists(_label, min_size=1, max_size=3),
+        st.sampled_from(["com", "org", "de", "co.uk", "NET"]),
+    ),
     st.sampled_from(["127.0.0.1", "localhost", "News.Yahoo.com", "[::1]", "bücher.example"]),
 )
 _ports = st.sampled_from(["", ":80", ":443", ":8080", ":8123"])
@@ -233,9 +258,7 @@ _segment = st.one_of(
     st.sampled_from([".", "..", "a;_ylt=x", "b;_ylu=y;_ylt=z", "%41%2f", "%7e", "x%3b_ylt=1", "é"]),
 )
 _paths = st.lists(_segment, max_size=4).map(lambda segs: "".join("/" + s for s in segs))
-_tracking_names = st.sampled_from(
-    sorted(TRACKING_PARAMS) + ["utm_source", "UTM_Medium", "utm_x", "FBCLID", "Gclid"]
-)
+_tracking_names = st.sampled_from(sorted(TRACKING_PARAMS) + ["utm_source", "UTM_Medium", "utm_x", "FBCLID", "Gclid"])
 _meaningful_names = st.sampled_from(["id", "p", "article", "page", "story", "q", "Ref"])
 _values = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=6)
 _fragments = st.sampled_from(["", "#", "#top", "#a?b=c"])
@@ -363,8 +386,9 @@ def test_pipeline_normalizes_item() -> None:
 
 def test_pipeline_drops_characters_no_text_means() -> None:
     pipeline, _ = _pipeline()
-    item = pipeline.process_item(_item(title=" A\x00 ti\x07tle\x1b[0m ", source="Ex\ud800ample\uffff",
-                                       snippet="Line one\nline two\ttabbed\x7f"))
+    item = pipeline.process_item(
+        _item(title=" A\x00 ti\x07tle\x1b[0m ", source="Ex\ud800ample\uffff", snippet="Line one\nline two\ttabbed\x7f")
+    )
     assert (item["title"], item["source"], item["snippet"]) == ("A title[0m", "Example", "Line one\nline two\ttabbed")
 
 
@@ -372,9 +396,7 @@ def test_pipeline_unwraps_engine_redirectors() -> None:
     pipeline, _ = _pipeline()
     item = pipeline.process_item(_item(url="http://127.0.0.1:8123/url?q=https://a.com/x&sa=U"))
     assert item["url"] == "https://a.com/x"
-    item = pipeline.process_item(
-        _item(url="https://news.search.yahoo.com/_ylt=A/RU=https%3a%2f%2fb.com%2f/RK=2/RS=x")
-    )
+    item = pipeline.process_item(_item(url="https://news.search.yahoo.com/_ylt=A/RU=https%3a%2f%2fb.com%2f/RK=2/RS=x"))
     assert item["url"] == "https://b.com/"
 
 
@@ -441,8 +463,22 @@ def test_pipeline_is_registered_without_deprecation_warnings() -> None:
 
 _pieces = st.sampled_from(
     list("aZ0/?#&=;:%.@[]-_+ é\t")
-    + ["http://", "https://", "%2F", "%3B", "%25", "_ylt=", "utm_a=", "/url?q=", "/RU=", "..", ":80",
-       "www.google.com", "r.search.yahoo.com", "%3A%2F%2F"]
+    + [
+        "http://",
+        "https://",
+        "%2F",
+        "%3B",
+        "%25",
+        "_ylt=",
+        "utm_a=",
+        "/url?q=",
+        "/RU=",
+        "..",
+        ":80",
+        "www.google.com",
+        "r.search.yahoo.com",
+        "%3A%2F%2F",
+    ]
 )
 _junk = st.lists(_pieces, max_size=25).map("".join)
 
@@ -452,8 +488,7 @@ _junk = st.lists(_pieces, max_size=25).map("".join)
     st.one_of(
         _junk,
         st.text(max_size=30),
-        st.tuples(st.sampled_from(["http://", "HTTPS://", "https://www.google.com/url?q=http://"]), _junk)
-        .map("".join),
+        st.tuples(st.sampled_from(["http://", "HTTPS://", "https://www.google.com/url?q=http://"]), _junk).map("".join),
     )
 )
 def test_any_string_is_value_error_or_fixed_point(url: str) -> None:

@@ -1,4 +1,4 @@
-"""Lease mode's next slot (:func:`topicstreams.storage.schedule.next_slot`), pure arithmetic: anchored to the slot,
+"""Lease mode's next slot (:func:`topicstreams.storage.leases.next_slot`), pure arithmetic: anchored to the slot,
 missed slots skipped (never a burst), the jitter within ±ratio/2 of an interval, never before the scrape.
 
 Properties are checked with hypothesis over slots, scrape times (early, on time, late by many intervals), intervals
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from topicstreams.storage.schedule import next_slot
+from topicstreams.storage.leases import next_slot
 
 T0 = datetime(2030, 1, 1, tzinfo=UTC)
 MICRO = timedelta(microseconds=1)
@@ -86,13 +86,17 @@ def test_a_late_scrape_just_before_the_next_slot_is_not_scraped_again_at_once():
     assert slot == T0 + timedelta(seconds=200)
 
 
-moments = st.integers(-10**6, 10**6).map(lambda ms: T0 + timedelta(milliseconds=ms))
+moments = st.integers(-(10**6), 10**6).map(lambda ms: T0 + timedelta(milliseconds=ms))
 
 
 @settings(max_examples=300, deadline=None)
-@given(slot_at=moments, lateness=st.integers(-2 * 10**5, 5 * 10**7),
-       interval=st.floats(0.001, 86400, allow_nan=False, allow_infinity=False),
-       ratio=st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]), seed=st.integers(0, 2**32))
+@given(
+    slot_at=moments,
+    lateness=st.integers(-2 * 10**5, 5 * 10**7),
+    interval=st.floats(0.001, 86400, allow_nan=False, allow_infinity=False),
+    ratio=st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]),
+    seed=st.integers(0, 2**32),
+)
 @example(slot_at=T0, lateness=90_000, interval=100.0, ratio=1.0, seed=1)
 def test_next_slot_properties(slot_at, lateness, interval, ratio, seed):
     now = slot_at + timedelta(milliseconds=lateness)
@@ -114,8 +118,12 @@ def test_next_slot_properties(slot_at, lateness, interval, ratio, seed):
 
 
 @settings(max_examples=100, deadline=None)
-@given(interval=st.floats(1, 3600), slots=st.integers(1, 50), ratio=st.sampled_from([0.0, 0.25, 0.5]),
-       seed=st.integers(0, 2**32))
+@given(
+    interval=st.floats(1, 3600),
+    slots=st.integers(1, 50),
+    ratio=st.sampled_from([0.0, 0.25, 0.5]),
+    seed=st.integers(0, 2**32),
+)
 def test_a_topic_scraped_at_each_due_time_keeps_one_scrape_per_slot(interval, slots, ratio, seed):
     """Followed over many slots, scraped whenever due: one scrape per slot, every slot, the phase kept."""
     rng = random.Random(seed)

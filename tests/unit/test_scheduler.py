@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from topicstreams.scheduler import TopicSchedule
+from topicstreams.crawl.topic_schedule import TopicSchedule
 
 
 class FakeClock:
@@ -42,6 +42,7 @@ def drain(schedule: TopicSchedule) -> list[tuple[str, float]]:
 
 # -- construction -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("interval", [0, -1.0, float("inf"), float("nan")])
 def test_bad_interval_raises(interval):
     with pytest.raises(ValueError, match="interval"):
@@ -67,6 +68,7 @@ def test_empty_schedule(clock):
 
 
 # -- stagger / add_now ------------------------------------------------------------------------
+
 
 def test_stagger_spreads_evenly_over_one_interval(clock):
     s = make(clock)
@@ -96,6 +98,7 @@ def test_add_now_keeps_insertion_order(clock):
 
 
 # -- pop_due / rearm / put_back ---------------------------------------------------------------
+
 
 def test_pop_due_waits_then_returns_earliest(clock):
     s = make(clock)
@@ -180,8 +183,8 @@ def test_put_back_keeps_old_due_time_so_failed_topic_goes_first(clock):
     assert [t for t, _ in drain(s)] == ["a", "b", "c", "d", "e"]
 
 
-
 # -- reconcile ------------------------------------------------------------------------------
+
 
 def test_reconcile_adds_new_topics_staggered_over_next_interval(clock):
     s = make(clock)
@@ -291,6 +294,7 @@ def test_reconcile_due_timing(clock):
 
 
 # -- simulations ----------------------------------------------------------------------------
+
 
 def test_simulation_each_topic_about_once_per_interval():
     clock = FakeClock(0.0)

@@ -4,11 +4,19 @@ import json
 import logging
 import stat
 
-from topicstreams.browser import STATE_FILE, state_path
-from topicstreams.shared_browser import _cookie_keys, read_state, write_private
+from topicstreams.browser.chromium import STATE_FILE, state_path
+from topicstreams.browser.provider import _cookie_keys, read_state, write_private
 
-COOKIE = {"name": "SOCS", "value": "CAI", "domain": "127.0.0.1", "path": "/", "expires": 1e9, "httpOnly": False,
-          "secure": False, "sameSite": "Lax"}
+COOKIE = {
+    "name": "SOCS",
+    "value": "CAI",
+    "domain": "127.0.0.1",
+    "path": "/",
+    "expires": 1e9,
+    "httpOnly": False,
+    "secure": False,
+    "sameSite": "Lax",
+}
 
 
 def test_the_state_lives_in_the_engines_profile_folder(tmp_path):

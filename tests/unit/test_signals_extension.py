@@ -14,16 +14,16 @@ import yaml
 from scrapy.utils.test import get_crawler
 
 import topicstreams.settings as project_settings
-from topicstreams.classify import ResponseClass
-from topicstreams.engine_state import state_for
+from topicstreams.crawl.engine_state import state_for
+from topicstreams.crawl.signals import CanaryChecked, Classification, PageParsed
+from topicstreams.engines.classify import ResponseClass
 from topicstreams.extensions.watch import (
     HealthExtension,
     baseline_history,
     is_result_page,
 )
 from topicstreams.health.window import WindowStats
-from topicstreams.health_report import EngineReport, engine_json, format_table
-from topicstreams.signals import CanaryChecked, Classification, PageParsed
+from topicstreams.reports.health_report import EngineReport, engine_json, format_table
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import engine_status as store
@@ -36,9 +36,16 @@ OK, HARD, ERROR = ResponseClass.OK, ResponseClass.HARD_BLOCK, ResponseClass.ERRO
 
 def make_crawler(folder: Path, health: dict | None = None, canaries: list[str] = ()):
     path = folder / "config.yml"
-    path.write_text(yaml.safe_dump({
-        "database": {"url": "sqlite:///health.db"}, "node": {"id": "n1"}, "health": health or {},
-        "canaries": {"queries": {"google": [{"query": query} for query in canaries]}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "database": {"url": "sqlite:///health.db"},
+                "node": {"id": "n1"},
+                "health": health or {},
+                "canaries": {"queries": {"google": [{"query": query} for query in canaries]}},
+            }
+        )
+    )
     return get_crawler(GoogleSpider, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path)})
 
 
@@ -48,26 +55,50 @@ def database(crawler):
     return database_for(url)
 
 
-def classified(cls: ResponseClass = OK, items: int = 10, latency: float = 0.2, bytes_: int = 50_000,
-               reason: str = "") -> Classification:
-    return Classification(engine="google", topic="t", page=0, page_type="first", url="http://127.0.0.1/search",
-                          status=200, cls=cls, reason=reason, latency=latency, bytes=bytes_, items=items,
-                          probe=False, bench=None, at=datetime.now(UTC))
+def classified(
+    cls: ResponseClass = OK, items: int = 10, latency: float = 0.2, bytes_: int = 50_000, reason: str = ""
+) -> Classification:
+    return Classification(
+        engine="google",
+        topic="t",
+        page=0,
+        page_type="first",
+        url="http://127.0.0.1/search",
+        status=200,
+        cls=cls,
+        reason=reason,
+        latency=latency,
+        bytes=bytes_,
+        items=items,
+        probe=False,
+        bench=None,
+        at=datetime.now(UTC),
+    )
 
 
-def page(extension: HealthExtension, items: int = 10, valid: int | None = None, missing: dict | None = None,
-         **kwargs) -> Classification:
+def page(
+    extension: HealthExtension, items: int = 10, valid: int | None = None, missing: dict | None = None, **kwargs
+) -> Classification:
     """One results page: its classification, then the spider's parse outcome."""
     classification = classified(items=items, **kwargs)
     extension.response_classified(classification)
-    extension.page_parsed(PageParsed(classification, items=items, valid_items=items if valid is None else valid,
-                                     missing=missing or {}))
+    extension.page_parsed(
+        PageParsed(classification, items=items, valid_items=items if valid is None else valid, missing=missing or {})
+    )
     return classification
 
 
 def canary(extension: HealthExtension, query: str, problem: str | None, results: int = 0) -> None:
-    extension.canary_checked(CanaryChecked(engine="google", query=query, matched=problem is None, results=results,
-                                           problem=problem, at=datetime.now(UTC)))
+    extension.canary_checked(
+        CanaryChecked(
+            engine="google",
+            query=query,
+            matched=problem is None,
+            results=results,
+            problem=problem,
+            at=datetime.now(UTC),
+        )
+    )
 
 
 def run(crawler, body) -> HealthExtension:
@@ -142,8 +173,7 @@ def test_items_without_source_and_date_make_the_parser_critical_while_the_engine
     stat, row = seen["fixed"]
     assert stat == 80 and row.parser_score == 80
     assert row.parser_reasons == ["missing source", "missing published_at"]  # still in the window, below the bar
-    assert "[google] parser health 80 (ok): the results are read in full again" in parser_messages(caplog,
-                                                                                                   logging.INFO)
+    assert "[google] parser health 80 (ok): the results are read in full again" in parser_messages(caplog, logging.INFO)
     assert len(parser_messages(caplog, logging.WARNING)) == 1
     assert extension.health.parser_band == "ok"
     assert status(crawler).score == 100
@@ -163,7 +193,8 @@ def test_parser_health_needs_no_hostility_score(tmp_path, caplog):
     assert crawler.stats.get_value("topicstreams/google/parser_score") == 50
     assert parser_messages(caplog, logging.WARNING) == [
         "[google] parser health 50 (degraded): missing title; the engine's result markup has probably changed "
-        "and its parser needs a fix (not a block: the pace stays as it is)"]
+        "and its parser needs a fix (not a block: the pace stays as it is)"
+    ]
 
 
 def test_parse_errors_and_empty_result_pages_are_named(tmp_path):
@@ -281,8 +312,10 @@ def test_a_restart_keeps_the_mismatches_of_canaries_still_configured(tmp_path, c
 
 
 def test_a_restart_without_canaries_forgets_every_mismatch(tmp_path):
-    run(make_crawler(tmp_path, canaries=["q"]), lambda extension: canary(extension, "q", "0 results, expected "
-                                                                                       "at least 1"))
+    run(
+        make_crawler(tmp_path, canaries=["q"]),
+        lambda extension: canary(extension, "q", "0 results, expected at least 1"),
+    )
     restarted = make_crawler(tmp_path)
     extension = run(restarted, lambda extension: None)
     assert extension.mismatches == set()
@@ -326,8 +359,11 @@ def test_the_cost_is_written_with_the_parse_outcome_of_the_latest_page(tmp_path)
 
     run(crawler, body)
     assert seen["before"] == {"window": None, "baseline": None, "drift": None}
-    assert seen["after"] == {"window": {"attempts": 0.25, "bytes": 10000.0, "browser_seconds": 0.125},
-                             "baseline": None, "drift": None}
+    assert seen["after"] == {
+        "window": {"attempts": 0.25, "bytes": 10000.0, "browser_seconds": 0.125},
+        "baseline": None,
+        "drift": None,
+    }
 
 
 def test_the_cost_is_compared_with_the_engines_stored_history(tmp_path):
@@ -335,16 +371,47 @@ def test_the_cost_is_compared_with_the_engines_stored_history(tmp_path):
     db = database(crawler)
     now = datetime.now(UTC)
     # Its normal, three days ago: 100 requests, 5 MB, 50 browser seconds for 500 valid records.
-    store.save_window(db, "google", "n1", now - timedelta(days=3), now - timedelta(days=3) + timedelta(minutes=10),
-                      WindowStats(requests=100, ok=100, items=500, valid_items=500, bytes=5_000_000,
-                                  browser_seconds=50.0, p95_latency_ms=200.0).counts())
+    store.save_window(
+        db,
+        "google",
+        "n1",
+        now - timedelta(days=3),
+        now - timedelta(days=3) + timedelta(minutes=10),
+        WindowStats(
+            requests=100,
+            ok=100,
+            items=500,
+            valid_items=500,
+            bytes=5_000_000,
+            browser_seconds=50.0,
+            p95_latency_ms=200.0,
+        ).counts(),
+    )
     # The most recent day is never part of the baseline, nor is another node's or another engine's history.
-    store.save_window(db, "google", "n1", now - timedelta(hours=2), now - timedelta(hours=1),
-                      WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4).counts())
-    store.save_window(db, "google", "n2", now - timedelta(days=3), now - timedelta(days=2),
-                      WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4).counts())
-    store.save_window(db, "bing", "n1", now - timedelta(days=3), now - timedelta(days=2),
-                      WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4).counts())
+    store.save_window(
+        db,
+        "google",
+        "n1",
+        now - timedelta(hours=2),
+        now - timedelta(hours=1),
+        WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4).counts(),
+    )
+    store.save_window(
+        db,
+        "google",
+        "n2",
+        now - timedelta(days=3),
+        now - timedelta(days=2),
+        WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4).counts(),
+    )
+    store.save_window(
+        db,
+        "bing",
+        "n1",
+        now - timedelta(days=3),
+        now - timedelta(days=2),
+        WindowStats(requests=1000, ok=1000, valid_items=1, bytes=10**9, browser_seconds=10**4).counts(),
+    )
     history = baseline_history(db, "google", "n1", 14, now)
     assert history.cost == {"attempts": 0.2, "bytes": 10000.0, "browser_seconds": 0.1}
     assert history.window.requests == 100
@@ -352,16 +419,24 @@ def test_the_cost_is_compared_with_the_engines_stored_history(tmp_path):
     extension = run(crawler, feed_costly_window)
     assert extension.cost_baseline == history.cost
     assert status(crawler).cost == {
-        "window": WINDOW_COST, "baseline": {"attempts": 0.2, "bytes": 10000.0, "browser_seconds": 0.1},
-        "drift": {"attempts": 0.835, "bytes": 0.556, "browser_seconds": 0.28}}
+        "window": WINDOW_COST,
+        "baseline": {"attempts": 0.2, "bytes": 10000.0, "browser_seconds": 0.1},
+        "drift": {"attempts": 0.835, "bytes": 0.556, "browser_seconds": 0.28},
+    }
 
 
 def test_too_little_history_is_no_cost_baseline(tmp_path):
     crawler = make_crawler(tmp_path)  # min_requests 50
     db = database(crawler)
     three_days_ago = datetime.now(UTC) - timedelta(days=3)
-    store.save_window(db, "google", "n1", three_days_ago, three_days_ago + timedelta(minutes=10),
-                      WindowStats(requests=10, ok=10, valid_items=50, bytes=500_000, browser_seconds=5.0).counts())
+    store.save_window(
+        db,
+        "google",
+        "n1",
+        three_days_ago,
+        three_days_ago + timedelta(minutes=10),
+        WindowStats(requests=10, ok=10, valid_items=50, bytes=500_000, browser_seconds=5.0).counts(),
+    )
     assert baseline_history(db, "google", "n1", 14).cost is not None  # there is one, but too thin to trust
     run(crawler, feed_costly_window)
     assert status(crawler).cost == {"window": WINDOW_COST, "baseline": None, "drift": None}
@@ -371,8 +446,14 @@ def test_history_without_a_valid_record_has_no_cost(tmp_path):
     crawler = make_crawler(tmp_path)
     db = database(crawler)
     three_days_ago = datetime.now(UTC) - timedelta(days=3)
-    store.save_window(db, "google", "n1", three_days_ago, three_days_ago + timedelta(minutes=10),
-                      WindowStats(requests=100, hard_blocks=100, p95_latency_ms=300.0).counts())
+    store.save_window(
+        db,
+        "google",
+        "n1",
+        three_days_ago,
+        three_days_ago + timedelta(minutes=10),
+        WindowStats(requests=100, hard_blocks=100, p95_latency_ms=300.0).counts(),
+    )
     history = baseline_history(db, "google", "n1", 14)
     assert history.cost is None and history.window.requests == 100
     empty = baseline_history(db, "bing", "n1", 14)
@@ -403,7 +484,10 @@ def test_the_report_puts_hostility_first_then_canaries_then_the_parser(tmp_path)
     assert table.splitlines()[1].split()[:5] == ["google", "65", "degraded", "running", "50"]
     entry = engine_json(report)
     assert (entry["reasons"], entry["parser_score"], entry["cost"]) == (
-        ["hard_block", "canary mismatch", "missing source"], 50, row.cost)
+        ["hard_block", "canary mismatch", "missing source"],
+        50,
+        row.cost,
+    )
 
 
 def test_the_report_of_a_row_without_the_new_signals(tmp_path):
@@ -412,7 +496,6 @@ def test_the_report_of_a_row_without_the_new_signals(tmp_path):
     store.save_status(db, "google", "n1", state="running", score=90, band="ok", reasons=[])
     report = EngineReport.of("n1", "google", status(crawler), datetime.now(UTC))
     assert (report.reasons, report.parser_score, report.cost) == ((), None, None)
-    store.save_status(db, "google", "n1", state="running", canary_mismatches=["a", "b"],
-                      parser_reasons=["parse error"])
+    store.save_status(db, "google", "n1", state="running", canary_mismatches=["a", "b"], parser_reasons=["parse error"])
     report = EngineReport.of("n1", "google", status(crawler), datetime.now(UTC))
     assert report.reasons == ("canary mismatch", "parse error")  # one reason however many canaries

@@ -8,21 +8,21 @@ from pathlib import Path
 import pytest
 import yaml
 
-from topicstreams.canaries import CanaryQuery, answer_problem, canaries_for, on_domain
-from topicstreams.classify import ResponseClass
-from topicstreams.config import (
+from topicstreams.config.loading import (
     ConfigError,
     floor_for,
     load_config,
     load_defaults,
     validate,
 )
+from topicstreams.crawl.canaries import CanaryQuery, answer_problem, canaries_for, on_domain
+from topicstreams.engines.classify import ResponseClass
+from topicstreams.engines.parser_health import parser_score
+from topicstreams.engines.results import REQUIRED_RESULT_FIELDS
+from topicstreams.health.band import EngineHealth, HealthSettings, ParserAssessment
 from topicstreams.health.cost import COST_KEYS, cost_drift, per_record
-from topicstreams.health.monitor import EngineHealth, HealthSettings, ParserAssessment
-from topicstreams.health.parser import parser_score
 from topicstreams.health.score import DEFAULT_WEIGHTS
 from topicstreams.health.window import Sample, WindowStats
-from topicstreams.results import REQUIRED_RESULT_FIELDS
 
 OK, ERROR, HARD = ResponseClass.OK, ResponseClass.ERROR, ResponseClass.HARD_BLOCK
 
@@ -73,7 +73,11 @@ def test_missing_reasons_follow_the_required_fields_order_whatever_the_mapping_o
     assert reasons == ["missing url", "missing title", "missing source", "missing published_at"]
     # Every reason together: the parse error, the empty pages, then the fields.
     assert parser_score(3, 1, 1, 10, 5, {"published_at": 5, "title": 1})[1] == [
-        "parse error", "pages without items", "missing title", "missing published_at"]
+        "parse error",
+        "pages without items",
+        "missing title",
+        "missing published_at",
+    ]
 
 
 def test_shares_never_exceed_one():
@@ -98,8 +102,10 @@ def test_cost_drift_is_the_ratio_of_the_window_to_the_baseline():
     window = {"attempts": 2.0, "bytes": 30_000.0, "browser_seconds": 0.5}
     baseline = {"attempts": 1.0, "bytes": 60_000.0, "browser_seconds": 0.3}
     assert cost_drift(window, baseline) == {
-        "window": window, "baseline": baseline,
-        "drift": {"attempts": 2.0, "bytes": 0.5, "browser_seconds": 1.667}}
+        "window": window,
+        "baseline": baseline,
+        "drift": {"attempts": 2.0, "bytes": 0.5, "browser_seconds": 1.667},
+    }
 
 
 def test_a_zero_baseline_cost_has_no_drift_for_that_key_only():
@@ -118,22 +124,25 @@ def test_no_drift_without_a_window_or_a_baseline():
 # ---- canaries -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("https://example.org/news/1", True),
-    ("https://www.example.org/news/1", True),
-    ("https://a.b.example.org/", True),
-    ("https://notexample.org/news", False),  # a suffix, not a subdomain
-    ("https://example.org.evil.net/", False),
-    ("https://example.com/", False),
-    ("https://example.org:8443/x", True),  # the port is not part of the host
-    ("https://user:pw@example.org/x", True),
-    ("HTTPS://WWW.Example.ORG/News", True),  # host names are case-insensitive
-    ("https://example.org./x", True),  # a fully qualified name's trailing dot
-    ("http://[::1/broken", False),  # unparsable: no host
-    ("not a url", False),
-    ("", False),
-    (None, False),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example.org/news/1", True),
+        ("https://www.example.org/news/1", True),
+        ("https://a.b.example.org/", True),
+        ("https://notexample.org/news", False),  # a suffix, not a subdomain
+        ("https://example.org.evil.net/", False),
+        ("https://example.com/", False),
+        ("https://example.org:8443/x", True),  # the port is not part of the host
+        ("https://user:pw@example.org/x", True),
+        ("HTTPS://WWW.Example.ORG/News", True),  # host names are case-insensitive
+        ("https://example.org./x", True),  # a fully qualified name's trailing dot
+        ("http://[::1/broken", False),  # unparsable: no host
+        ("not a url", False),
+        ("", False),
+        (None, False),
+    ],
+)
 def test_on_domain(url, expected):
     assert on_domain(url, "example.org") is expected
 
@@ -161,13 +170,15 @@ def test_the_hosts_listed_are_at_most_five():
     canary = CanaryQuery("python", expect_domain="python.org")
     urls = [f"https://h{i}.example/" for i in range(7)]
     assert answer_problem(canary, urls) == (
-        "no result from python.org (hosts: h0.example, h1.example, h2.example, h3.example, h4.example, …)")
+        "no result from python.org (hosts: h0.example, h1.example, h2.example, h3.example, h4.example, …)"
+    )
 
 
 def test_both_problems_are_joined():
     canary = CanaryQuery("python", min_results=2, expect_domain="python.org")
     assert answer_problem(canary, ["https://x.example/"]) == (
-        "1 results, expected at least 2; no result from python.org (hosts: x.example)")
+        "1 results, expected at least 2; no result from python.org (hosts: x.example)"
+    )
     assert answer_problem(canary, []) == "0 results, expected at least 2; no result from python.org"
 
 
@@ -186,9 +197,13 @@ def test_an_unparsable_url_does_not_break_the_answer_check():
 
 
 def test_canaries_for_an_engine():
-    config = {"interval": 60, "queries": {
-        "google": [{"query": "a"}, {"query": "b", "min_results": 5, "expect_domain": "b.org"}],
-        "bing": [{"query": "c", "expect_domain": None}]}}
+    config = {
+        "interval": 60,
+        "queries": {
+            "google": [{"query": "a"}, {"query": "b", "min_results": 5, "expect_domain": "b.org"}],
+            "bing": [{"query": "c", "expect_domain": None}],
+        },
+    }
     assert canaries_for(config, "google") == [CanaryQuery("a", 1, ""), CanaryQuery("b", 5, "b.org")]
     assert canaries_for(config, "bing") == [CanaryQuery("c", 1, "")]
     assert canaries_for(config, "brave") == []
@@ -200,17 +215,39 @@ def test_canaries_for_an_engine():
 # ---- the window's parse outcome -------------------------------------------------------------------------
 
 
-def sample(at: float, cls: ResponseClass = OK, latency: float | None = 0.5, bytes_: int = 1000, items: int = 0,
-           valid: int = 0, parse_error: bool = False, result_page: bool = False, missing: dict | None = None
-           ) -> Sample:
-    return Sample(at=at, cls=cls, latency=latency, bytes=bytes_, items=items, valid_items=valid,
-                  parse_error=parse_error, result_page=result_page, missing=missing or {})
+def sample(
+    at: float,
+    cls: ResponseClass = OK,
+    latency: float | None = 0.5,
+    bytes_: int = 1000,
+    items: int = 0,
+    valid: int = 0,
+    parse_error: bool = False,
+    result_page: bool = False,
+    missing: dict | None = None,
+) -> Sample:
+    return Sample(
+        at=at,
+        cls=cls,
+        latency=latency,
+        bytes=bytes_,
+        items=items,
+        valid_items=valid,
+        parse_error=parse_error,
+        result_page=result_page,
+        missing=missing or {},
+    )
 
 
 def test_a_sample_has_no_parse_outcome_until_it_is_filled_in():
     fresh = Sample(at=1.0, cls=OK, latency=None)
     assert (fresh.items, fresh.valid_items, fresh.parse_error, fresh.result_page, fresh.missing) == (
-        0, 0, False, False, {})
+        0,
+        0,
+        False,
+        False,
+        {},
+    )
     assert Sample(at=1.0, cls=OK, latency=None).missing is not fresh.missing  # not shared
 
 
@@ -233,7 +270,10 @@ def test_window_stats_sum_result_pages_yielding_pages_and_missing_fields():
     assert stats.browser_seconds == pytest.approx(3.0)
     counts = stats.counts()
     assert (counts["result_pages"], counts["yielding_pages"], counts["missing_fields"]) == (
-        4, 2, {"source": 4, "published_at": 3})
+        4,
+        2,
+        {"source": 4, "published_at": 3},
+    )
 
 
 def test_the_window_parser_score_and_cost():
@@ -263,13 +303,21 @@ def test_an_empty_window_has_no_parser_score_and_no_cost():
 
 
 def engine_health() -> EngineHealth:
-    return EngineHealth(HealthSettings(weights=dict(DEFAULT_WEIGHTS), min_requests=1, window=600, smoothing=1,
-                                       degrade_factor=2, baseline_days=14))
+    return EngineHealth(
+        HealthSettings(
+            weights=dict(DEFAULT_WEIGHTS), min_requests=1, window=600, smoothing=1, degrade_factor=2, baseline_days=14
+        )
+    )
 
 
 def parsed(valid: int, items: int = 10) -> WindowStats:
-    return WindowStats(result_pages=1, yielding_pages=1 if items else 0, items=items, valid_items=valid,
-                       missing_fields={"source": items - valid} if items - valid else {})
+    return WindowStats(
+        result_pages=1,
+        yielding_pages=1 if items else 0,
+        items=items,
+        valid_items=valid,
+        missing_fields={"source": items - valid} if items - valid else {},
+    )
 
 
 def test_the_parser_band_changes_only_between_known_bands():
@@ -288,8 +336,7 @@ def test_the_parser_band_changes_only_between_known_bands():
     assert health.parser_band == "ok"
     assert health.assess_parser(parsed(9)).changed is False  # 90: still ok
     assert health.assess_parser(WindowStats()).changed is False
-    assert health.assess_parser(parsed(0, items=0)) == ParserAssessment(0, "critical", ["pages without items"],
-                                                                        True)
+    assert health.assess_parser(parsed(0, items=0)) == ParserAssessment(0, "critical", ["pages without items"], True)
 
 
 def test_a_first_good_parser_window_is_no_change_but_is_remembered():
@@ -321,24 +368,35 @@ def load(tmp_path: Path, data: dict):
 
 def test_canary_defaults():
     checked = validate(load_defaults())
-    assert checked["canaries"] == {"interval": 3600,
-                                   "queries": {"google": [], "bing": [], "yahoo": [], "brave": []}}
+    assert checked["canaries"] == {"interval": 3600, "queries": {"google": [], "bing": [], "yahoo": [], "brave": []}}
 
 
 def test_good_canaries_are_normalized(tmp_path):
-    config = load(tmp_path, {"canaries": {"interval": 0.5, "queries": {
-        "google": [{"query": "  python  "},
-                   {"query": "rust", "min_results": 5, "expect_domain": " WWW.Rust-Lang.ORG. "},
-                   {"query": "go", "expect_domain": None},
-                   {"query": "zig", "expect_domain": ""}],
-        "brave": [{"query": "python", "min_results": 1, "expect_domain": "127.0.0.1"}]}}})
+    config = load(
+        tmp_path,
+        {
+            "canaries": {
+                "interval": 0.5,
+                "queries": {
+                    "google": [
+                        {"query": "  python  "},
+                        {"query": "rust", "min_results": 5, "expect_domain": " WWW.Rust-Lang.ORG. "},
+                        {"query": "go", "expect_domain": None},
+                        {"query": "zig", "expect_domain": ""},
+                    ],
+                    "brave": [{"query": "python", "min_results": 1, "expect_domain": "127.0.0.1"}],
+                },
+            }
+        },
+    )
     canaries = config.get("canaries")
     assert canaries["interval"] == 0.5
     assert canaries["queries"]["google"] == [
         {"query": "python", "min_results": 1, "expect_domain": ""},
         {"query": "rust", "min_results": 5, "expect_domain": "www.rust-lang.org"},
         {"query": "go", "min_results": 1, "expect_domain": ""},
-        {"query": "zig", "min_results": 1, "expect_domain": ""}]
+        {"query": "zig", "min_results": 1, "expect_domain": ""},
+    ]
     assert canaries["queries"]["brave"] == [{"query": "python", "min_results": 1, "expect_domain": "127.0.0.1"}]
     assert canaries["queries"]["bing"] == [] and canaries["queries"]["yahoo"] == []  # the defaults merged in
     assert canaries_for(canaries, "google")[1] == CanaryQuery("rust", 5, "www.rust-lang.org")
@@ -353,39 +411,44 @@ def entry_config(entry) -> dict:
     return {"canaries": {"queries": {"google": [{"query": "ok"}, entry]}}}
 
 
-@pytest.mark.parametrize(("data", "key"), [
-    ({"canaries": {"interval": 0}}, "canaries.interval"),
-    ({"canaries": {"interval": -5}}, "canaries.interval"),
-    ({"canaries": {"interval": "hourly"}}, "canaries.interval"),
-    ({"canaries": {"interval": True}}, "canaries.interval"),
-    ({"canaries": {"frequency": 10}}, "canaries.frequency"),
-    ({"canaries": {"queries": {"duckduckgo": []}}}, "canaries.queries.duckduckgo"),
-    ({"canaries": {"queries": ["google"]}}, "canaries.queries"),
-    ({"canaries": {"queries": {"google": {"query": "q"}}}}, "canaries.queries.google"),
-    ({"canaries": {"queries": {"google": "python"}}}, "canaries.queries.google"),
-    (entry_config("python"), "canaries.queries.google[1]"),
-    (entry_config({"min_results": 2}), "canaries.queries.google[1]"),  # no query
-    (entry_config({"query": "q", "max_results": 2}), "canaries.queries.google[1]"),  # an unknown key
-    (entry_config({"query": ""}), "canaries.queries.google[1].query"),
-    (entry_config({"query": "   "}), "canaries.queries.google[1].query"),
-    (entry_config({"query": 42}), "canaries.queries.google[1].query"),
-    (entry_config({"query": None}), "canaries.queries.google[1].query"),
-    (entry_config({"query": "q", "min_results": 0}), "canaries.queries.google[1].min_results"),
-    (entry_config({"query": "q", "min_results": -1}), "canaries.queries.google[1].min_results"),
-    (entry_config({"query": "q", "min_results": 2.5}), "canaries.queries.google[1].min_results"),
-    (entry_config({"query": "q", "min_results": "3"}), "canaries.queries.google[1].min_results"),
-    (entry_config({"query": "q", "min_results": True}), "canaries.queries.google[1].min_results"),
-    (entry_config({"query": "q", "expect_domain": "https://example.org/"}),
-     "canaries.queries.google[1].expect_domain"),
-    (entry_config({"query": "q", "expect_domain": "example.org/news"}), "canaries.queries.google[1].expect_domain"),
-    (entry_config({"query": "q", "expect_domain": "exa mple.org"}), "canaries.queries.google[1].expect_domain"),
-    (entry_config({"query": "q", "expect_domain": "-bad-.org"}), "canaries.queries.google[1].expect_domain"),
-    (entry_config({"query": "q", "expect_domain": "a..b"}), "canaries.queries.google[1].expect_domain"),
-    (entry_config({"query": "q", "expect_domain": 42}), "canaries.queries.google[1].expect_domain"),
-    (entry_config({"query": "q", "expect_domain": ["example.org"]}), "canaries.queries.google[1].expect_domain"),
-    (entry_config({"query": "ok"}), "canaries.queries.google[1].query"),  # a duplicate
-    (entry_config({"query": " ok "}), "canaries.queries.google[1].query"),  # a duplicate once stripped
-])
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        ({"canaries": {"interval": 0}}, "canaries.interval"),
+        ({"canaries": {"interval": -5}}, "canaries.interval"),
+        ({"canaries": {"interval": "hourly"}}, "canaries.interval"),
+        ({"canaries": {"interval": True}}, "canaries.interval"),
+        ({"canaries": {"frequency": 10}}, "canaries.frequency"),
+        ({"canaries": {"queries": {"duckduckgo": []}}}, "canaries.queries.duckduckgo"),
+        ({"canaries": {"queries": ["google"]}}, "canaries.queries"),
+        ({"canaries": {"queries": {"google": {"query": "q"}}}}, "canaries.queries.google"),
+        ({"canaries": {"queries": {"google": "python"}}}, "canaries.queries.google"),
+        (entry_config("python"), "canaries.queries.google[1]"),
+        (entry_config({"min_results": 2}), "canaries.queries.google[1]"),  # no query
+        (entry_config({"query": "q", "max_results": 2}), "canaries.queries.google[1]"),  # an unknown key
+        (entry_config({"query": ""}), "canaries.queries.google[1].query"),
+        (entry_config({"query": "   "}), "canaries.queries.google[1].query"),
+        (entry_config({"query": 42}), "canaries.queries.google[1].query"),
+        (entry_config({"query": None}), "canaries.queries.google[1].query"),
+        (entry_config({"query": "q", "min_results": 0}), "canaries.queries.google[1].min_results"),
+        (entry_config({"query": "q", "min_results": -1}), "canaries.queries.google[1].min_results"),
+        (entry_config({"query": "q", "min_results": 2.5}), "canaries.queries.google[1].min_results"),
+        (entry_config({"query": "q", "min_results": "3"}), "canaries.queries.google[1].min_results"),
+        (entry_config({"query": "q", "min_results": True}), "canaries.queries.google[1].min_results"),
+        (
+            entry_config({"query": "q", "expect_domain": "https://example.org/"}),
+            "canaries.queries.google[1].expect_domain",
+        ),
+        (entry_config({"query": "q", "expect_domain": "example.org/news"}), "canaries.queries.google[1].expect_domain"),
+        (entry_config({"query": "q", "expect_domain": "exa mple.org"}), "canaries.queries.google[1].expect_domain"),
+        (entry_config({"query": "q", "expect_domain": "-bad-.org"}), "canaries.queries.google[1].expect_domain"),
+        (entry_config({"query": "q", "expect_domain": "a..b"}), "canaries.queries.google[1].expect_domain"),
+        (entry_config({"query": "q", "expect_domain": 42}), "canaries.queries.google[1].expect_domain"),
+        (entry_config({"query": "q", "expect_domain": ["example.org"]}), "canaries.queries.google[1].expect_domain"),
+        (entry_config({"query": "ok"}), "canaries.queries.google[1].query"),  # a duplicate
+        (entry_config({"query": " ok "}), "canaries.queries.google[1].query"),  # a duplicate once stripped
+    ],
+)
 def test_bad_canaries_are_refused_naming_the_key(tmp_path, data, key):
     with pytest.raises(ConfigError) as raised:
         load(tmp_path, data)
@@ -400,8 +463,9 @@ def test_the_error_message_shows_the_value_and_what_was_expected(tmp_path):
     assert str(raised.value) == "canaries.queries.google[1].min_results: got 0, expected an integer >= 1"
     with pytest.raises(ConfigError) as raised:
         load(tmp_path, entry_config({"query": "ok"}))
-    assert str(raised.value) == ("canaries.queries.google[1].query: got 'ok', expected a query not already listed "
-                                 "for the engine")
+    assert str(raised.value) == (
+        "canaries.queries.google[1].query: got 'ok', expected a query not already listed for the engine"
+    )
 
 
 def test_the_same_query_may_serve_two_engines(tmp_path):

@@ -28,9 +28,17 @@ def series(memory_mib, every: float = 15.0, fds=None, db_bytes=None) -> list[Sam
     """Samples every ``every`` s from 0 with the given PSS (MiB), fds and database sizes."""
     fds = fds or [100] * len(memory_mib)
     db_bytes = db_bytes or [0] * len(memory_mib)
-    return [Sample(elapsed=i * every, memory=int(m * MiB), processes=10, fds=f, db_bytes=d,
-                   memory_by_kind={"browser": int(m * MiB)})
-            for i, (m, f, d) in enumerate(zip(memory_mib, fds, db_bytes, strict=True))]
+    return [
+        Sample(
+            elapsed=i * every,
+            memory=int(m * MiB),
+            processes=10,
+            fds=f,
+            db_bytes=d,
+            memory_by_kind={"browser": int(m * MiB)},
+        )
+        for i, (m, f, d) in enumerate(zip(memory_mib, fds, db_bytes, strict=True))
+    ]
 
 
 def test_slope_of_a_flat_series_is_zero_and_of_a_line_its_rate():
@@ -106,13 +114,30 @@ def test_report_lines_name_every_figure():
     summary = summarize(series([600.0 + i for i in range(20)], fds=[100] * 20, db_bytes=[2048] * 20), warmup=60)
     summary.news_rows, summary.pages = 1234, {"google": {"requests": 10, "ok": 9}}
     text = report(summary)
-    for part in ("steady PSS", "MiB/h", "% of steady per hour", "peak PSS", "processes         10 at the end",
-                 "fds               100 at the start", "1,234 news rows", "google 10 (9 answered 200)",
-                 "steady PSS <= 700 MiB: met", "growth <= 5 %/h: NOT met", "no fd growth: met"):
+    for part in (
+        "steady PSS",
+        "MiB/h",
+        "% of steady per hour",
+        "peak PSS",
+        "processes         10 at the end",
+        "fds               100 at the start",
+        "1,234 news rows",
+        "google 10 (9 answered 200)",
+        "steady PSS <= 700 MiB: met",
+        "growth <= 5 %/h: NOT met",
+        "no fd growth: met",
+    ):
         assert part in text, (part, text)
-    line = table_line(Sample(elapsed=45.2, memory=300 * MiB, processes=7, fds=88, db_bytes=10240,
-                             memory_by_kind={"scrapy": 100 * MiB, "gpu-process": 50 * MiB,
-                                             "utility:NetworkService": 150 * MiB}))
+    line = table_line(
+        Sample(
+            elapsed=45.2,
+            memory=300 * MiB,
+            processes=7,
+            fds=88,
+            db_bytes=10240,
+            memory_by_kind={"scrapy": 100 * MiB, "gpu-process": 50 * MiB, "utility:NetworkService": 150 * MiB},
+        )
+    )
     assert line.split() == ["45s", "300.0", "100.0", "0.0", "0.0", "0.0", "50.0", "150.0", "0.0", "7", "88", "10"]
     assert len(table_header().split()) == 12 + 2  # "PSS MiB" and "db KB" are two words each
 
@@ -154,12 +179,18 @@ def test_process_kinds_of_a_crawl_tree():
         FakeProcess(4, chromium, "--type=zygote", "--no-sandbox"): "renderer",
         FakeProcess(5, chromium, "--type=renderer", "--lang=en-US"): "renderer",
         FakeProcess(6, chromium, "--type=gpu-process", "--no-sandbox"): "gpu-process",
-        FakeProcess(7, chromium, "--type=utility", "--utility-sub-type=network.mojom.NetworkService"):
-            "utility:NetworkService",
+        FakeProcess(
+            7, chromium, "--type=utility", "--utility-sub-type=network.mojom.NetworkService"
+        ): "utility:NetworkService",
         FakeProcess(8, "/bin/sh", "-c", "true"): "sh",
         FakeProcess(9): "other",
     }
     for proc, kind in expected.items():
         assert process_kind(proc, root) == kind, proc.argv
     assert [kind_column(k) for k in ("scrapy", "gpu-process", "utility:NetworkService", "renderer", "sh")] == [
-        "scrapy", "gpu", "utility", "renderer", "other"]
+        "scrapy",
+        "gpu",
+        "utility",
+        "renderer",
+        "other",
+    ]

@@ -59,7 +59,7 @@ def rows(path: Path, sql: str) -> list[tuple]:
 
 
 def item(url: str, topic: str = "climate", engine: str = "google", **extra) -> dict:
-    from topicstreams.urls import news_id
+    from topicstreams.engines.news_urls import news_id
 
     return {
         "news_id": news_id(url),
@@ -102,8 +102,10 @@ def test_upgrade_is_idempotent(url: str, db_path: Path) -> None:
 
 def test_sqlite_connections_get_the_pragmas(url: str) -> None:
     with database_for(url).connect() as conn:
-        pragma = {name: conn.exec_driver_sql(f"pragma {name}").scalar() for name in
-                  ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")}
+        pragma = {
+            name: conn.exec_driver_sql(f"pragma {name}").scalar()
+            for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")
+        }
     assert pragma == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 30_000, "synchronous": 1}
 
 
@@ -167,9 +169,7 @@ def test_upgrade_from_a_zipped_egg(tmp_path: Path) -> None:
 def test_two_processes_upgrade_one_fresh_database_at_once(tmp_path: Path) -> None:
     db = tmp_path / "race.db"
     script = f"from topicstreams.storage import upgrade; upgrade({f'sqlite:///{db}'!r})"
-    processes = [
-        subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True) for _ in range(2)
-    ]
+    processes = [subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True) for _ in range(2)]
     errors = [process.communicate(timeout=120)[1] for process in processes]
     assert [process.returncode for process in processes] == [0, 0], errors
     assert tables(db) >= TABLES

@@ -16,9 +16,9 @@ from scrapy.utils.reactor import is_reactor_installed
 from scrapy.utils.test import get_crawler
 
 from topicstreams import settings as project_settings
-from topicstreams.items import NewsItem
+from topicstreams.engines.items import NewsItem
+from topicstreams.engines.news_urls import news_id
 from topicstreams.pipelines.store import StorePipeline
-from topicstreams.urls import news_id
 
 
 class NewsSpider(Spider):
@@ -53,10 +53,18 @@ def count(db: Path, table: str) -> int:
 def store_settings(db: Path, **settings) -> dict:
     """The store's settings for a crawler made without the project's (get_crawler): the project's defaults, a
     journal folder beside the database."""
-    defaults = {name: getattr(project_settings, name) for name in dir(project_settings)
-                if name.startswith("TOPICSTREAMS_STORE_")}
-    return {**defaults, "TOPICSTREAMS_DATABASE_URL": f"sqlite:///{db}", "EXTENSIONS": SCHEMA,
-            "TOPICSTREAMS_JOURNAL_DIR": str(db.parent / "journal"), **settings}
+    defaults = {
+        name: getattr(project_settings, name)
+        for name in dir(project_settings)
+        if name.startswith("TOPICSTREAMS_STORE_")
+    }
+    return {
+        **defaults,
+        "TOPICSTREAMS_DATABASE_URL": f"sqlite:///{db}",
+        "EXTENSIONS": SCHEMA,
+        "TOPICSTREAMS_JOURNAL_DIR": str(db.parent / "journal"),
+        **settings,
+    }
 
 
 def make_pipeline(db: Path, **settings) -> tuple[StorePipeline, dict]:
@@ -176,9 +184,15 @@ def test_an_unstorable_item_is_reported_and_passed_on(db: Path, caplog: pytest.L
 
 
 def test_a_write_that_can_pass_is_journaled_and_written_once_the_table_is_back(
-        db: Path, caplog: pytest.LogCaptureFixture) -> None:
-    pipeline, stats = make_pipeline(db, TOPICSTREAMS_STORE_BATCH_SIZE=2, TOPICSTREAMS_STORE_FLUSH_SECONDS=0,
-                                    TOPICSTREAMS_STORE_RETRY_INITIAL=0.05, TOPICSTREAMS_STORE_RETRY_MAX=0.1)
+    db: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    pipeline, stats = make_pipeline(
+        db,
+        TOPICSTREAMS_STORE_BATCH_SIZE=2,
+        TOPICSTREAMS_STORE_FLUSH_SECONDS=0,
+        TOPICSTREAMS_STORE_RETRY_INITIAL=0.05,
+        TOPICSTREAMS_STORE_RETRY_MAX=0.1,
+    )
     pipeline.open_spider()
     pipeline.process_item(news_item(1))
     pipeline.process_item(news_item(2))

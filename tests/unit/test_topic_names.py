@@ -1,4 +1,4 @@
-"""The topic-name rule (topicstreams.topic_names) and the configuration's use of it: empty names, control characters,
+"""The topic-name rule (topicstreams.engines.topic_names) and the configuration's use of it: empty names, control characters,
 results URLs past Scrapy's URLLENGTH_LIMIT for each engine as configured, and messages that name the topic
 (shortened), the engine and the limit."""
 
@@ -9,9 +9,9 @@ from scrapy import Request
 from scrapy.settings import Settings
 
 from topicstreams import ENGINES
-from topicstreams.config import ConfigError, load_config, load_defaults, merge, validate
+from topicstreams.config.loading import ConfigError, load_config, load_defaults, merge, validate
 from topicstreams.engines import engine_class
-from topicstreams.topic_names import (
+from topicstreams.engines.topic_names import (
     DEFAULT_URL_LIMIT,
     TopicsRefused,
     check_topics,
@@ -39,33 +39,46 @@ def test_an_empty_name_is_refused(name):
     assert "empty" in topic_problem(name, configured_engines(load_defaults()["engines"]))
 
 
-@pytest.mark.parametrize(("name", "shown_as"), [
-    ("a\tb", "U+0009, a tab"),
-    ("a\nb", "U+000A, a newline"),
-    ("a\rb", "U+000D, a carriage return"),
-    ("a\x00b", "U+0000, a NUL byte"),
-    ("a\x7fb", "U+007F"),                     # DEL
-    ("a\x85b", "U+0085"),                     # NEXT LINE, a C1 control
-    ("a\u200bb", "U+200B, ZERO WIDTH SPACE"),
-    ("\ufeffab", "U+FEFF, ZERO WIDTH NO-BREAK SPACE"),
-    ("ab\u202e", "U+202E, RIGHT-TO-LEFT OVERRIDE"),
-    ("a\u00adb", "U+00AD, SOFT HYPHEN"),
-    ("a\u2028b", "U+2028, LINE SEPARATOR"),
-    ("a\u2029b", "U+2029, PARAGRAPH SEPARATOR"),
-    ("a\ud800b", "U+D800"),                   # a lone surrogate: not even writable as UTF-8
-])
+@pytest.mark.parametrize(
+    ("name", "shown_as"),
+    [
+        ("a\tb", "U+0009, a tab"),
+        ("a\nb", "U+000A, a newline"),
+        ("a\rb", "U+000D, a carriage return"),
+        ("a\x00b", "U+0000, a NUL byte"),
+        ("a\x7fb", "U+007F"),  # DEL
+        ("a\x85b", "U+0085"),  # NEXT LINE, a C1 control
+        ("a\u200bb", "U+200B, ZERO WIDTH SPACE"),
+        ("\ufeffab", "U+FEFF, ZERO WIDTH NO-BREAK SPACE"),
+        ("ab\u202e", "U+202E, RIGHT-TO-LEFT OVERRIDE"),
+        ("a\u00adb", "U+00AD, SOFT HYPHEN"),
+        ("a\u2028b", "U+2028, LINE SEPARATOR"),
+        ("a\u2029b", "U+2029, PARAGRAPH SEPARATOR"),
+        ("a\ud800b", "U+D800"),  # a lone surrogate: not even writable as UTF-8
+    ],
+)
 def test_control_and_invisible_formatting_characters_are_refused(name, shown_as):
     problem = name_problem(name)
     assert problem is not None and f"({shown_as})" in problem
     assert f"position {next(i for i, c in enumerate(name, 1) if c not in 'ab')}" in problem
 
 
-@pytest.mark.parametrize("name", [
-    "climate change", "Zürich", "東京 オリンピック", "حرب غزة", "می\u200cخواهم",  # ZWNJ: Persian spelling
-    "👩\u200d💻 developers",  # ZWJ: one emoji
-    "a\u00a0b", "a\u3000b",  # no-break and ideographic spaces: visible spacing
-    "C++ & C#", "50% off?", "x" * 500,
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "climate change",
+        "Zürich",
+        "東京 オリンピック",
+        "حرب غزة",
+        "می\u200cخواهم",  # ZWNJ: Persian spelling
+        "👩\u200d💻 developers",  # ZWJ: one emoji
+        "a\u00a0b",
+        "a\u3000b",  # no-break and ideographic spaces: visible spacing
+        "C++ & C#",
+        "50% off?",
+        "x" * 500,
+    ],
+)
 def test_ordinary_names_pass(name):
     assert topic_problem(name, configured_engines(load_defaults()["engines"])) is None
 
@@ -152,6 +165,7 @@ def test_shown_keeps_short_names_whole_and_escapes_the_invisible():
 
 # ---- the configuration's topics ---------------------------------------------------------------------------
 
+
 def config_with(**data):
     return merge(load_defaults(), data)
 
@@ -161,14 +175,19 @@ def test_config_refuses_a_topic_whose_url_is_too_long_naming_the_entry_shortened
         validate(config_with(topics=["alpha", "x" * 5000]))
     message = str(error.value)
     assert error.value.key == "topics[1]"
-    assert message.startswith(f"topics[1]: got {'x' * 40 + '…' + 'x' * 12!r} (5,000 characters), expected a topic "
-                              "name whose results URLs fit: its google results URL would be")
+    assert message.startswith(
+        f"topics[1]: got {'x' * 40 + '…' + 'x' * 12!r} (5,000 characters), expected a topic "
+        "name whose results URLs fit: its google results URL would be"
+    )
     assert "2,083" in message and "x" * 60 not in message
 
 
 def test_config_refuses_control_characters_and_empty_names():
-    with pytest.raises(ConfigError, match=r"^topics\[2\]: got 'a\\nb', expected a valid topic name: it holds a "
-                                          r"control character \(U\+000A, a newline\) at position 2"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^topics\[2\]: got 'a\\nb', expected a valid topic name: it holds a "
+        r"control character \(U\+000A, a newline\) at position 2",
+    ):
         validate(config_with(topics=["alpha", "beta", "a\nb"]))
     with pytest.raises(ConfigError, match=r"^topics\[0\]: got '\\u200b', expected a valid topic name"):
         validate(config_with(topics=["\u200b"]))
@@ -185,8 +204,7 @@ def test_config_measures_with_the_configured_engines_and_max_pages():
         validate(config_with(topics=[name], engines={**at_fake, "google": {"base_url": LONG_ORIGIN}}))
     # a disabled engine's URL counts too: the topics table is every engine's
     with pytest.raises(ConfigError, match=r"its google results URL"):
-        validate(config_with(topics=[name], engines={**at_fake, "google": {"base_url": LONG_ORIGIN,
-                                                                           "enabled": False}}))
+        validate(config_with(topics=[name], engines={**at_fake, "google": {"base_url": LONG_ORIGIN, "enabled": False}}))
     with pytest.raises(ConfigError, match=r"^topics\[0\]: .*results URL would be .* \(page 20\)"):
         validate(config_with(topics=[name], engines=at_fake, scraper={"max_pages": 20}))
 
@@ -200,6 +218,9 @@ def test_config_takes_the_limit_from_the_settings(tmp_path):
 
 
 def test_config_refuses_a_canary_query_too_long_for_its_engine():
-    with pytest.raises(ConfigError, match=r"^canaries\.queries\.brave\[0\]\.query: got .* \(3,000 characters\), "
-                                          r"expected a query whose results URL fits: its brave results URL"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^canaries\.queries\.brave\[0\]\.query: got .* \(3,000 characters\), "
+        r"expected a query whose results URL fits: its brave results URL",
+    ):
         validate(config_with(canaries={"queries": {"brave": [{"query": "q" * 3000}]}}))

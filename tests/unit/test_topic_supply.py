@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from topicstreams.classify import ResponseClass, Verdict
-from topicstreams.engine_state import CooldownPolicy, EngineState
+from topicstreams.crawl.engine_state import CooldownPolicy, EngineState
+from topicstreams.crawl.supply import Fate, PassTopics, in_shard
+from topicstreams.engines.classify import ResponseClass, Verdict
 from topicstreams.storage import (
     add_topics,
     database_for,
@@ -13,7 +14,6 @@ from topicstreams.storage import (
     set_active,
     upgrade,
 )
-from topicstreams.topic_supply import Fate, PassTopics, in_shard
 
 OK = Verdict(ResponseClass.OK, "10 results")
 BLOCK = Verdict(ResponseClass.HARD_BLOCK, "HTTP 429")
@@ -126,13 +126,13 @@ def test_once_on_a_paused_engine_abandons_what_is_left(db_url, clock):
 
 def test_a_stored_name_the_engine_cannot_take_is_skipped_with_one_warning(db_url, clock, caplog):
     from topicstreams.engines import Google
-    from topicstreams.topic_names import topic_problem
+    from topicstreams.engines.topic_names import topic_problem
 
     google = Google("http://127.0.0.1:9")
     long_name = "y" * 5000
     # stored before names were checked: the storage layer takes any name
     add_topics(database_for(db_url), ["alpha", long_name, "a\tb", "beta"])
-    caplog.set_level("WARNING", logger="topicstreams.topic_supply")
+    caplog.set_level("WARNING", logger="topicstreams.crawl.supply")
     topics = supply(db_url, clock, problem_of=lambda name: topic_problem(name, [google]))
 
     def one_pass() -> list[str]:  # what the loop takes over one interval, each topic done as it is taken
@@ -147,8 +147,10 @@ def test_a_stored_name_the_engine_cannot_take_is_skipped_with_one_warning(db_url
     assert one_pass() == ["alpha", "beta"]
     warnings = sorted(record.getMessage() for record in caplog.records)
     assert len(warnings) == 2, warnings
-    assert warnings[1].startswith(f"[google] topic {'y' * 40 + '…' + 'y' * 12!r} (5,000 characters) of the topics "
-                                  "table is skipped: its google results URL would be")
+    assert warnings[1].startswith(
+        f"[google] topic {'y' * 40 + '…' + 'y' * 12!r} (5,000 characters) of the topics "
+        "table is skipped: its google results URL would be"
+    )
     assert "y" * 60 not in warnings[1] and "`scrapy topics deactivate`" in warnings[1]
     assert warnings[0].startswith("[google] topic 'a\\tb' of the topics table is skipped: it holds a control")
     for _ in range(3):  # pass after pass (each with its reconcile of the table): no new warning, still skipped

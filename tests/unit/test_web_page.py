@@ -37,16 +37,19 @@ def filled(db) -> str:
 
 def entries(html: str) -> list[dict]:
     """The entries of a page (or fragment), in order."""
-    return [{
-        "key": li.attrib["data-key"],
-        "seen": li.attrib["data-seen"],
-        "title": li.css(".title ::text").get("").strip(),
-        "href": li.css("a.title-link::attr(href)").get(),
-        "topic": li.css("a.topic::text").get(),
-        "source": li.css(".source::text").get(),
-        "snippet": li.css(".snippet::text").get(),
-        "engines": [engine.attrib["data-engine"] for engine in li.css("li.engine")],
-    } for li in Selector(text=html).css("#entries > li.entry, #fresh > li.entry")]
+    return [
+        {
+            "key": li.attrib["data-key"],
+            "seen": li.attrib["data-seen"],
+            "title": li.css(".title ::text").get("").strip(),
+            "href": li.css("a.title-link::attr(href)").get(),
+            "topic": li.css("a.topic::text").get(),
+            "source": li.css(".source::text").get(),
+            "snippet": li.css(".snippet::text").get(),
+            "engines": [engine.attrib["data-engine"] for engine in li.css("li.engine")],
+        }
+        for li in Selector(text=html).css("#entries > li.entry, #fresh > li.entry")
+    ]
 
 
 def titles(html: str) -> list[str]:
@@ -71,7 +74,8 @@ def test_topic_and_engine_filters_combine_and_every_engine_of_an_event_is_shown(
         # The form keeps the filters; the active ones are named, each with a link that drops it.
         assert page.css("input[name=topic][checked]::attr(value)").getall() == list(topics)
         assert page.css("input[name=engine][checked]::attr(value)").getall() == [
-            name for name in ("google", "bing", "yahoo", "brave") if name in engines]
+            name for name in ("google", "bing", "yahoo", "brave") if name in engines
+        ]
         assert page.css(".active-filter .value::text").getall() == [*topics, *engines]
 
 
@@ -93,7 +97,7 @@ def test_an_entry_shows_its_link_source_times_topic_engines_and_snippet(filled):
     sightings = [(li.attrib["data-engine"], li.css("time::attr(datetime)").get()) for li in c1.css("li.engine")]
     assert [name for name, _ in sightings] == ["google", "bing", "brave"]
     assert [seen for _, seen in sightings] == sorted(seen for _, seen in sightings)
-    assert len(set(seen for _, seen in sightings)) == 3
+    assert len({seen for _, seen in sightings}) == 3
     assert all(li.css("time.rel::text").get() == "just now" for li in c1.css("li.engine"))
     # Subscribe (and the head's alternate) carry the current filters.
     feed = page.css('link[rel=alternate][type="application/atom+xml"]::attr(href)').get()
@@ -103,12 +107,13 @@ def test_an_entry_shows_its_link_source_times_topic_engines_and_snippet(filled):
 def test_the_page_has_no_inline_script_or_style(filled):
     html = client(filled).get("/", params={"topic": "climate", "q": "story"}).text
     page = Selector(text=html)
-    assert page.css("script::attr(src)").getall() and all(not script.css("::text").get("").strip()
-                                                          for script in page.css("script"))
+    assert page.css("script::attr(src)").getall() and all(
+        not script.css("::text").get("").strip() for script in page.css("script")
+    )
     assert not page.css("style") and not page.css("[style]")
     assert not re.search(r"\son[a-z]+=", html)  # no event handler attributes
     assert page.css("body::attr(data-poll-ms)").get() == "10000"
-    assert page.css('link[rel=stylesheet]::attr(href)').get().startswith("/static/feed.css")
+    assert page.css("link[rel=stylesheet]::attr(href)").get().startswith("/static/feed.css")
 
 
 def test_older_pages_by_cursor_and_every_event_is_seen_once_while_new_ones_land(db):
@@ -161,11 +166,15 @@ def test_empty_states_say_why(db):
     assert unmatched.css("#empty::attr(data-empty)").get() == "no-match"
     text = " ".join(" ".join(unmatched.css("#empty ::text").getall()).split())
     assert "No event of the topic “climate” found by “bing” matches the search “story”." in text
-    drops = dict(zip(unmatched.css(".loosen a::text").getall(), unmatched.css(".loosen a::attr(href)").getall(),
-                     strict=True))
-    assert drops == {"drop the topic “climate”": "/?engine=bing&q=story",
-                     "drop the engine “bing”": "/?topic=climate&q=story",
-                     "drop the search “story”": "/?topic=climate&engine=bing", "clear every filter": "/"}
+    drops = dict(
+        zip(unmatched.css(".loosen a::text").getall(), unmatched.css(".loosen a::attr(href)").getall(), strict=True)
+    )
+    assert drops == {
+        "drop the topic “climate”": "/?engine=bing&q=story",
+        "drop the engine “bing”": "/?topic=climate&q=story",
+        "drop the search “story”": "/?topic=climate&engine=bing",
+        "clear every filter": "/",
+    }
     unknown = Selector(text=web.get("/", params={"topic": "nowhere"}).text)
     assert "There is no topic named “nowhere”." in " ".join(unknown.css("#empty p::text").getall())
     assert unknown.css("input[name=topic][checked]::attr(value)").getall() == ["nowhere"]
@@ -177,14 +186,17 @@ def test_a_database_without_the_schema_answers_an_html_page_naming_the_upgrade(t
     assert Selector(text=answer.text).css(".message code::text").get() == "scrapy db upgrade"
 
 
-@pytest.mark.parametrize(("query", "parameter"), [
-    ({"engine": "duckduckgo"}, "engine"),
-    ({"before": "not-a-cursor"}, "before"),
-    ({"before": "WyJ4Il0"}, "before"),  # base64 of a JSON array, but not a cursor
-    ({"q": "!!! ... ???"}, "q"),
-    ({"q": "x" * 501}, "q"),
-    ({"partial": "1", "since": "yesterday"}, "since"),
-])
+@pytest.mark.parametrize(
+    ("query", "parameter"),
+    [
+        ({"engine": "duckduckgo"}, "engine"),
+        ({"before": "not-a-cursor"}, "before"),
+        ({"before": "WyJ4Il0"}, "before"),  # base64 of a JSON array, but not a cursor
+        ({"q": "!!! ... ???"}, "q"),
+        ({"q": "x" * 501}, "q"),
+        ({"partial": "1", "since": "yesterday"}, "since"),
+    ],
+)
 def test_bad_parameters_answer_400_html_naming_the_parameter(filled, query, parameter):
     answer = client(filled).get("/", params=query)
     assert answer.status_code == 400 and answer.headers["content-type"].startswith("text/html")
@@ -198,23 +210,48 @@ def test_a_bad_engine_is_escaped_on_the_error_page(filled):
     assert "<img" not in answer.text and "&lt;img src=x onerror=alert(1)&gt;" in answer.text
 
 
-HOSTILE = ["<img src=x onerror=window.__x=1>", "</script><script>window.__x=1</script>",
-           '"><svg onload=window.__x=1>']
+HOSTILE = ["<img src=x onerror=window.__x=1>", "</script><script>window.__x=1</script>", '"><svg onload=window.__x=1>']
 
 
 def test_hostile_text_from_the_database_and_the_url_is_escaped(db):
-    write_rows(db, [
-        {"news_id": "a" * 32, "url": "javascript:window.__x=1", "topic": 'climate<b>"x\'', "engine": "google",
-         "title": HOSTILE[0], "source": HOSTILE[1], "snippet": HOSTILE[2],
-         "published_at": datetime(2026, 11, 30, tzinfo=UTC)},
-        {"news_id": "b" * 32, "url": "java\tscript:window.__x=1", "topic": "climate", "engine": "bing",
-         "title": HOSTILE[1], "source": None, "snippet": None, "published_at": None},
-        {"news_id": "c" * 32, "url": " https://ok.example/spaced", "topic": "climate", "engine": "yahoo",
-         "title": "Spaced URL", "source": None, "snippet": None, "published_at": None},
-    ])
+    write_rows(
+        db,
+        [
+            {
+                "news_id": "a" * 32,
+                "url": "javascript:window.__x=1",
+                "topic": "climate<b>\"x'",
+                "engine": "google",
+                "title": HOSTILE[0],
+                "source": HOSTILE[1],
+                "snippet": HOSTILE[2],
+                "published_at": datetime(2026, 11, 30, tzinfo=UTC),
+            },
+            {
+                "news_id": "b" * 32,
+                "url": "java\tscript:window.__x=1",
+                "topic": "climate",
+                "engine": "bing",
+                "title": HOSTILE[1],
+                "source": None,
+                "snippet": None,
+                "published_at": None,
+            },
+            {
+                "news_id": "c" * 32,
+                "url": " https://ok.example/spaced",
+                "topic": "climate",
+                "engine": "yahoo",
+                "title": "Spaced URL",
+                "source": None,
+                "snippet": None,
+                "published_at": None,
+            },
+        ],
+    )
     web = client(db)
     q = '<svg onload=window.__x=1> "quoted'
-    for params in ({}, {"topic": 'climate<b>"x\''}, {"q": q}, {"topic": "<script>alert(1)</script>"}):
+    for params in ({}, {"topic": "climate<b>\"x'"}, {"q": q}, {"topic": "<script>alert(1)</script>"}):
         html = web.get("/", params=params).text
         assert "<img" not in html and "<svg" not in html and "<script>window" not in html and "<b>" not in html
         assert "<script>alert" not in html
@@ -222,7 +259,7 @@ def test_hostile_text_from_the_database_and_the_url_is_escaped(db):
     shown = {entry["key"].split(":")[1][:1]: entry for entry in entries(web.get("/").text)}
     assert shown["a"]["title"] == HOSTILE[0] and shown["a"]["href"] is None
     assert shown["a"]["source"] == HOSTILE[1] and shown["a"]["snippet"] == HOSTILE[2]
-    assert shown["a"]["topic"] == 'climate<b>"x\''
+    assert shown["a"]["topic"] == "climate<b>\"x'"
     assert shown["b"]["title"] == HOSTILE[1] and shown["b"]["href"] is None
     assert shown["c"]["href"] is None  # a URL a browser would first trim is no link either
     page = Selector(text=web.get("/", params={"q": q, "topic": "<script>alert(1)</script>"}).text)

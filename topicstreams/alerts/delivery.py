@@ -7,11 +7,11 @@ crawlers of ``crawlall`` share it). :meth:`Notifier.send` only queues it — no 
 on the caller's thread (the Scrapy reactor's event loop) — and the notifier's thread:
 
 * drops an event that ``alerting.events`` does not name (digests and test messages always go);
-* records the alert (:func:`topicstreams.storage.alerts.record_alert`), then tries each target: the alert's own
+* records the alert (:func:`topicstreams.storage.alert_log.record_alert`), then tries each target: the alert's own
   URLs (a digest's) or ``alerting.urls``, and for an event ``alerting.webhook_url`` with the webhook's JSON body
-  (:mod:`topicstreams.alerting`). One :class:`apprise.Apprise` per target, so that each has its own outcome; an
+  (:mod:`topicstreams.alerts.webhook`). One :class:`apprise.Apprise` per target, so that each has its own outcome; an
   e-mail (a service whose format is HTML) gets the alert's HTML, any other service its plain text, made inert
-  again (:func:`topicstreams.alerts.text.plain`: idempotent);
+  again (:func:`topicstreams.alerts.inert_text.plain`: idempotent);
 * tries a target up to ``attempts`` times (default 4), ``delays`` apart (default 2, 10, 30 s; a target waiting for
   its next try holds up no other), recording each attempt with what the service said, then the alert's
   summary (``delivered 2/2``, ``failed: mailto://user:****@host (after 4 attempts)``, ``no target``);
@@ -20,9 +20,9 @@ on the caller's thread (the Scrapy reactor's event loop) — and the notifier's 
 What Apprise says is captured by a filter on its logger, in the delivering thread only: its WARNING lines become
 the attempt's detail (with every secret part of the URL cut out) and go no further, so the log holds our one
 masked line instead; the HTTP client's debug lines, which show request paths and queries, are dropped there too.
-Apprise's logger is kept at WARNING or above (:func:`topicstreams.alerts.urls.quiet_apprise`), since it prints
+Apprise's logger is kept at WARNING or above (:func:`topicstreams.config.apprise_urls.quiet_apprise`), since it prints
 service URLs with their tokens at debug level. Targets are only ever shown masked
-(:func:`topicstreams.alerts.urls.masked`, the webhook by :func:`topicstreams.config.mask_webhook`).
+(:func:`topicstreams.config.apprise_urls.masked`, the webhook by :func:`topicstreams.config.loading.mask_webhook`).
 
 The database may be away: a record that fails is logged once (a WARNING, until a record passes again) and the
 alerts are delivered all the same. :meth:`Notifier.flush` waits for every alert handed over (a closing crawl);
@@ -43,12 +43,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from topicstreams.alerting import WEBHOOK_TIMEOUT, payload_of, webhook_attempt
-from topicstreams.alerts import text as inert
+from topicstreams.alerts import inert_text as inert
 from topicstreams.alerts.events import EVENTS, Alert
-from topicstreams.alerts.urls import QUIET_LOGGER, masked, quiet_apprise, secret_parts, service_of
-from topicstreams.config import mask_url, mask_webhook
-from topicstreams.storage import alerts as store
+from topicstreams.alerts.webhook import WEBHOOK_TIMEOUT, payload_of, webhook_attempt
+from topicstreams.config.apprise_urls import QUIET_LOGGER, masked, quiet_apprise, secret_parts, service_of
+from topicstreams.config.loading import mask_url, mask_webhook
+from topicstreams.storage import alert_log as store
 from topicstreams.storage.db import database_for, utcnow
 from topicstreams.storage.failures import describe
 
@@ -99,8 +99,14 @@ class _Hushed(logging.Filter):
 _WORDS = _ApprisesWords()
 logging.getLogger(QUIET_LOGGER).addFilter(_WORDS)
 
-HUSHED_LOGGERS = ("urllib3.connectionpool", "urllib3.connection", "urllib3.poolmanager", "urllib3.response",
-                  "urllib3.util.retry", "requests")
+HUSHED_LOGGERS = (
+    "urllib3.connectionpool",
+    "urllib3.connection",
+    "urllib3.poolmanager",
+    "urllib3.response",
+    "urllib3.util.retry",
+    "requests",
+)
 """The loggers of the HTTP client Apprise's services use (a filter applies to the records of its own logger only,
 so each is named)."""
 
@@ -128,7 +134,7 @@ def scrubbed(detail: str, url: str) -> str:
     parts = {part for secret in secret_parts(url) for part in (secret, unquote(secret)) if part}
     for part in sorted(parts, key=len, reverse=True):
         detail = detail.replace(part, "****")
-    return detail if len(detail) <= DETAIL_LENGTH else detail[:DETAIL_LENGTH - 3] + "..."
+    return detail if len(detail) <= DETAIL_LENGTH else detail[: DETAIL_LENGTH - 3] + "..."
 
 
 # ---- one attempt ----------------------------------------------------------------------------------------------
@@ -232,8 +238,17 @@ class Notifier:
     """The alerts of one database in one process: queued by :meth:`send`, delivered by a thread of its own (see
     the module docstring). Thread-safe."""
 
-    def __init__(self, database_url: str, alerting: Mapping[str, Any], node: str, *, attempts: int = ATTEMPTS,
-                 delays: Sequence[float] = DELAYS, timeout: float = WEBHOOK_TIMEOUT, record: bool = True) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        alerting: Mapping[str, Any],
+        node: str,
+        *,
+        attempts: int = ATTEMPTS,
+        delays: Sequence[float] = DELAYS,
+        timeout: float = WEBHOOK_TIMEOUT,
+        record: bool = True,
+    ) -> None:
         self.database_url = database_url
         self.record = record
         """Whether alerts are recorded (False: a command whose database cannot be reached said so already)."""
@@ -278,8 +293,9 @@ class Notifier:
                     self._thread.start()
                 self._cond.notify_all()
         except Exception as exc:  # never the caller's problem
-            logger.error("could not hand the %s alert over for delivery: %s", getattr(alert, "event", "?"),
-                         describe(exc))
+            logger.error(
+                "could not hand the %s alert over for delivery: %s", getattr(alert, "event", "?"), describe(exc)
+            )
 
     def pending(self) -> int:
         """Alerts handed over and not yet delivered or given up."""
@@ -294,8 +310,11 @@ class Notifier:
             while self._unfinished:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    logger.warning("%s still on the way after %g s (a target is slow, or its next attempt is not "
-                                   "due yet)", plural(self._unfinished, "alert"), timeout)
+                    logger.warning(
+                        "%s still on the way after %g s (a target is slow, or its next attempt is not due yet)",
+                        plural(self._unfinished, "alert"),
+                        timeout,
+                    )
                     return False
                 self._cond.wait(left)
             return True
@@ -303,8 +322,11 @@ class Notifier:
     def deliver_now(self, alert: Alert, urls: Sequence[str], attempts: int = 1) -> list[tuple[str, bool, str]]:
         """Deliver ``alert`` to ``urls`` on this thread (``alerting.webhook_url`` among them gets the webhook's
         body), recorded as any alert; (masked URL, delivered, detail) per URL, in their order, each once."""
-        targets = [Target(url, webhook=bool(self.webhook_url) and url == self.webhook_url)
-                   for url in dict.fromkeys(urls) if url]
+        targets = [
+            Target(url, webhook=bool(self.webhook_url) and url == self.webhook_url)
+            for url in dict.fromkeys(urls)
+            if url
+        ]
         alert_id = self._record("the alert", store.record_alert, alert)
         for target in targets:
             for attempt in range(1, max(1, attempts) + 1):
@@ -333,8 +355,13 @@ class Notifier:
         except Exception as exc:
             if not self._record_failing:
                 self._record_failing = True
-                logger.warning("could not record %s in the database %s (%s): alerts are delivered all the same, "
-                               "not recorded until it answers", what, mask_url(self.database_url), describe(exc))
+                logger.warning(
+                    "could not record %s in the database %s (%s): alerts are delivered all the same, "
+                    "not recorded until it answers",
+                    what,
+                    mask_url(self.database_url),
+                    describe(exc),
+                )
             return None
         if self._record_failing:
             self._record_failing = False
@@ -343,8 +370,16 @@ class Notifier:
 
     def _record_attempt(self, alert_id: int | None, target: Target, attempt: int) -> None:
         if alert_id is not None:
-            self._record("an alert's delivery attempt", store.record_attempt, alert_id, target.shown, attempt,
-                         target.ok, target.detail or None, utcnow())
+            self._record(
+                "an alert's delivery attempt",
+                store.record_attempt,
+                alert_id,
+                target.shown,
+                attempt,
+                target.ok,
+                target.detail or None,
+                utcnow(),
+            )
 
     # ---- the thread -------------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -391,15 +426,27 @@ class Notifier:
         self._record_attempt(delivery.alert_id, target, target.tried)
         if not ok and target.tried < self.attempts:
             delay = self.delay(target.tried)
-            logger.info("attempt %d of %d to deliver the %s alert to %s failed (%s); next in %g s", target.tried,
-                        self.attempts, delivery.alert.event, target.shown, detail, delay)
+            logger.info(
+                "attempt %d of %d to deliver the %s alert to %s failed (%s); next in %g s",
+                target.tried,
+                self.attempts,
+                delivery.alert.event,
+                target.shown,
+                detail,
+                delay,
+            )
             with self._cond:
                 heapq.heappush(self._due, (time.monotonic() + delay, next(self._order), delivery, target))
                 self._cond.notify_all()
             return
         if not ok:
-            logger.warning("could not deliver the %s alert to %s after %s: %s", delivery.alert.event, target.shown,
-                           plural(target.tried, "attempt"), detail)
+            logger.warning(
+                "could not deliver the %s alert to %s after %s: %s",
+                delivery.alert.event,
+                target.shown,
+                plural(target.tried, "attempt"),
+                detail,
+            )
         delivery.left -= 1
         if delivery.left <= 0:
             self._finish(delivery)
@@ -410,8 +457,12 @@ class Notifier:
         delivery.done = True
         try:
             if delivery.alert_id is not None:
-                self._record("the alert's delivery", store.set_delivery, delivery.alert_id,
-                             summary_line or summary(delivery.targets))
+                self._record(
+                    "the alert's delivery",
+                    store.set_delivery,
+                    delivery.alert_id,
+                    summary_line or summary(delivery.targets),
+                )
         finally:
             with self._cond:
                 self._unfinished -= 1

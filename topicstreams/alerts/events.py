@@ -12,13 +12,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-PAUSED, RESUMED, RECOVERED, DEGRADED = "paused", "resumed", "recovered", "degraded"
-SATURATION, CANARY_MISMATCH, PARSER_CRITICAL = "saturation", "canary_mismatch", "parser_critical"
-COVERAGE_DROP, SILENCE, NETWORK_DOWN = "coverage_drop", "silence", "network_down"
-
-EVENTS: tuple[str, ...] = (PAUSED, RESUMED, RECOVERED, DEGRADED, SATURATION, CANARY_MISMATCH, PARSER_CRITICAL,
-                           COVERAGE_DROP, SILENCE, NETWORK_DOWN)
-"""Every event ``alerting.events`` may name (its default: all of them)."""
+from topicstreams.config.event_names import (  # noqa: F401  (the events' names, where alerts are made)
+    CANARY_MISMATCH,
+    COVERAGE_DROP,
+    DEGRADED,
+    EVENTS,
+    NETWORK_DOWN,
+    PARSER_CRITICAL,
+    PAUSED,
+    RECOVERED,
+    RESUMED,
+    SATURATION,
+    SILENCE,
+)
 
 DIGEST, TEST = "digest", "test"
 """The alerts that are not events: a news digest, ``scrapy alerts test``'s message."""

@@ -1,5 +1,5 @@
 """The node's network verdict: when every engine of a node fails at once with connection-level errors (no name
-resolution, connection refused, no route: :data:`topicstreams.classify.CONNECTION_LEVEL`), it is the node's
+resolution, connection refused, no route: :data:`topicstreams.engines.classify.CONNECTION_LEVEL`), it is the node's
 network, not the engines. Pure.
 
 :class:`NetworkWatch` is one per node and process (the engine crawlers of ``scrapy crawlall`` share it). It keeps,
@@ -98,8 +98,9 @@ class NetworkWatch:
         if len(known) < MIN_ENGINES or any(since is None for since in known.values()):
             return NetworkVerdict(False, tuple(sorted(known)))
         reasons = sorted({reason for net in self.engines.values() for reason in net.reasons if reason})
-        return NetworkVerdict(True, tuple(sorted(known)), max(since for since in known.values() if since is not None),
-                              tuple(reasons))
+        return NetworkVerdict(
+            True, tuple(sorted(known)), max(since for since in known.values() if since is not None), tuple(reasons)
+        )
 
     # ---- holding connection-level failures until the verdict is known ---------------------------------
     def hold(self, engine: str, at: float, sample: Any) -> None:

@@ -22,10 +22,10 @@ from typing import Any
 from scrapy.exceptions import UsageError
 from sqlalchemy.exc import SQLAlchemyError
 
-from topicstreams.alerts import text as inert
+from topicstreams.alerts import inert_text as inert
 from topicstreams.alerts.events import TEST, Alert
-from topicstreams.cli import SubcommandCommand
-from topicstreams.config import mask_url
+from topicstreams.cli.configured import SubcommandCommand
+from topicstreams.config.loading import mask_url
 from topicstreams.storage import utcnow
 from topicstreams.storage.failures import describe
 
@@ -40,9 +40,11 @@ LIST_LIMIT = 500
 FIRST_LINE_LENGTH = 120
 """The longest part of a message ``list`` prints (its first line)."""
 
-NONE_CONFIGURED = ("no alert URL is configured: add one to alerting.urls in the configuration file, such as "
-                   "alerting: {urls: ['mailto://user:password@smtp.example.org?to=you@example.org']} "
-                   "(any Apprise URL: ntfy://, slack://, tgram://, json:// …)")
+NONE_CONFIGURED = (
+    "no alert URL is configured: add one to alerting.urls in the configuration file, such as "
+    "alerting: {urls: ['mailto://user:password@smtp.example.org?to=you@example.org']} "
+    "(any Apprise URL: ntfy://, slack://, tgram://, json:// …)"
+)
 
 
 def parse_since(value: str) -> datetime:
@@ -50,8 +52,9 @@ def parse_since(value: str) -> datetime:
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise UsageError(f"--since: got {value!r}, expected an ISO 8601 date or time such as 2026-12-01 or "
-                         f"2026-12-01T08:00:00Z") from None
+        raise UsageError(
+            f"--since: got {value!r}, expected an ISO 8601 date or time such as 2026-12-01 or 2026-12-01T08:00:00Z"
+        ) from None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
@@ -65,9 +68,11 @@ def configured_urls(alerting: dict[str, Any]) -> list[str]:
 
 def message_for_test(node: str, at: datetime) -> Alert:
     title = "topicstreams: test message"
-    lines = [f"This is a test message from topicstreams on node {node}, sent {at:%Y-%m-%d %H:%M} UTC.",
-             "If you read it, alerts reach you here: the engine transitions chosen by alerting.events, and the "
-             "digests that name this address."]
+    lines = [
+        f"This is a test message from topicstreams on node {node}, sent {at:%Y-%m-%d %H:%M} UTC.",
+        "If you read it, alerts reach you here: the engine transitions chosen by alerting.events, and the "
+        "digests that name this address.",
+    ]
     html = "".join(f"<p>{inert.html(line)}</p>\n" for line in lines)
     return Alert(event=TEST, title=title, text=inert.plain("\n".join(lines)), html=html, at=at, node=node)
 
@@ -90,15 +95,26 @@ def where(row: dict[str, Any]) -> str:
 def first_line(message: str | None) -> str:
     lines = inert.without_controls(message or "").strip().splitlines()
     line = lines[0].replace("\t", " ") if lines else ""
-    return line if len(line) <= FIRST_LINE_LENGTH else line[:FIRST_LINE_LENGTH - 1] + "…"
+    return line if len(line) <= FIRST_LINE_LENGTH else line[: FIRST_LINE_LENGTH - 1] + "…"
 
 
 def as_json(row: dict[str, Any]) -> dict[str, Any]:
-    return {"id": row["id"], "at": iso(row["created_at"]), "event": row["event"], "engine": row["engine"],
-            "node": row["node"], "topic": row["topic"], "score": row["score"], "band": row["band"],
-            "reasons": row["reasons"] or [], "message": row["message"], "details": row["details"],
-            "delivery": row["delivery"], "resolved_at": iso(row["resolved_at"]),
-            "deliveries": [{**attempt, "at": iso(attempt["at"])} for attempt in row["deliveries"]]}
+    return {
+        "id": row["id"],
+        "at": iso(row["created_at"]),
+        "event": row["event"],
+        "engine": row["engine"],
+        "node": row["node"],
+        "topic": row["topic"],
+        "score": row["score"],
+        "band": row["band"],
+        "reasons": row["reasons"] or [],
+        "message": row["message"],
+        "details": row["details"],
+        "delivery": row["delivery"],
+        "resolved_at": iso(row["resolved_at"]),
+        "deliveries": [{**attempt, "at": iso(attempt["at"])} for attempt in row["deliveries"]],
+    }
 
 
 class Command(SubcommandCommand):
@@ -115,9 +131,11 @@ class Command(SubcommandCommand):
 
     def add_options(self, parser) -> None:
         super().add_options(parser)
-        parser.add_argument("--since", metavar="ISO",
-                            help=f"with list: the alerts since this ISO 8601 date or time (default: {LIST_DAYS} "
-                                 "days ago)")
+        parser.add_argument(
+            "--since",
+            metavar="ISO",
+            help=f"with list: the alerts since this ISO 8601 date or time (default: {LIST_DAYS} days ago)",
+        )
         parser.add_argument("--json", action="store_true", help="with list: print the alerts as one JSON object")
 
     def process_options(self, args: list[str], opts) -> None:
@@ -151,8 +169,11 @@ class Command(SubcommandCommand):
             self.database(config)
         except SQLAlchemyError as exc:
             record = False
-            print(f"the test messages are not recorded: the database {mask_url(database_url)} cannot be reached "
-                  f"({describe(exc)})", file=sys.stderr)
+            print(
+                f"the test messages are not recorded: the database {mask_url(database_url)} cannot be reached "
+                f"({describe(exc)})",
+                file=sys.stderr,
+            )
         node = config.get("node.id")
         notifier = Notifier(database_url, alerting, node, record=record)
         results = notifier.deliver_now(message_for_test(node, utcnow()), urls, attempts=1)
@@ -161,14 +182,17 @@ class Command(SubcommandCommand):
         return 0 if all(ok for _, ok, _ in results) else 1
 
     def do_list(self, config, args, opts) -> int:
-        from topicstreams.storage.alerts import read_recent
+        from topicstreams.storage.alert_log import read_recent
 
         since = opts.since_at or utcnow() - timedelta(days=LIST_DAYS)
         try:
             rows = read_recent(self.database(config), since, limit=LIST_LIMIT)
         except SQLAlchemyError as exc:
-            print(f"cannot read the alerts from the database {mask_url(config.get('database.url'))}: "
-                  f"{describe(exc)} (run `scrapy db upgrade` once it can be reached)", file=sys.stderr)
+            print(
+                f"cannot read the alerts from the database {mask_url(config.get('database.url'))}: "
+                f"{describe(exc)} (run `scrapy db upgrade` once it can be reached)",
+                file=sys.stderr,
+            )
             return 1
         if opts.json:
             print(json.dumps({"since": iso(since), "alerts": [as_json(row) for row in rows]}))
@@ -176,12 +200,27 @@ class Command(SubcommandCommand):
         if not rows:
             print(f"no alerts since {iso(since)}")
             return 0
-        table = [(f"{row['created_at'].astimezone(UTC):%Y-%m-%d %H:%M:%S}Z", row["event"], where(row),
-                  first_line(row["message"]), row["delivery"] or "not delivered yet") for row in rows]
+        table = [
+            (
+                f"{row['created_at'].astimezone(UTC):%Y-%m-%d %H:%M:%S}Z",
+                row["event"],
+                where(row),
+                first_line(row["message"]),
+                row["delivery"] or "not delivered yet",
+            )
+            for row in rows
+        ]
         widths = [max(len(cells[column]) for cells in table) for column in range(3)]
         for cells in table:
-            print("  ".join([*(cell.ljust(width) for cell, width in zip(cells[:3], widths, strict=False)),
-                             cells[3], f"[{cells[4]}]"]))
+            print(
+                "  ".join(
+                    [
+                        *(cell.ljust(width) for cell, width in zip(cells[:3], widths, strict=False)),
+                        cells[3],
+                        f"[{cells[4]}]",
+                    ]
+                )
+            )
         if len(rows) == LIST_LIMIT:
             print(f"(the newest {LIST_LIMIT} shown: see older ones with --since)", file=sys.stderr)
         return 0

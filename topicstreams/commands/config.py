@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from topicstreams.cli import SubcommandCommand
+from topicstreams.cli.configured import SubcommandCommand
 
 
 class Command(SubcommandCommand):

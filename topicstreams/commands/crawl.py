@@ -6,7 +6,7 @@ import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from topicstreams.cli import CrawlingCommand
+from topicstreams.cli.configured import CrawlingCommand
 
 REFUSED_ENGINES = {
     "duckduckgo": (

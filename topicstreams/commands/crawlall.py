@@ -7,9 +7,9 @@ import sys
 from scrapy.commands import BaseRunSpiderCommand
 from scrapy.exceptions import UsageError
 
-from topicstreams.arguments import split_names
-from topicstreams.cli import CrawlingCommand
+from topicstreams.cli.configured import CrawlingCommand
 from topicstreams.commands.crawl import refuse_engines
+from topicstreams.crawl.arguments import split_names
 
 
 class Command(CrawlingCommand, BaseRunSpiderCommand):
@@ -39,8 +39,10 @@ class Command(CrawlingCommand, BaseRunSpiderCommand):
         if unknown and self.named:
             raise UsageError(f"unknown engine {', '.join(unknown)}: expected some of {', '.join(sorted(known))}")
         if unknown:
-            print(f"crawlall: no spider yet for {', '.join(unknown)}; crawling {', '.join(sorted(known))}",
-                  file=sys.stderr)
+            print(
+                f"crawlall: no spider yet for {', '.join(unknown)}; crawling {', '.join(sorted(known))}",
+                file=sys.stderr,
+            )
             self.engines = [name for name in self.engines if name in known]
         if not self.engines:
             print("crawlall: no engine enabled (engines.<name>.enabled in the config)", file=sys.stderr)

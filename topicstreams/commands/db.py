@@ -15,8 +15,8 @@ from pathlib import Path
 
 from scrapy.exceptions import UsageError
 
-from topicstreams.cli import SubcommandCommand
-from topicstreams.config import mask_url
+from topicstreams.cli.configured import SubcommandCommand
+from topicstreams.config.loading import mask_url
 from topicstreams.storage import upgrade
 from topicstreams.storage.durable import replay_file
 from topicstreams.storage.failures import describe
@@ -61,8 +61,11 @@ class Command(SubcommandCommand):
         try:
             writer = NewsWriter(self.database(config))
         except Exception as exc:
-            print(f"cannot reach the database {mask_url(config.get('database.url'))}: {describe(exc)}; the "
-                  f"journals are kept as they are", file=sys.stderr)
+            print(
+                f"cannot reach the database {mask_url(config.get('database.url'))}: {describe(exc)}; the "
+                f"journals are kept as they are",
+                file=sys.stderr,
+            )
             return 1
         status = 0
         for path in files:
@@ -77,12 +80,17 @@ class Command(SubcommandCommand):
             print(f"{exc}: left to it", file=sys.stderr)
             return 1
         except Exception as exc:  # the database went away again, or the file cannot be read
-            print(f"{path}: stopped: {describe(exc)}; what is written stays written, the rest stays in the file "
-                  f"(run it again)", file=sys.stderr)
+            print(
+                f"{path}: stopped: {describe(exc)}; what is written stays written, the rest stays in the file "
+                f"(run it again)",
+                file=sys.stderr,
+            )
             return 1
         totals = done.result.totals()
-        line = (f"{path}: {done.items} item(s) written ({totals['new_news']} new articles, "
-                f"{totals['new_events']} new feed events)")
+        line = (
+            f"{path}: {done.items} item(s) written ({totals['new_news']} new articles, "
+            f"{totals['new_events']} new feed events)"
+        )
         if done.rejected:
             where = path if is_rejects(path) else rejects_path(path)
             line += f"; {done.rejected} refused by the database, kept with the reason in {where}"

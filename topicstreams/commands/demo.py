@@ -3,7 +3,7 @@
 It never touches the user's database or profiles: everything goes into ``.topicstreams/demo/`` (a fresh
 ``demo.db`` each time), and no request leaves the machine.
 
-The fake engines serve a news world (:class:`~topicstreams.fakes.world.NewsWorld`) rather than the static catalogue:
+The fake engines serve a news world (:class:`~fake_engines.world.NewsWorld`) rather than the static catalogue:
 each topic keeps publishing, and each engine shows its own, overlapping part of it, so the feed gathers the same
 story from several engines into one item and grows while the demo runs. Its clock runs :data:`WORLD_SPEED` times as
 fast as the real one: topics publish every five minutes or so, which at speed 1 would bring a one-minute demo less
@@ -34,10 +34,10 @@ from pathlib import Path
 import yaml
 from sqlalchemy import func, select
 
+from fake_engines import FakeEngines, NewsWorld
 from topicstreams import ENGINES
-from topicstreams.cli import ConfiguredCommand, finish_reason
-from topicstreams.config import DB_URL_ENV, PROXY_ENV
-from topicstreams.fakes import FakeEngines, NewsWorld
+from topicstreams.cli.configured import ConfiguredCommand, finish_reason
+from topicstreams.config.loading import DB_URL_ENV, PROXY_ENV
 from topicstreams.storage import (
     News,
     Topic,
@@ -50,7 +50,7 @@ from topicstreams.storage import (
 
 def available_engines() -> list[str]:
     """The engines whose fake pages ship with the project."""
-    return [name for name in ENGINES if importlib.util.find_spec(f"topicstreams.fakes.{name}")]
+    return [name for name in ENGINES if importlib.util.find_spec(f"fake_engines.{name}")]
 
 
 DEMO_TOPICS = ["artificial intelligence", "climate change", "electric vehicles"]
@@ -62,8 +62,10 @@ def demo_config(fakes: FakeEngines) -> dict:
     return {
         "database": {"url": "sqlite:///demo.db"},
         "topics": DEMO_TOPICS,
-        "engines": {name: ({"enabled": True, "base_url": fakes.base_url(name)} if name in fakes.engines
-                           else {"enabled": False}) for name in ENGINES},
+        "engines": {
+            name: ({"enabled": True, "base_url": fakes.base_url(name)} if name in fakes.engines else {"enabled": False})
+            for name in ENGINES
+        },
         "scraper": {
             "scrape_interval": 20,
             "max_pages": 2,
@@ -98,7 +100,11 @@ class DemoServer:
         # other log lines: the demo's stdout is the demo's lines and the summary.
         self.process = subprocess.Popen(
             [sys.executable, "-m", "scrapy", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
-            env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr, process_group=0)
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=sys.stderr,
+            process_group=0,
+        )
 
     def wait_ready(self) -> str | None:
         """Poll ``/api/feed`` until it answers 200; None once it does, else what went wrong."""
@@ -160,8 +166,12 @@ class Command(ConfiguredCommand):
         super().add_options(parser)
         parser.add_argument("--seconds", type=float, default=60.0, help="how long to crawl (default 60)")
         parser.add_argument("--folder", default=".topicstreams/demo", help="where the demo keeps its files")
-        parser.add_argument("--no-serve", dest="serve", action="store_false",
-                            help="crawl and print what was stored, without serving the web app")
+        parser.add_argument(
+            "--no-serve",
+            dest="serve",
+            action="store_false",
+            help="crawl and print what was stored, without serving the web app",
+        )
 
     def run(self, args: list[str], opts) -> None:
         # The demo's own database, never the one the environment names for the user's runs (the add-on would let
@@ -235,15 +245,24 @@ class Command(ConfiguredCommand):
     @staticmethod
     def print_stored(database_url: str) -> None:
         db = database_for(database_url)
-        engines_of = (select(TopicNewsEngine.topic_id, TopicNewsEngine.news_id,
-                             func.group_concat(TopicNewsEngine.engine, ",").label("engines"))
-                      .group_by(TopicNewsEngine.topic_id, TopicNewsEngine.news_id).subquery())
-        query = (select(Topic.name, News.title, News.source, News.url, News.published_at, engines_of.c.engines)
-                 .join(TopicNews, TopicNews.topic_id == Topic.id)
-                 .join(News, News.id == TopicNews.news_id)
-                 .join(engines_of, (engines_of.c.topic_id == TopicNews.topic_id)
-                       & (engines_of.c.news_id == TopicNews.news_id))
-                 .order_by(Topic.name, News.published_at.desc()))
+        engines_of = (
+            select(
+                TopicNewsEngine.topic_id,
+                TopicNewsEngine.news_id,
+                func.group_concat(TopicNewsEngine.engine, ",").label("engines"),
+            )
+            .group_by(TopicNewsEngine.topic_id, TopicNewsEngine.news_id)
+            .subquery()
+        )
+        query = (
+            select(Topic.name, News.title, News.source, News.url, News.published_at, engines_of.c.engines)
+            .join(TopicNews, TopicNews.topic_id == Topic.id)
+            .join(News, News.id == TopicNews.news_id)
+            .join(
+                engines_of, (engines_of.c.topic_id == TopicNews.topic_id) & (engines_of.c.news_id == TopicNews.news_id)
+            )
+            .order_by(Topic.name, News.published_at.desc())
+        )
         with db.connect() as conn:
             rows = conn.execute(query).all()
         current = None

@@ -4,7 +4,7 @@ The report exits 2 when an engine is critical or paused, 1 when one is degraded,
 read it); 3 when the database cannot be read. Under the table (in JSON: ``"journal"``), this node's store journals
 that hold items not yet in the database, and its reject files. In lease mode (``scraper.assignment: lease``) each
 engine says which nodes carry it: ``"carried_by"`` in JSON, a ``carried by …`` line under the table. The report is
-:mod:`topicstreams.health_report`'s to build; this command reads the arguments and the configuration, prints it,
+:mod:`topicstreams.reports.health_report`'s to build; this command reads the arguments and the configuration, prints it,
 and exits with its status.
 """
 
@@ -18,9 +18,9 @@ from scrapy.exceptions import UsageError
 from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams import ENGINES
-from topicstreams.cli import SubcommandCommand
-from topicstreams.config import mask_url
-from topicstreams.health_report import build_report, lease_interval_of, policy_from_settings
+from topicstreams.cli.configured import SubcommandCommand
+from topicstreams.config.loading import mask_url
+from topicstreams.reports.health_report import build_report, lease_interval_of, policy_from_settings
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import resume
 from topicstreams.storage.failures import describe
@@ -42,11 +42,15 @@ def backlog_lines(backlog: list[tuple[Path, str, int]]) -> list[str]:
     lines = []
     for path, kind, items in backlog:
         if kind == "journal":
-            lines.append(f"journal: {path} holds {items} item(s) not yet in the database: the next crawl of its "
-                         f"engine writes them first (or run `scrapy db replay`)")
+            lines.append(
+                f"journal: {path} holds {items} item(s) not yet in the database: the next crawl of its "
+                f"engine writes them first (or run `scrapy db replay`)"
+            )
         else:
-            lines.append(f"rejects: {path} holds {items} item(s) the database refused for good, each with its "
-                         f"reason: `scrapy db replay {path}` tries them again after a fix")
+            lines.append(
+                f"rejects: {path} holds {items} item(s) the database refused for good, each with its "
+                f"reason: `scrapy db replay {path}` tries them again after a fix"
+            )
     return lines
 
 
@@ -61,16 +65,22 @@ class Command(SubcommandCommand):
         return "Show each engine's health, or resume a paused engine"
 
     def long_desc(self) -> str:
-        return ("Show each engine's health on this node (every node with --all-nodes): score, band, state, "
-                "latency and reasons, as a table or as JSON. Exits 2 when an engine is critical or paused, "
-                "1 when one is degraded, else 0. 'resume ENGINE' lifts an engine's pause on this node "
-                "(or on --node NODE) and resolves its alerts.")
+        return (
+            "Show each engine's health on this node (every node with --all-nodes): score, band, state, "
+            "latency and reasons, as a table or as JSON. Exits 2 when an engine is critical or paused, "
+            "1 when one is degraded, else 0. 'resume ENGINE' lifts an engine's pause on this node "
+            "(or on --node NODE) and resolves its alerts."
+        )
 
     def add_options(self, parser) -> None:
         super().add_options(parser)
         parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
-        parser.add_argument("--all-nodes", dest="all_nodes", action="store_true",
-                            help="report every node in the database, not only this one")
+        parser.add_argument(
+            "--all-nodes",
+            dest="all_nodes",
+            action="store_true",
+            help="report every node in the database, not only this one",
+        )
         parser.add_argument("--node", metavar="NODE", help="with resume: the node to resume on (default: this one)")
 
     def process_options(self, args: list[str], opts) -> None:
@@ -105,20 +115,28 @@ class Command(SubcommandCommand):
         backlog = journal_backlog(config)
         try:
             report = build_report(
-                self.database(config), node=config.get("node.id"), enabled=config.enabled_engines(),
+                self.database(config),
+                node=config.get("node.id"),
+                enabled=config.enabled_engines(),
                 policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES),
-                all_nodes=opts.all_nodes, now=utcnow(), lease_interval=lease_interval_of(config))
+                all_nodes=opts.all_nodes,
+                now=utcnow(),
+                lease_interval=lease_interval_of(config),
+            )
         except SQLAlchemyError as exc:
-            print(f"cannot read the health from the database {mask_url(config.get('database.url'))}: "
-                  f"{describe(exc)}", file=sys.stderr)
+            print(
+                f"cannot read the health from the database {mask_url(config.get('database.url'))}: {describe(exc)}",
+                file=sys.stderr,
+            )
             for line in backlog_lines(backlog):
                 print(line, file=sys.stderr)
             return EXIT_UNKNOWN
         if opts.json:
             payload = report.as_json()
             if backlog:
-                payload["journal"] = [{"path": str(path), "kind": kind, "items": items}
-                                      for path, kind, items in backlog]
+                payload["journal"] = [
+                    {"path": str(path), "kind": kind, "items": items} for path, kind, items in backlog
+                ]
             print(json.dumps(payload))
         else:
             print("\n".join([report.as_table(), *backlog_lines(backlog)]))

@@ -2,7 +2,7 @@
 status (live, stale, stopped), heartbeat age, live processes, engines, topics scraped in the last interval per
 engine, each engine's state there, and in lease mode the leases it holds now.
 
-Either assignment, SQLite or PostgreSQL: the report is :mod:`topicstreams.nodes_report`'s to build (a process is live
+Either assignment, SQLite or PostgreSQL: the report is :mod:`topicstreams.reports.nodes_report`'s to build (a process is live
 for four ``TOPICSTREAMS_NODE_HEARTBEAT``); this command reads the configuration, prints the table or the JSON
 object, and exits 0 — or 1 when the database cannot be read (one line naming ``scrapy db upgrade``).
 """
@@ -15,9 +15,9 @@ import sys
 from scrapy.exceptions import UsageError
 from sqlalchemy.exc import SQLAlchemyError
 
-from topicstreams.cli import ConfiguredCommand
-from topicstreams.config import mask_url
-from topicstreams.nodes_report import build_nodes_report
+from topicstreams.cli.configured import ConfiguredCommand
+from topicstreams.config.loading import mask_url
+from topicstreams.reports.nodes_report import build_nodes_report
 from topicstreams.storage import utcnow
 from topicstreams.storage.failures import describe
 
@@ -33,12 +33,14 @@ class Command(ConfiguredCommand):
         return "List the nodes: heartbeat, engines, topics scraped per engine, each engine's state, leases"
 
     def long_desc(self) -> str:
-        return ("List the nodes that crawl into the configured database, one line per node id however many "
-                "processes it runs: live, stale (not heard of for four heartbeats and no clean stop: it died or "
-                "cannot reach the database) or stopped; its heartbeat's age; its engines, the topics each scraped "
-                "in the last scrape interval and its state there; in lease mode the leases it holds now. --json "
-                "prints one object: {\"nodes\": [{\"node\", \"heartbeat_at\", \"age_seconds\", \"stale\", "
-                "\"engines\", \"scraped_last_interval\", …}]}.")
+        return (
+            "List the nodes that crawl into the configured database, one line per node id however many "
+            "processes it runs: live, stale (not heard of for four heartbeats and no clean stop: it died or "
+            "cannot reach the database) or stopped; its heartbeat's age; its engines, the topics each scraped "
+            "in the last scrape interval and its state there; in lease mode the leases it holds now. --json "
+            'prints one object: {"nodes": [{"node", "heartbeat_at", "age_seconds", "stale", '
+            '"engines", "scraped_last_interval", …}]}.'
+        )
 
     def add_options(self, parser) -> None:
         super().add_options(parser)
@@ -52,11 +54,17 @@ class Command(ConfiguredCommand):
         config = self.config
         try:
             report = build_nodes_report(
-                self.database(config), heartbeat=self.settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"),
-                lease_mode=config.get("scraper.assignment") == "lease", now=utcnow())
+                self.database(config),
+                heartbeat=self.settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"),
+                lease_mode=config.get("scraper.assignment") == "lease",
+                now=utcnow(),
+            )
         except SQLAlchemyError as exc:
-            print(f"cannot read the nodes from the database {mask_url(config.get('database.url'))}: "
-                  f"{describe(exc)} (run `scrapy db upgrade` once it can be reached)", file=sys.stderr)
+            print(
+                f"cannot read the nodes from the database {mask_url(config.get('database.url'))}: "
+                f"{describe(exc)} (run `scrapy db upgrade` once it can be reached)",
+                file=sys.stderr,
+            )
             self.exitcode = 1
             return
         print(json.dumps(report.as_json()) if opts.json else report.as_table())

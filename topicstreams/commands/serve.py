@@ -12,7 +12,7 @@ import socket
 
 from scrapy.exceptions import UsageError
 
-from topicstreams.cli import ConfiguredCommand, report_error
+from topicstreams.cli.configured import ConfiguredCommand, report_error
 
 logger = logging.getLogger(__name__)
 
@@ -28,11 +28,13 @@ class Command(ConfiguredCommand):
         return "Serve the feed (page, API, Atom/RSS/JSON feeds) and the monitor on the configured database"
 
     def long_desc(self) -> str:
-        return ("Serve the web app on the configured database until stopped (Ctrl-C or SIGTERM): the feed page "
-                "at /, the JSON API under /api/, feeds at /feed.atom, /feed.rss and /feed.json; each engine's "
-                "health at /monitor and /api/health, Prometheus metrics at /metrics, the crawls' logs at /logs. It "
-                "only reads the database, but for a person's resume of a paused engine (web.admin_token). --host "
-                "and --port override web.host and web.port.")
+        return (
+            "Serve the web app on the configured database until stopped (Ctrl-C or SIGTERM): the feed page "
+            "at /, the JSON API under /api/, feeds at /feed.atom, /feed.rss and /feed.json; each engine's "
+            "health at /monitor and /api/health, Prometheus metrics at /metrics, the crawls' logs at /logs. It "
+            "only reads the database, but for a person's resume of a paused engine (web.admin_token). --host "
+            "and --port override web.host and web.port."
+        )
 
     def add_options(self, parser) -> None:
         super().add_options(parser)
@@ -58,11 +60,14 @@ class Command(ConfiguredCommand):
             overrides["port"] = opts.port
         if overrides:
             settings = WebSettings(**{**settings.__dict__, **overrides})
-        logging.basicConfig(level=self.settings.get("LOG_LEVEL", "INFO"),
-                            format="%(asctime)s [%(name)s] %(levelname)s: %(message)s")
+        logging.basicConfig(
+            level=self.settings.get("LOG_LEVEL", "INFO"), format="%(asctime)s [%(name)s] %(levelname)s: %(message)s"
+        )
         if not settings.loopback:
-            logger.warning("Listening on %s, off loopback: the feed is readable by anyone who can reach this "
-                           "address", settings.host)
+            logger.warning(
+                "Listening on %s, off loopback: the feed is readable by anyone who can reach this address",
+                settings.host,
+            )
         try:
             listening = listen(settings.host, settings.port)
         except OSError as exc:  # the port is taken, the address is not this machine's
@@ -70,8 +75,17 @@ class Command(ConfiguredCommand):
             self.exitcode = 1
             return
         app = create_app(settings)
-        server = uvicorn.Server(uvicorn.Config(app, host=settings.host, port=settings.port, log_level="info",
-                                               server_header=False, proxy_headers=False, access_log=False))
+        server = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                host=settings.host,
+                port=settings.port,
+                log_level="info",
+                server_header=False,
+                proxy_headers=False,
+                access_log=False,
+            )
+        )
         print(f"serving the feed at {settings.url}", flush=True)
         # uvicorn shuts down cleanly on SIGINT/SIGTERM, then raises the signal again for the handler that was there
         # before it: with this one, the stop ends the command quietly (exit 0, no KeyboardInterrupt traceback).

@@ -6,9 +6,9 @@ import sys
 
 from scrapy.exceptions import UsageError
 
-from topicstreams.cli import SubcommandCommand
+from topicstreams.cli.configured import SubcommandCommand
+from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
 from topicstreams.storage import add_topics, list_topics, set_active
-from topicstreams.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
 
 
 class Command(SubcommandCommand):
@@ -34,8 +34,12 @@ class Command(SubcommandCommand):
         # Before anything is stored: one refused name stores none of this call (nothing half-added to fix up).
         # Measured against every engine as configured (the table is every engine's) and the deepest page crawled.
         try:
-            check_topics(names, configured_engines(config.get("engines")), limit=url_length_limit(self.settings),
-                         max_pages=config.get("scraper.max_pages"))
+            check_topics(
+                names,
+                configured_engines(config.get("engines")),
+                limit=url_length_limit(self.settings),
+                max_pages=config.get("scraper.max_pages"),
+            )
         except TopicsRefused as exc:
             raise UsageError(f"{exc}\nnothing was added") from None
         added = add_topics(self.database(config), names)

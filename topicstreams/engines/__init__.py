@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from topicstreams.classify import EngineMarkers
 from topicstreams.engines.base import Engine
 from topicstreams.engines.bing import Bing
 from topicstreams.engines.brave import Brave
+from topicstreams.engines.classify import EngineMarkers
 from topicstreams.engines.google import Google
 from topicstreams.engines.yahoo import Yahoo
 

@@ -8,7 +8,7 @@ An engine (one module per engine in this package, a subclass of :class:`Engine`)
 * :meth:`~Engine.parse_result` — one item's fields; :meth:`~Engine.clean` — its own tidying of them;
 * :meth:`~Engine.has_next_page` — whether a page follows;
 * :attr:`~Engine.markers` — what its challenge, block and "no results" pages look like;
-* :attr:`~Engine.consent_walls` — its consent walls (:mod:`topicstreams.consent`);
+* :attr:`~Engine.consent_walls` — its consent walls (:mod:`topicstreams.engines.consent_walls`);
 * :attr:`~Engine.domains` — its own domains, :meth:`~Engine.owns_host` (links to them are not results);
 * :attr:`~Engine.time_languages` — the languages of its result times.
 
@@ -23,10 +23,10 @@ from typing import ClassVar
 
 from parsel import Selector, SelectorList
 
-from topicstreams.classify import EngineMarkers
-from topicstreams.consent import ConsentWall, find_wall
-from topicstreams.engine_domains import DomainRule
-from topicstreams.results import ParsedResult
+from topicstreams.engines.classify import EngineMarkers
+from topicstreams.engines.consent_walls import ConsentWall, find_wall
+from topicstreams.engines.domains import DomainRule
+from topicstreams.engines.results import ParsedResult
 
 FRESHNESS_WINDOWS = ("hour", "day", "week", "month", "any")
 """The values of ``engines.<name>.freshness``; each engine maps them to its own filter."""
@@ -41,9 +41,9 @@ class Engine:
     """Known layouts, newest first: a name and the CSS selector of its result items."""
     markers: ClassVar[EngineMarkers] = EngineMarkers()
     consent_walls: ClassVar[tuple[ConsentWall, ...]] = ()
-    """Its consent walls, by language-independent markers (:mod:`topicstreams.consent`)."""
+    """Its consent walls, by language-independent markers (:mod:`topicstreams.engines.consent_walls`)."""
     domains: ClassVar[DomainRule] = DomainRule()
-    """The engine's own domains (its rule in :data:`~topicstreams.engine_domains.RULES`): links to them (and to the
+    """The engine's own domains (its rule in :data:`~topicstreams.engines.domains.RULES`): links to them (and to the
     page's own host) are not results for the fallback."""
     time_languages: ClassVar[tuple[str, ...] | None] = None
     """Languages of the result times; None: the page's ``<html lang>``, then English."""
@@ -83,9 +83,15 @@ class Engine:
         return True
 
     def consent_wall(self, url: str, html: str, selector: Selector | None = None) -> ConsentWall | None:
-        """The consent wall the page at ``url`` is (:func:`topicstreams.consent.find_wall`), or None."""
-        return find_wall(self.consent_walls, url=url, html=html, owns_host=self.owns_host,
-                         has_results=lambda page: bool(self.result_nodes(page)), selector=selector)
+        """The consent wall the page at ``url`` is (:func:`topicstreams.engines.consent_walls.find_wall`), or None."""
+        return find_wall(
+            self.consent_walls,
+            url=url,
+            html=html,
+            owns_host=self.owns_host,
+            has_results=lambda page: bool(self.result_nodes(page)),
+            selector=selector,
+        )
 
     def clean(self, parsed: ParsedResult) -> ParsedResult:
         """Engine-specific tidying of a result's fields, whichever parser read them."""

@@ -7,11 +7,11 @@ from urllib.parse import urlencode
 
 from parsel import Selector
 
-from topicstreams.classify import EngineMarkers
-from topicstreams.consent import ConsentWall
-from topicstreams.engine_domains import RULES
 from topicstreams.engines.base import Engine, text_of
-from topicstreams.results import ParsedResult
+from topicstreams.engines.classify import EngineMarkers
+from topicstreams.engines.consent_walls import ConsentWall
+from topicstreams.engines.domains import RULES
+from topicstreams.engines.results import ParsedResult
 
 FRESHNESS = {"hour": "4", "day": "7", "week": "8", "month": "9", "any": None}
 """``engines.bing.freshness`` as the ``interval`` of Bing's ``qft`` filter (4: past hour … 9: past 30 days)."""
@@ -53,8 +53,14 @@ class Bing(Engine):
             query = {"q": topic, "qft": self.qft(), "form": "PTFTNR"}
             return f"{self.base_url}/news/search?{urlencode(query)}"
         # Later pages come from the infinite scroll: first = page * 10 + 1, SFX = page.
-        query = {"q": topic, "InfiniteScroll": "1", "first": str(page * self.results_per_page + 1),
-                 "SFX": str(page), "qft": self.qft(), "form": "PTFTNR"}
+        query = {
+            "q": topic,
+            "InfiniteScroll": "1",
+            "first": str(page * self.results_per_page + 1),
+            "SFX": str(page),
+            "qft": self.qft(),
+            "form": "PTFTNR",
+        }
         return f"{self.base_url}/news/infinitescrollajax?{urlencode(query)}"
 
     def parse_result(self, node: Selector, page: Selector) -> ParsedResult:

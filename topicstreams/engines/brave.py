@@ -8,11 +8,11 @@ from urllib.parse import urlencode
 
 from parsel import Selector
 
-from topicstreams.classify import EngineMarkers
-from topicstreams.consent import ConsentWall
-from topicstreams.engine_domains import RULES
 from topicstreams.engines.base import Engine, text_of
-from topicstreams.results import ParsedResult
+from topicstreams.engines.classify import EngineMarkers
+from topicstreams.engines.consent_walls import ConsentWall
+from topicstreams.engines.domains import RULES
+from topicstreams.engines.results import ParsedResult
 
 FRESHNESS = {"hour": "pd", "day": "pd", "week": "pw", "month": "pm", "any": None}
 """``engines.brave.freshness`` as Brave's ``tf`` filter; it has no past hour, so "hour" takes the past day."""
@@ -41,8 +41,10 @@ class Brave(Engine):
             "brave",
             hints=("data-consent",),
             xpath="//*[@data-notice='consent']//button[@data-consent]",
-            buttons={"reject": '[data-notice="consent"] button[data-consent="reject"]',
-                     "accept": '[data-notice="consent"] button[data-consent="accept"]'},
+            buttons={
+                "reject": '[data-notice="consent"] button[data-consent="reject"]',
+                "accept": '[data-notice="consent"] button[data-consent="accept"]',
+            },
         ),
     )
 

@@ -4,7 +4,7 @@ Engines rename their minified classes every year or two; when none of an engine'
 page that is neither a block nor a "no results" page, this finds the results the way a person would:
 
 * a result is an anchor linking **off the engine** (after unwrapping redirectors): to neither the page's host nor a
-  host of the engine's own domains (:mod:`topicstreams.engine_domains`);
+  host of the engine's own domains (:mod:`topicstreams.engines.domains`);
 * its *block* is the largest element around the anchor that links to no other off-engine target;
 * the block is a result when it has a heading (``h2``–``h4`` or ``role=heading``) or carries more text than
   its link (a source, a time, a snippet) — a bare list of links (a "top stories" sidebar) is not;
@@ -22,8 +22,8 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from topicstreams.results import ParsedResult
-from topicstreams.urls import normalize_url
+from topicstreams.engines.news_urls import normalize_url
+from topicstreams.engines.results import ParsedResult
 
 HEADING = "self::h2 or self::h3 or self::h4 or @role='heading'"
 TEXTS = ".//text()[normalize-space()][not(ancestor::script or ancestor::style or ancestor::noscript)]"
@@ -32,8 +32,26 @@ SHORT_TEXT = 60
 SNIPPET_TEXT = 40
 """Texts from this many characters on may be a snippet."""
 PAGE_ELEMENTS = frozenset({"html", "body"})
-BLOCK_TAGS = frozenset({"div", "p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "section", "article", "header",
-                        "footer", "figure", "figcaption", "blockquote"})
+BLOCK_TAGS = frozenset(
+    {
+        "div",
+        "p",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "li",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "figure",
+        "figcaption",
+        "blockquote",
+    }
+)
 
 
 def _squash(text: str | None) -> str:
@@ -44,9 +62,14 @@ def _owns_nothing(host: str) -> bool:
     return False
 
 
-def off_engine_target(href: str | None, page_url: str, *, own_hosts: frozenset[str],
-                      owns_host: Callable[[str], bool] = _owns_nothing,
-                      redirector_hosts: Iterable[str] = ()) -> str | None:
+def off_engine_target(
+    href: str | None,
+    page_url: str,
+    *,
+    own_hosts: frozenset[str],
+    owns_host: Callable[[str], bool] = _owns_nothing,
+    redirector_hosts: Iterable[str] = (),
+) -> str | None:
     """The normalized target of a link that leaves the engine, or None (on-engine, not http, unparsable).
 
     On-engine: its host is one of ``own_hosts`` or one ``owns_host`` says is the engine's.
@@ -82,8 +105,9 @@ def structural_results(
     hosts = tuple(redirector_hosts)
     targets: dict[etree._Element, str] = {}
     for anchor in root.iter("a"):
-        target = off_engine_target(anchor.get("href"), page_url, own_hosts=own_hosts, owns_host=owns_host,
-                                   redirector_hosts=hosts)
+        target = off_engine_target(
+            anchor.get("href"), page_url, own_hosts=own_hosts, owns_host=owns_host, redirector_hosts=hosts
+        )
         if target is not None:
             targets[anchor] = target
 
@@ -104,8 +128,9 @@ def structural_results(
 
     found = []
     for block, target in blocks.items():
-        result = _read_block(block, target, [a for a, t in targets.items() if t == target and _inside(a, block)],
-                             reads_as_time)
+        result = _read_block(
+            block, target, [a for a, t in targets.items() if t == target and _inside(a, block)], reads_as_time
+        )
         if result is not None:
             found.append(result)
     return found
@@ -119,8 +144,9 @@ def _text(element: etree._Element) -> str:
     return _squash("".join(element.itertext()))
 
 
-def _read_block(block: etree._Element, target: str, anchors: list[etree._Element],
-                reads_as_time: Callable[[str], bool]) -> ParsedResult | None:
+def _read_block(
+    block: etree._Element, target: str, anchors: list[etree._Element], reads_as_time: Callable[[str], bool]
+) -> ParsedResult | None:
     title_element = _nearest_heading(block, anchors)
     has_heading = title_element is not None
     if title_element is None:
@@ -129,8 +155,10 @@ def _read_block(block: etree._Element, target: str, anchors: list[etree._Element
         title_element = max(lines, key=lambda line: (len(_text(line).split()), len(_text(line)))) if lines else None
     title = _text(title_element) if title_element is not None else None
     if not title:
-        title = next((_squash(a.get("title") or a.get("aria-label")) for a in anchors
-                      if a.get("title") or a.get("aria-label")), None)
+        title = next(
+            (_squash(a.get("title") or a.get("aria-label")) for a in anchors if a.get("title") or a.get("aria-label")),
+            None,
+        )
     if not title:
         return None
 
@@ -144,10 +172,11 @@ def _read_block(block: etree._Element, target: str, anchors: list[etree._Element
     rest = [text for text in others if text != time_text]
     long_texts = [text for text in rest if len(text) >= SNIPPET_TEXT]
     snippet = max(long_texts, key=len) if long_texts else None
-    source = next((text for text in rest if len(text) <= SHORT_TEXT and text != snippet
-                   and any(ch.isalpha() for ch in text)), None)
-    return ParsedResult(url=target, title=title, source=source, snippet=snippet, time_text=time_text,
-                       timestamp=stamp)
+    source = next(
+        (text for text in rest if len(text) <= SHORT_TEXT and text != snippet and any(ch.isalpha() for ch in text)),
+        None,
+    )
+    return ParsedResult(url=target, title=title, source=source, snippet=snippet, time_text=time_text, timestamp=stamp)
 
 
 def _nearest_heading(block: etree._Element, anchors: list[etree._Element]) -> etree._Element | None:
@@ -171,8 +200,9 @@ def _nearest_heading(block: etree._Element, anchors: list[etree._Element]) -> et
 def _lines(anchor: etree._Element) -> list[etree._Element]:
     """The innermost block elements of a link (its visual lines: source, title…), or the link itself."""
     blocks = [el for el in anchor.iterdescendants() if isinstance(el.tag, str) and el.tag in BLOCK_TAGS]
-    inner = [el for el in blocks if not any(isinstance(d.tag, str) and d.tag in BLOCK_TAGS
-                                            for d in el.iterdescendants())]
+    inner = [
+        el for el in blocks if not any(isinstance(d.tag, str) and d.tag in BLOCK_TAGS for d in el.iterdescendants())
+    ]
     return inner or [anchor]
 
 

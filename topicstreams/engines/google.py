@@ -7,11 +7,11 @@ from urllib.parse import urlencode
 
 from parsel import Selector
 
-from topicstreams.classify import EngineMarkers
-from topicstreams.consent import ConsentWall
-from topicstreams.engine_domains import RULES
 from topicstreams.engines.base import Engine, text_of
-from topicstreams.results import ParsedResult
+from topicstreams.engines.classify import EngineMarkers
+from topicstreams.engines.consent_walls import ConsentWall
+from topicstreams.engines.domains import RULES
+from topicstreams.engines.results import ParsedResult
 
 FRESHNESS = {"hour": "qdr:h", "day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "any": None}
 """``engines.google.freshness`` as Google's ``tbs`` time filter."""

@@ -5,7 +5,7 @@
 
 1. the page's result items by the engine's known layouts (:meth:`Engine.result_nodes`);
 2. the class: a consent wall of the engine (:meth:`Engine.consent_wall`) is a ``challenge`` with reason ``consent``,
-   read no further; any other page is classified by :func:`~topicstreams.classify.classify_response` (the
+   read no further; any other page is classified by :func:`~topicstreams.engines.classify.classify_response` (the
    engine's markers and the walls);
 3. an ``ok`` page: each item's fields (:meth:`Engine.parse_result`, then :meth:`Engine.clean`);
 4. a page that is only an unexplained empty list: the structural fallback
@@ -13,7 +13,7 @@
    came from the fallback (the engine's page has probably changed);
 5. a parser that raises makes the page an ``error`` (``parse error: …``), never an exception.
 
-:meth:`PageReader.items` turns a reading's results into :class:`~topicstreams.items.NewsItem` s of a topic.
+:meth:`PageReader.items` turns a reading's results into :class:`~topicstreams.engines.items.NewsItem` s of a topic.
 Nothing here knows Scrapy's crawl: it is tested on HTML alone.
 """
 
@@ -28,7 +28,9 @@ from urllib.parse import urljoin
 from parsel import Selector, SelectorList
 from w3lib.html import get_base_url
 
-from topicstreams.classify import (
+from topicstreams.engines import make_engine
+from topicstreams.engines.base import Engine
+from topicstreams.engines.classify import (
     CONSENT_WALL,
     EMPTY_LIST,
     ResponseClass,
@@ -36,13 +38,11 @@ from topicstreams.classify import (
     classify_response,
     parse_error,
 )
-from topicstreams.dates import parse_result_time
-from topicstreams.engines import make_engine
-from topicstreams.engines.base import Engine
+from topicstreams.engines.dates import parse_result_time
 from topicstreams.engines.fallback import structural_results
-from topicstreams.items import NewsItem
-from topicstreams.results import ParsedResult
-from topicstreams.urls import engine_hosts, normalize_url
+from topicstreams.engines.items import NewsItem
+from topicstreams.engines.news_urls import engine_hosts, normalize_url
+from topicstreams.engines.results import ParsedResult
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class ItemsOfPage:
 
 class PageReader:
     """Reads the pages of one engine. ``redirector_hosts``: hosts whose redirect links are unwrapped (the engines'
-    own hosts, see :func:`~topicstreams.urls.normalize_url`)."""
+    own hosts, see :func:`~topicstreams.engines.news_urls.normalize_url`)."""
 
     def __init__(self, engine: Engine, redirector_hosts: Iterable[str] = ()) -> None:
         self.engine = engine
@@ -107,8 +107,14 @@ class PageReader:
         languages = self.languages(selector)
         if engine.consent_wall(page.url, page.html, selector) is not None:
             return Reading(CONSENT_WALL, (), fetched_at, languages)
-        verdict = classify_response(engine.markers, status=page.status, url=page.url, html=page.html,
-                                    item_count=len(nodes), headers=dict(page.headers))
+        verdict = classify_response(
+            engine.markers,
+            status=page.status,
+            url=page.url,
+            html=page.html,
+            item_count=len(nodes),
+            headers=dict(page.headers),
+        )
         if verdict.cls is ResponseClass.OK:
             results = tuple(engine.clean(engine.parse_result(node, selector)) for node in nodes)
             has_next = bool(results) and engine.has_next_page(selector, page.number)
@@ -116,13 +122,22 @@ class PageReader:
         if verdict.reason != EMPTY_LIST:
             return Reading(verdict, (), fetched_at, languages)
         found = structural_results(
-            selector.root, page.url, owns_host=engine.owns_host, redirector_hosts=self.redirector_hosts,
-            reads_as_time=lambda text: parse_result_time(text, fetched_at, languages=languages) is not None)
+            selector.root,
+            page.url,
+            owns_host=engine.owns_host,
+            redirector_hosts=self.redirector_hosts,
+            reads_as_time=lambda text: parse_result_time(text, fetched_at, languages=languages) is not None,
+        )
         if not found:
             return Reading(verdict, (), fetched_at, languages)
-        return Reading(Verdict(ResponseClass.OK, f"{len(found)} results (structural fallback)"),
-                       tuple(engine.clean(result) for result in found), fetched_at, languages, fallback=True,
-                       has_next=engine.has_next_page(selector, page.number))
+        return Reading(
+            Verdict(ResponseClass.OK, f"{len(found)} results (structural fallback)"),
+            tuple(engine.clean(result) for result in found),
+            fetched_at,
+            languages,
+            fallback=True,
+            has_next=engine.has_next_page(selector, page.number),
+        )
 
     def languages(self, page: Selector) -> tuple[str, ...] | None:
         """The languages to read result times in: the engine's, else the page's ``<html lang>`` and English."""
@@ -138,21 +153,24 @@ class PageReader:
         items, unparsed = [], []
         first = number * self.engine.results_per_page
         for rank, parsed in enumerate(reading.results, start=first + 1):
-            published = parse_result_time(parsed.time_text, reading.fetched_at, timestamp=parsed.timestamp,
-                                          languages=reading.languages)
+            published = parse_result_time(
+                parsed.time_text, reading.fetched_at, timestamp=parsed.timestamp, languages=reading.languages
+            )
             if published is None and (parsed.time_text or parsed.timestamp):
                 unparsed.append((parsed.time_text, parsed.timestamp))
-            items.append(NewsItem(
-                url=urljoin(reading.base_url, parsed.url) if parsed.url else None,
-                title=parsed.title,
-                source=parsed.source,
-                snippet=parsed.snippet,
-                published_at=published,
-                topic=topic,
-                engine=self.engine.name,
-                rank=rank,
-                fetched_at=reading.fetched_at,
-            ))
+            items.append(
+                NewsItem(
+                    url=urljoin(reading.base_url, parsed.url) if parsed.url else None,
+                    title=parsed.title,
+                    source=parsed.source,
+                    snippet=parsed.snippet,
+                    published_at=published,
+                    topic=topic,
+                    engine=self.engine.name,
+                    rank=rank,
+                    fetched_at=reading.fetched_at,
+                )
+            )
         return ItemsOfPage(items, unparsed)
 
     def identity(self, url: str | None) -> str | None:

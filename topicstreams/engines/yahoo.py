@@ -8,11 +8,11 @@ from urllib.parse import urlencode
 
 from parsel import Selector
 
-from topicstreams.classify import EngineMarkers
-from topicstreams.consent import ConsentWall
-from topicstreams.engine_domains import RULES
 from topicstreams.engines.base import Engine, text_of
-from topicstreams.results import ParsedResult
+from topicstreams.engines.classify import EngineMarkers
+from topicstreams.engines.consent_walls import ConsentWall
+from topicstreams.engines.domains import RULES
+from topicstreams.engines.results import ParsedResult
 
 FRESHNESS = {"hour": "d", "day": "d", "week": "w", "month": "m", "any": None}
 """``engines.yahoo.freshness`` as Yahoo's ``btf`` filter; it has no past hour, so "hour" takes the past day."""
@@ -40,11 +40,15 @@ class Yahoo(Engine):
         ConsentWall(
             "yahoo",
             hints=("consent-form", "originaldoneurl", "collectconsent"),
-            xpath=("//form[contains(concat(' ', normalize-space(@class), ' '), ' consent-form ')"
-                   " or .//input[@name='originalDoneUrl'] or contains(@action, 'collectConsent')]"),
+            xpath=(
+                "//form[contains(concat(' ', normalize-space(@class), ' '), ' consent-form ')"
+                " or .//input[@name='originalDoneUrl'] or contains(@action, 'collectConsent')]"
+            ),
             url_markers=("/v2/collectconsent", "/consent?brandtype="),
-            buttons={"reject": 'form.consent-form button[name="reject"]',
-                     "accept": 'form.consent-form button[name="agree"]'},
+            buttons={
+                "reject": 'form.consent-form button[name="reject"]',
+                "accept": 'form.consent-form button[name="agree"]',
+            },
         ),
     )
 

@@ -56,7 +56,8 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
-from topicstreams.extensions.shared import STORED, engine_database_url, wall
+
+from topicstreams.extensions.timing import STORED, engine_database_url, wall
 from topicstreams.storage.health_history import history_start, purge_history, roll_up
 from topicstreams.storage.models import health_daily_table as health_daily
 from topicstreams.storage.outbox import Outbox, outbox_for
@@ -161,8 +162,15 @@ CYCLE_LINE = "[%s] swept %d topics, %d entries, %d new events"
 
 
 class CyclesExtension:
-    def __init__(self, crawler: Crawler, database_url: str, node: str, interval: float,
-                 retention_days: float, history_days: float | None = None) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        database_url: str,
+        node: str,
+        interval: float,
+        retention_days: float,
+        history_days: float | None = None,
+    ) -> None:
         self.crawler = crawler
         self.engine = crawler.spidercls.name
         self.database_url = database_url
@@ -182,15 +190,21 @@ class CyclesExtension:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CyclesExtension:
         settings = crawler.settings
-        database_url = engine_database_url(crawler, switch="TOPICSTREAMS_CYCLES_ENABLED", purpose="cycle accounting",
-                                           keeps="the cycles")
+        database_url = engine_database_url(
+            crawler, switch="TOPICSTREAMS_CYCLES_ENABLED", purpose="cycle accounting", keeps="the cycles"
+        )
         interval = settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL")
         if not interval > 0:
             raise NotConfigured(f"TOPICSTREAMS_SCRAPE_INTERVAL is {interval!r}: no window to account over")
         history_days = settings.getdict("TOPICSTREAMS_HEALTH").get("history_days")
-        extension = cls(crawler, database_url, settings.get("TOPICSTREAMS_NODE_ID") or "",
-                        interval, settings.getfloat("TOPICSTREAMS_RETENTION_DAYS"),
-                        float(history_days) if history_days else None)
+        extension = cls(
+            crawler,
+            database_url,
+            settings.get("TOPICSTREAMS_NODE_ID") or "",
+            interval,
+            settings.getfloat("TOPICSTREAMS_RETENTION_DAYS"),
+            float(history_days) if history_days else None,
+        )
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
@@ -217,8 +231,11 @@ class CyclesExtension:
         self.close_window(self.windows.last(now))
         self.windows = None
         if not await asyncio.to_thread(self.outbox.flush):
-            logger.warning("[%s] the database did not take the last cycle rows before the end: %d write(s) not "
-                           "kept", self.engine, self.outbox.pending())
+            logger.warning(
+                "[%s] the database did not take the last cycle rows before the end: %d write(s) not kept",
+                self.engine,
+                self.outbox.pending(),
+            )
 
     def tick(self) -> None:
         now = self.clock()
@@ -242,17 +259,24 @@ class CyclesExtension:
         start, end = window.start, window.end
         counts = self.read_counters()
         if window.boundaries > 1:
-            logger.warning("[%s] the window %s–%s passed %d boundaries of %g s: the process did not look at the "
-                           "clock in between (suspended, or its event loop blocked); one row covers them all",
-                           self.engine, f"{wall(start):%H:%M:%S}", f"{wall(end):%H:%M:%S}", window.boundaries,
-                           self.interval)
-        logger.info(CYCLE_LINE, self.engine, counts["topics_count"], counts["entries"], counts["new_events"],
-                    extra=STORED)
+            logger.warning(
+                "[%s] the window %s–%s passed %d boundaries of %g s: the process did not look at the "
+                "clock in between (suspended, or its event loop blocked); one row covers them all",
+                self.engine,
+                f"{wall(start):%H:%M:%S}",
+                f"{wall(end):%H:%M:%S}",
+                window.boundaries,
+                self.interval,
+            )
+        logger.info(
+            CYCLE_LINE, self.engine, counts["topics_count"], counts["entries"], counts["new_events"], extra=STORED
+        )
         # Off the event loop, and kept through a database outage (the outbox writes it when the database is back).
-        row = {"engine": self.engine, "node": self.node, "window_start": wall(start), "window_end": wall(end),
-               **counts}
-        self.outbox.put(f"the cycle row of {self.engine} {wall(start):%H:%M:%S}–{wall(end):%H:%M:%S}",
-                        lambda db: save_cycle(db, **row))
+        row = {"engine": self.engine, "node": self.node, "window_start": wall(start), "window_end": wall(end), **counts}
+        self.outbox.put(
+            f"the cycle row of {self.engine} {wall(start):%H:%M:%S}–{wall(end):%H:%M:%S}",
+            lambda db: save_cycle(db, **row),
+        )
 
     def purge(self, now: float) -> None:
         """Roll the health windows up into the daily history, then delete the rows past retention (the cycle and
@@ -263,6 +287,7 @@ class CyclesExtension:
         self.purged_at = now
         at, history_days = wall(now), self.history_days
         if not self.retention_days > 0:
+
             def keep_history(db) -> None:
                 roll_up(db, at)
                 if history_days:
@@ -271,9 +296,10 @@ class CyclesExtension:
             self.outbox.put("the rollup of the daily health history", keep_history)
             return
         cutoff = at - timedelta(days=self.retention_days)
-        self.outbox.put(f"the purge of the rows older than {self.retention_days:g} days",
-                        lambda db: self.purged(purge_older_than(db, cutoff, now=at, history_days=history_days),
-                                               cutoff))
+        self.outbox.put(
+            f"the purge of the rows older than {self.retention_days:g} days",
+            lambda db: self.purged(purge_older_than(db, cutoff, now=at, history_days=history_days), cutoff),
+        )
 
     def purged(self, deleted: dict[str, int], cutoff: datetime | None) -> None:
         """Say what the purge deleted, when it deleted anything (``cutoff``: the retention's; None without one)."""
@@ -281,9 +307,9 @@ class CyclesExtension:
             return
         what = []
         if cutoff is not None:
-            what.append(f"the rows older than {self.retention_days:g} days "
-                        f"(ended before {cutoff:%Y-%m-%d %H:%M:%S}Z)")
+            what.append(f"the rows older than {self.retention_days:g} days (ended before {cutoff:%Y-%m-%d %H:%M:%S}Z)")
         if health_daily.name in deleted:
             what.append(f"the daily health older than {self.history_days:g} days")
-        logger.info("purged %s: %s", " and ".join(what),
-                    ", ".join(f"{count} from {table}" for table, count in deleted.items()))
+        logger.info(
+            "purged %s: %s", " and ".join(what), ", ".join(f"{count} from {table}" for table, count in deleted.items())
+        )

@@ -7,20 +7,20 @@ and database: ``crawlall`` runs four crawlers in one process, and they share it 
 crawler to open installs it, the last to close flushes it and takes it off). The handler keeps:
 
 * every record at WARNING or above, and every record logged with ``extra=STORED``
-  (:data:`topicstreams.extensions.shared.STORED`: the cycle accounting's per-window INFO line), whatever its level;
+  (:data:`topicstreams.extensions.timing.STORED`: the cycle accounting's per-window INFO line), whatever its level;
 * never a record of the ``apprise`` logger or its children, whatever its level: that notification library prints
   the URLs it notifies, tokens and all, at debug level, and its errors may carry them too;
-* never a record of the log store itself (:mod:`topicstreams.storage.logs`), nor one logged on its writing thread:
+* never a record of the log store itself (:mod:`topicstreams.storage.log_records`), nor one logged on its writing thread:
   writing a log can never make a log to write.
 
 Each record is stored with this node's id (``TOPICSTREAMS_NODE_ID``), its engine — the ``spider`` Scrapy puts on
 its records, else a logger named like an engine (a spider's own logger is named after it), else a message
 starting ``[engine]`` (the project's own lines), else none — its level name, its logger's name and its message
-with its traceback, masked (:mod:`topicstreams.log_masking`, with the configuration's secrets).
+with its traceback, masked (:mod:`topicstreams.config.secrets`, with the configuration's secrets).
 
 Emitting is cheap, on whatever thread logs: the flood cap is asked first (a refused record is not even
 formatted), then the record is formatted, masked and appended to the sink's queue; the sink's own thread writes
-the batches (:class:`~topicstreams.storage.logs.LogSink`: batches, the database away and back, the flood's summary,
+the batches (:class:`~topicstreams.storage.log_records.LogSink`: batches, the database away and back, the flood's summary,
 the purge after ``scraper.retention_days``).
 
 Stats (on close, each crawler's): ``topicstreams/logs/stored`` and ``topicstreams/logs/dropped``, what the
@@ -40,11 +40,11 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
 from topicstreams import ENGINES
-from topicstreams.config import load_config
-from topicstreams.extensions.shared import STORED_LINE, wall
-from topicstreams.log_masking import Masker
-from topicstreams.storage import logs as stored_logs
-from topicstreams.storage.logs import LogSink, clip, level_name
+from topicstreams.config.loading import load_config
+from topicstreams.config.secrets import Masker
+from topicstreams.extensions.timing import STORED_LINE, wall
+from topicstreams.storage import log_records as stored_logs
+from topicstreams.storage.log_records import LogSink, clip, level_name
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ STATS_PREFIX = "topicstreams/logs/"
 NEVER_STORED = ("apprise", stored_logs.__name__)
 """Loggers (with their children) whose records are never stored, whatever their level (see the module docstring)."""
 
-_ENGINE_PREFIX = re.compile(r"\[(%s)\]" % "|".join(ENGINES))
+_ENGINE_PREFIX = re.compile(r"\[({})\]".format("|".join(ENGINES)))
 
 
 def never_stored(name: str) -> bool:
@@ -74,7 +74,7 @@ def engine_of(record: logging.LogRecord, message: str) -> str | None:
 
 
 class StoredLogHandler(logging.Handler):
-    """Hands the records worth keeping to a :class:`~topicstreams.storage.logs.LogSink` (see the module docstring).
+    """Hands the records worth keeping to a :class:`~topicstreams.storage.log_records.LogSink` (see the module docstring).
 
     ``handle`` is overridden so that a record not kept costs a few attribute reads, without the handler's lock:
     Scrapy lets every DEBUG record of every library reach the root logger's handlers."""
@@ -90,8 +90,9 @@ class StoredLogHandler(logging.Handler):
     @staticmethod
     def wanted(record: logging.LogRecord) -> bool:
         """Whether the record is one to keep: its level or mark, and its logger."""
-        return ((record.levelno >= logging.WARNING or getattr(record, STORED_LINE, False))
-                and not never_stored(record.name))
+        return (record.levelno >= logging.WARNING or getattr(record, STORED_LINE, False)) and not never_stored(
+            record.name
+        )
 
     def handle(self, record: logging.LogRecord) -> bool:
         if not self.wanted(record):
@@ -110,14 +111,16 @@ class StoredLogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         message = self.format(record)
-        self.sink.put({
-            "at": wall(record.created),
-            "node": self.node,
-            "engine": engine_of(record, message),
-            "level": level_name(record.levelno),
-            "logger": clip(record.name)[:255],
-            "message": clip(self.masker.mask(message)),
-        })
+        self.sink.put(
+            {
+                "at": wall(record.created),
+                "node": self.node,
+                "engine": engine_of(record, message),
+                "level": level_name(record.levelno),
+                "logger": clip(record.name)[:255],
+                "message": clip(self.masker.mask(message)),
+            }
+        )
 
 
 @dataclass
@@ -177,8 +180,13 @@ class LogStoreExtension:
         url = (settings.get("TOPICSTREAMS_DATABASE_URL") or "").strip()
         if not url:
             raise NotConfigured("TOPICSTREAMS_DATABASE_URL is empty: nowhere to keep the logs")
-        extension = cls(crawler, url, settings.get("TOPICSTREAMS_NODE_ID") or "", load_config(settings).secrets(),
-                        settings.getfloat("TOPICSTREAMS_RETENTION_DAYS"))
+        extension = cls(
+            crawler,
+            url,
+            settings.get("TOPICSTREAMS_NODE_ID") or "",
+            load_config(settings).secrets(),
+            settings.getfloat("TOPICSTREAMS_RETENTION_DAYS"),
+        )
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
@@ -203,8 +211,11 @@ class LogStoreExtension:
         self.crawler.stats.set_value(f"{STATS_PREFIX}stored", sink.stored - stored)
         self.crawler.stats.set_value(f"{STATS_PREFIX}dropped", sink.dropped - dropped)
         if not written:
-            logger.warning("The last log records were not stored: the database did not take them in time (%d "
-                           "record(s) not stored while this crawl ran)", sink.dropped - dropped)
+            logger.warning(
+                "The last log records were not stored: the database did not take them in time (%d "
+                "record(s) not stored while this crawl ran)",
+                sink.dropped - dropped,
+            )
 
 
 def forget_handlers() -> None:

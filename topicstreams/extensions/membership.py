@@ -25,9 +25,9 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from sqlalchemy.exc import SQLAlchemyError
 
-from topicstreams import signals as topicstreams_signals
+from topicstreams.crawl import signals as topicstreams_signals
 from topicstreams.storage import database_for
-from topicstreams.storage import nodes as rows
+from topicstreams.storage import node_rows as rows
 from topicstreams.storage.failures import describe
 
 logger = logging.getLogger(__name__)
@@ -47,8 +47,9 @@ PROCESS = f"{socket.gethostname()[:12]}-{os.getpid()}-{secrets.token_hex(3)}"
 class Membership:
     """This process's row of ``nodes`` (see the module docstring)."""
 
-    def __init__(self, database_url: str, node: str, *, assignment: str, interval: float, heartbeat: float,
-                 clock=time.monotonic) -> None:
+    def __init__(
+        self, database_url: str, node: str, *, assignment: str, interval: float, heartbeat: float, clock=time.monotonic
+    ) -> None:
         self.database_url = database_url
         self.node = node
         self.assignment = assignment
@@ -118,8 +119,10 @@ class Membership:
             action(database_for(self.database_url), node=self.node, process=PROCESS, **values)
         except SQLAlchemyError as exc:
             if not self.failing:
-                logger.warning("could not write this node's row of the nodes table (%s); trying at the next "
-                               "heartbeat", describe(exc))
+                logger.warning(
+                    "could not write this node's row of the nodes table (%s); trying at the next heartbeat",
+                    describe(exc),
+                )
             self.failing = True
             return
         self.failing = False
@@ -136,9 +139,12 @@ def membership_for(crawler: Crawler) -> Membership:
         found = _memberships.get(key)
         if found is None:
             found = _memberships[key] = Membership(
-                key[0], key[1], assignment=settings.get("TOPICSTREAMS_ASSIGNMENT") or "shard",
+                key[0],
+                key[1],
+                assignment=settings.get("TOPICSTREAMS_ASSIGNMENT") or "shard",
                 interval=settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL"),
-                heartbeat=settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"))
+                heartbeat=settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"),
+            )
         return found
 
 
@@ -156,7 +162,8 @@ class MembershipExtension:
             raise NotConfigured("TOPICSTREAMS_MEMBERSHIP_ENABLED is off")
         engine = getattr(crawler.spidercls, "name", None)
         if engine not in (settings.getdict("TOPICSTREAMS_ENGINES") or {}) or not settings.get(
-                "TOPICSTREAMS_DATABASE_URL"):
+            "TOPICSTREAMS_DATABASE_URL"
+        ):
             raise NotConfigured("not an engine's crawl")
         extension = cls(crawler, membership_for(crawler))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)

@@ -17,7 +17,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
-from topicstreams.browser import ProfileLock
+from topicstreams.browser.chromium import ProfileLock
 
 
 class ProfileLockExtension:

@@ -68,16 +68,24 @@ class SaturationWatch:
                     if self.on_change is not None:
                         self.on_change(True, verdict.cooling, None, now)
                 self.announced = verdict.cooling
-                logger.warning("%s (node %s): the node's exit IP is probably at capacity; add a node with its own "
-                               "exit IP rather than slowing down", verdict.describe(), self.node)
+                logger.warning(
+                    "%s (node %s): the node's exit IP is probably at capacity; add a node with its own "
+                    "exit IP rather than slowing down",
+                    verdict.describe(),
+                    self.node,
+                )
         elif self.announced is not None:
             self.clear_since = moment if self.clear_since is None else self.clear_since
             if moment - self.clear_since >= CLEAR_AFTER:
                 self.announced = self.clear_since = None
                 if self.on_change is not None:
                     self.on_change(False, (), self.begun_at, now)
-                logger.info("exit IP saturation over on node %s: fewer than %d robust engines cooling for %g s",
-                            self.node, self.policy.robust_threshold, CLEAR_AFTER)
+                logger.info(
+                    "exit IP saturation over on node %s: fewer than %d robust engines cooling for %g s",
+                    self.node,
+                    self.policy.robust_threshold,
+                    CLEAR_AFTER,
+                )
         return verdict
 
 

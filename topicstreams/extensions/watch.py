@@ -4,16 +4,16 @@ A Scrapy extension, one per engine crawler (``TOPICSTREAMS_HEALTH_ENABLED``, on 
 
 * ``response_classified`` — each classified response becomes a :class:`~topicstreams.health.window.Sample` of
   the engine's rolling window (``health.window`` seconds); the window is scored against the engine's own
-  baseline and smoothed (:class:`~topicstreams.health.monitor.EngineHealth`);
+  baseline and smoothed (:class:`~topicstreams.health.band.EngineHealth`);
 * ``page_parsed`` — the spider's parse outcome of that page (items, valid items, missing fields, a parse error)
-  joins its sample, and the window's **parser health** is judged (:mod:`topicstreams.health.parser`): its own
+  joins its sample, and the window's **parser health** is judged (:mod:`topicstreams.engines.parser_health`): its own
   score and reasons, a WARNING when its band falls, no action on the engine;
-* ``canary_checked`` — a canary query's answer (:mod:`topicstreams.canaries`): a wrong one adds the reason
+* ``canary_checked`` — a canary query's answer (:mod:`topicstreams.crawl.canaries`): a wrong one adds the reason
   ``canary mismatch`` (and a WARNING) until that canary answers right again.
 
 and writes:
 
-* the engine's :class:`~topicstreams.engine_state.EngineState`: ``degraded`` multiplies the pacing floor and the
+* the engine's :class:`~topicstreams.crawl.engine_state.EngineState`: ``degraded`` multiplies the pacing floor and the
   re-scrape interval by ``health.degrade_factor`` (a WARNING names the reasons) until a score is ``ok`` again;
   ``critical`` pauses the engine: it schedules no topic until a person runs ``scrapy health resume ENGINE``;
 * a person's attention (:mod:`topicstreams.alerts`): one alert per transition of the engine on this node —
@@ -22,7 +22,7 @@ and writes:
   ends) — handed to the process's notifier, which records and delivers them off the event loop; per node, the
   ``saturation`` verdict's changes and the ``network_down`` verdict's, sent by whichever process moves the shared
   state (``alert_states``) first;
-* **coverage** (:mod:`topicstreams.health.coverage`): when a stored window closes, of the articles the other engines
+* **coverage** (:mod:`topicstreams.health.coverage_model`): when a stored window closes, of the articles the other engines
   found for the topics the engine scraped in it (lagged by one re-scrape interval: the configured one times the
   slowdown, or the one the engine really keeps when longer — :meth:`HealthExtension.coverage_grace`), the share it
   found too, against its own baseline; a drop of ``health.coverage_drop`` in two judged windows in a row while the
@@ -72,15 +72,23 @@ from topicstreams import ENGINES
 from topicstreams.alerts import transitions
 from topicstreams.alerts.delivery import Notifier, notifier_for, options_from_settings
 from topicstreams.alerts.events import Alert
-from topicstreams.alerts.network import Held, NetworkWatch, network_watch_for
-from topicstreams.canaries import CANARY_MISMATCH, canaries_for
-from topicstreams.classify import PARSE_ERROR, ResponseClass, is_connection_level
-from topicstreams.consent import CONSENT
-from topicstreams.engine_state import COOLING, PAUSED, RUNNING, EngineState, state_for
+from topicstreams.alerts.network import NetworkWatch, network_watch_for
+from topicstreams.crawl.canaries import CANARY_MISMATCH, canaries_for
+from topicstreams.crawl.engine_state import EngineState, state_for
+from topicstreams.crawl.signals import (
+    CanaryChecked,
+    Classification,
+    PageParsed,
+    canary_checked,
+    page_parsed,
+    response_classified,
+)
+from topicstreams.engines.classify import PARSE_ERROR, ResponseClass, is_connection_level
+from topicstreams.engines.consent_walls import CONSENT
+from topicstreams.engines.states import COOLING, PAUSED, RUNNING
 from topicstreams.extensions.saturation_watch import SaturationWatch, watch_for
-from topicstreams.extensions.shared import engine_database_url, wall
-from topicstreams.health.cost import cost_drift, per_record
-from topicstreams.health.monitor import (
+from topicstreams.extensions.timing import engine_database_url, wall
+from topicstreams.health.band import (
     PAUSE,
     RECOVER,
     SLOW_DOWN,
@@ -90,20 +98,13 @@ from topicstreams.health.monitor import (
     History,
     ParserAssessment,
 )
-from topicstreams.health.coverage import Coverage, judge_coverage
+from topicstreams.health.cost import cost_drift, per_record
+from topicstreams.health.coverage_model import Coverage, judge_coverage
 from topicstreams.health.score import CRITICAL, DEGRADED, OK, Window
 from topicstreams.health.window import Sample, WindowStats
-from topicstreams.health_report import policy_from_settings
-from topicstreams.signals import (
-    CanaryChecked,
-    Classification,
-    PageParsed,
-    canary_checked,
-    page_parsed,
-    response_classified,
-)
+from topicstreams.reports.health_report import policy_from_settings
+from topicstreams.storage import coverage_counts as coverage_store
 from topicstreams.storage import database_for, utcnow
-from topicstreams.storage import coverage as coverage_store
 from topicstreams.storage import engine_status as store
 from topicstreams.storage.alert_states import transition as change_alert_state
 from topicstreams.storage.availability import availability_of
@@ -147,16 +148,28 @@ def baseline_history(db: Engine, engine_name: str, node: str, days: float, now: 
     recent day left out, summed (:func:`~topicstreams.storage.engine_status.baseline_totals`); the p95 is the
     median of those windows' p95s."""
     totals = store.baseline_totals(db, engine_name, node, days, now)
-    return History(Window(totals.requests, totals.hard_blocks, totals.challenges, totals.soft_blocks,
-                          totals.p95_latency_ms),
-                   per_record(totals.requests, totals.bytes, totals.browser_seconds, totals.valid_items))
+    return History(
+        Window(totals.requests, totals.hard_blocks, totals.challenges, totals.soft_blocks, totals.p95_latency_ms),
+        per_record(totals.requests, totals.bytes, totals.browser_seconds, totals.valid_items),
+    )
 
 
 class HealthExtension:
-    def __init__(self, crawler: Crawler, settings: HealthSettings, database_url: str, node: str,
-                 notifier: Notifier | None = None, saturation: SaturationWatch | None = None,
-                 canary_queries: tuple[str, ...] = (), *, repeat: float = 0.0, coverage_drop: float = 0.2,
-                 grace: float = 60.0, network: NetworkWatch | None = None) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: HealthSettings,
+        database_url: str,
+        node: str,
+        notifier: Notifier | None = None,
+        saturation: SaturationWatch | None = None,
+        canary_queries: tuple[str, ...] = (),
+        *,
+        repeat: float = 0.0,
+        coverage_drop: float = 0.2,
+        grace: float = 60.0,
+        network: NetworkWatch | None = None,
+    ) -> None:
         self.crawler = crawler
         self.engine = crawler.spidercls.name
         self.settings = settings
@@ -215,20 +228,34 @@ class HealthExtension:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HealthExtension:
         settings = crawler.settings
-        database_url = engine_database_url(crawler, switch="TOPICSTREAMS_HEALTH_ENABLED", purpose="health",
-                                           keeps="the engine status")
+        database_url = engine_database_url(
+            crawler, switch="TOPICSTREAMS_HEALTH_ENABLED", purpose="health", keeps="the engine status"
+        )
         node = settings.get("TOPICSTREAMS_NODE_ID")
-        saturation = watch_for(database_url, node, policy_from_settings(
-            settings.getdict("TOPICSTREAMS_SATURATION"), settings.getdict("TOPICSTREAMS_PACING"), ENGINES), TICK)
+        saturation = watch_for(
+            database_url,
+            node,
+            policy_from_settings(
+                settings.getdict("TOPICSTREAMS_SATURATION"), settings.getdict("TOPICSTREAMS_PACING"), ENGINES
+            ),
+            TICK,
+        )
         canaries = canaries_for(settings.getdict("TOPICSTREAMS_CANARIES"), crawler.spidercls.name)
         alerting = settings.getdict("TOPICSTREAMS_ALERTING")
         health = settings.getdict("TOPICSTREAMS_HEALTH")
-        extension = cls(crawler, HealthSettings.from_config(health), database_url, node,
-                        notifier_for(database_url, alerting, node, **options_from_settings(settings)), saturation,
-                        tuple(canary.query for canary in canaries), repeat=float(alerting.get("repeat") or 0),
-                        coverage_drop=float(health.get("coverage_drop", 0.2)),
-                        grace=settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL", 60.0),
-                        network=network_watch_for(database_url, node))
+        extension = cls(
+            crawler,
+            HealthSettings.from_config(health),
+            database_url,
+            node,
+            notifier_for(database_url, alerting, node, **options_from_settings(settings)),
+            saturation,
+            tuple(canary.query for canary in canaries),
+            repeat=float(alerting.get("repeat") or 0),
+            coverage_drop=float(health.get("coverage_drop", 0.2)),
+            grace=settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL", 60.0),
+            network=network_watch_for(database_url, node),
+        )
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(extension.response_classified, signal=response_classified)
@@ -262,8 +289,11 @@ class HealthExtension:
                 self.score(held.sample, bucket=False)
         self.store_bucket(time.time())
         if self.outbox is not None and not await asyncio.to_thread(self.outbox.flush):
-            logger.warning("[%s] the database did not take the latest status and health rows before the end: "
-                           "%d write(s) not kept", self.engine, self.outbox.pending())
+            logger.warning(
+                "[%s] the database did not take the latest status and health rows before the end: %d write(s) not kept",
+                self.engine,
+                self.outbox.pending(),
+            )
         if self.notifier is not None:
             await asyncio.to_thread(self.notifier.flush, CLOSE_DELIVERY_SECONDS)
 
@@ -293,15 +323,23 @@ class HealthExtension:
             self.trouble = ("paused", self.paused_at)
             self.reminded_at = utcnow()  # a restart is no reminder: the next one comes at its period from the pause
             self.state.pace_multiplier = max(1.0, row.pace_multiplier or self.settings.degrade_factor)
-            logger.warning("[%s] paused since %s (%s): it schedules no topic until a person runs "
-                           "`scrapy health resume %s`", self.engine, f"{row.paused_at:%Y-%m-%d %H:%M:%S}Z"
-                           if row.paused_at else "earlier", ", ".join(row.reasons) or "no reasons kept", self.engine)
+            logger.warning(
+                "[%s] paused since %s (%s): it schedules no topic until a person runs `scrapy health resume %s`",
+                self.engine,
+                f"{row.paused_at:%Y-%m-%d %H:%M:%S}Z" if row.paused_at else "earlier",
+                ", ".join(row.reasons) or "no reasons kept",
+                self.engine,
+            )
         elif row.pace_multiplier and row.pace_multiplier > 1:
             self.health.in_force = DEGRADED
             self.state.pace_multiplier = row.pace_multiplier
             self.trouble = ("degraded", row.updated_at)
-            logger.warning("[%s] slowed down when last seen: the pacing floor and re-scrape interval stay × %g "
-                           "until its score is ok again", self.engine, row.pace_multiplier)
+            logger.warning(
+                "[%s] slowed down when last seen: the pacing floor and re-scrape interval stay × %g "
+                "until its score is ok again",
+                self.engine,
+                row.pace_multiplier,
+            )
 
     def tick(self) -> None:
         now = time.time()
@@ -320,13 +358,16 @@ class HealthExtension:
             if self.network is not None:  # the node's engines that other processes run count for its network too
                 self.network.other_processes(
                     (row.engine, row.connection_failures_since.timestamp() if row.connection_failures_since else None)
-                    for row in self.saturation.rows if not row.stale_at(wall(now)))
+                    for row in self.saturation.rows
+                    if not row.stale_at(wall(now))
+                )
         self.settle_held(now)
 
     def refresh_baseline(self, now: float) -> None:
         self.baseline_read_at = now
-        history = self.read("the baseline", baseline_history, self.engine, self.node, self.settings.baseline_days,
-                            wall(now))
+        history = self.read(
+            "the baseline", baseline_history, self.engine, self.node, self.settings.baseline_days, wall(now)
+        )
         if history is None:  # keep the baseline in force; look again soon
             self.baseline_read_at = now - BASELINE_REFRESH + BASELINE_RETRY
             return
@@ -344,10 +385,12 @@ class HealthExtension:
         self.health.resume(at)
         self.state.paused = False
         self.state.pace_multiplier = self.settings.degrade_factor
-        logger.warning("[%s] resumed by a person: judged afresh from now, at the slowed pace (× %g) until its "
-                       "score is ok", self.engine, self.settings.degrade_factor)
-        self.alert(transitions.resumed(self.engine, self.node, self.paused_at, wall(at),
-                                       self.settings.degrade_factor))
+        logger.warning(
+            "[%s] resumed by a person: judged afresh from now, at the slowed pace (× %g) until its score is ok",
+            self.engine,
+            self.settings.degrade_factor,
+        )
+        self.alert(transitions.resumed(self.engine, self.node, self.paused_at, wall(at), self.settings.degrade_factor))
         self.paused_at = self.reminded_at = None
         self.save_status()
 
@@ -357,19 +400,31 @@ class HealthExtension:
             return
         self.reminded_at = now
         row_reasons = list(self.health_reasons or ())
-        self.alert(transitions.paused(self.engine, self.node, self.paused_score, row_reasons, self.paused_at, now,
-                                      reminder=True))
+        self.alert(
+            transitions.paused(
+                self.engine, self.node, self.paused_score, row_reasons, self.paused_at, now, reminder=True
+            )
+        )
 
     # ---- what the crawl reports -----------------------------------------------------------------------
     def response_classified(self, classification: Classification) -> None:
-        sample = Sample(at=classification.at.timestamp(), cls=classification.cls, latency=classification.latency,
-                        bytes=classification.bytes, result_page=is_result_page(classification),
-                        consent=classification.reason == CONSENT)
+        sample = Sample(
+            at=classification.at.timestamp(),
+            cls=classification.cls,
+            latency=classification.latency,
+            bytes=classification.bytes,
+            result_page=is_result_page(classification),
+            consent=classification.reason == CONSENT,
+        )
         self.awaiting[id(classification)] = (classification, sample)
         while len(self.awaiting) > AWAITING_PARSE:
             del self.awaiting[next(iter(self.awaiting))]
-        if (classification.cls is ResponseClass.OK and classification.topic and not classification.canary
-                and not classification.probe):
+        if (
+            classification.cls is ResponseClass.OK
+            and classification.topic
+            and not classification.canary
+            and not classification.probe
+        ):
             self.bucket_topics.add(classification.topic)
             if classification.page_type == "first":
                 last = self.scraped_at.get(classification.topic)
@@ -409,8 +464,11 @@ class HealthExtension:
             in_bucket = self.bucket_start is None or held.at >= self.bucket_start
             self.score(held.sample, bucket=in_bucket)
         if dropped:
-            logger.info("[%s] %d connection failure(s) left out of the score: the node's network is down",
-                        self.engine, len(dropped))
+            logger.info(
+                "[%s] %d connection failure(s) left out of the score: the node's network is down",
+                self.engine,
+                len(dropped),
+            )
         self.announce_network(now)
 
     def page_parsed(self, outcome: PageParsed) -> None:
@@ -440,28 +498,43 @@ class HealthExtension:
         if parser.band == OK:
             logger.info("[%s] parser health %s (ok): the results are read in full again", self.engine, parser.score)
         else:
-            logger.warning("[%s] parser health %s (%s): %s; the engine's result markup has probably changed and "
-                           "its parser needs a fix (not a block: the pace stays as it is)", self.engine,
-                           parser.score, parser.band, ", ".join(parser.reasons) or "no single signal")
+            logger.warning(
+                "[%s] parser health %s (%s): %s; the engine's result markup has probably changed and "
+                "its parser needs a fix (not a block: the pace stays as it is)",
+                self.engine,
+                parser.score,
+                parser.band,
+                ", ".join(parser.reasons) or "no single signal",
+            )
 
     def canary_checked(self, check: CanaryChecked) -> None:
         was_wrong = check.query in self.mismatches
-        self.last_canary = {"query": check.query, "at": check.at.isoformat(), "matched": check.matched,
-                            "results": check.results, "problem": check.problem}
+        self.last_canary = {
+            "query": check.query,
+            "at": check.at.isoformat(),
+            "matched": check.matched,
+            "results": check.results,
+            "problem": check.problem,
+        }
         if check.matched:
             self.mismatches.discard(check.query)
             if was_wrong:
-                logger.info("[%s] canary %r answers right again (%d results)", self.engine, check.query,
-                            check.results)
+                logger.info("[%s] canary %r answers right again (%d results)", self.engine, check.query, check.results)
                 if not self.mismatches:
-                    self.alert(transitions.canary_mismatch(self.engine, self.node, check.query, None, check.at,
-                                                           ended=True))
+                    self.alert(
+                        transitions.canary_mismatch(self.engine, self.node, check.query, None, check.at, ended=True)
+                    )
         else:
             if not self.mismatches:
                 self.alert(transitions.canary_mismatch(self.engine, self.node, check.query, check.problem, check.at))
             self.mismatches.add(check.query)
-            logger.warning("[%s] %s: canary %r: %s; the page looked normal, but it is not what a real visitor "
-                           "would see", self.engine, CANARY_MISMATCH, check.query, check.problem)
+            logger.warning(
+                "[%s] %s: canary %r: %s; the page looked normal, but it is not what a real visitor would see",
+                self.engine,
+                CANARY_MISMATCH,
+                check.query,
+                check.problem,
+            )
         self.save_status()
 
     # ---- the bands acting -----------------------------------------------------------------------------
@@ -470,13 +543,21 @@ class HealthExtension:
         now = utcnow()
         if assessment.action == SLOW_DOWN:
             self.state.pace_multiplier = self.settings.degrade_factor
-            logger.warning("[%s] health %s (degraded): %s; slowing down: the pacing floor and the re-scrape interval "
-                           "× %g until it recovers", self.engine, assessment.score, reasons,
-                           self.settings.degrade_factor)
+            logger.warning(
+                "[%s] health %s (degraded): %s; slowing down: the pacing floor and the re-scrape interval "
+                "× %g until it recovers",
+                self.engine,
+                assessment.score,
+                reasons,
+                self.settings.degrade_factor,
+            )
             if self.trouble is None:
                 self.trouble = ("degraded", now)
-            self.alert(transitions.degraded(self.engine, self.node, assessment.score, assessment.reasons,
-                                            self.settings.degrade_factor, now))
+            self.alert(
+                transitions.degraded(
+                    self.engine, self.node, assessment.score, assessment.reasons, self.settings.degrade_factor, now
+                )
+            )
         elif assessment.action == RECOVER:
             self.state.pace_multiplier = 1.0
             logger.info("[%s] health %s (ok): back to the normal pace", self.engine, assessment.score)
@@ -489,17 +570,22 @@ class HealthExtension:
     def pause(self, assessment: Assessment, reasons: str) -> None:
         self.state.paused = True
         self.state.pace_multiplier = max(self.state.pace_multiplier, self.settings.degrade_factor)
-        message = (f"[{self.engine}] health {assessment.score} (critical): {reasons}; engine paused on node "
-                   f"{self.node}: it schedules no topic until a person looks and runs "
-                   f"`scrapy health resume {self.engine}`")
+        message = (
+            f"[{self.engine}] health {assessment.score} (critical): {reasons}; engine paused on node "
+            f"{self.node}: it schedules no topic until a person looks and runs "
+            f"`scrapy health resume {self.engine}`"
+        )
         logger.critical(message)
         at = utcnow()
         self.paused_at, self.reminded_at = at, None
         self.paused_score, self.health_reasons = assessment.score, tuple(assessment.reasons)
         self.trouble = ("paused", at)
         engine, node, multiplier = self.engine, self.node, self.state.pace_multiplier
-        self.outbox.put(f"the pause of {engine} on {node}", lambda db: store.pause(
-            db, engine, node, at, pace_multiplier=multiplier), row=(engine, node))
+        self.outbox.put(
+            f"the pause of {engine} on {node}",
+            lambda db: store.pause(db, engine, node, at, pace_multiplier=multiplier),
+            row=(engine, node),
+        )
         self.alert(transitions.paused(engine, node, assessment.score, assessment.reasons, at, at))
 
     # ---- telling a person -----------------------------------------------------------------------------
@@ -522,8 +608,7 @@ class HealthExtension:
 
         self.outbox.put(f"the {alert.event} alert of node {self.node}", change)
 
-    def saturation_changed(self, begins: bool, cooling: tuple[str, ...], since: datetime | None,
-                           now: datetime) -> None:
+    def saturation_changed(self, begins: bool, cooling: tuple[str, ...], since: datetime | None, now: datetime) -> None:
         key = f"saturation:{self.node}"
         if begins:
             self.alert_once(key, ("ok",), "saturated", transitions.saturation(self.node, cooling, True, None, now))
@@ -540,16 +625,27 @@ class HealthExtension:
         key = f"network:{self.node}"
         if verdict.down:
             since = wall(verdict.since) if verdict.since is not None else wall(now)
-            logger.warning("node %s: every engine fails to connect (%s): the node's network, not the engines; "
-                           "these failures are left out of the scores", self.node,
-                           ", ".join(verdict.reasons) or "connection failures")
-            self.alert_once(key, ("ok",), "down", transitions.network_down(
-                self.node, verdict.engines, verdict.reasons, since, wall(now)))
+            logger.warning(
+                "node %s: every engine fails to connect (%s): the node's network, not the engines; "
+                "these failures are left out of the scores",
+                self.node,
+                ", ".join(verdict.reasons) or "connection failures",
+            )
+            self.alert_once(
+                key,
+                ("ok",),
+                "down",
+                transitions.network_down(self.node, verdict.engines, verdict.reasons, since, wall(now)),
+            )
         else:
             since = wall(announced.since) if announced.since is not None else None
             logger.info("node %s: the network is back, the engines answer again", self.node)
-            self.alert_once(key, ("down",), "ok", transitions.network_down(
-                self.node, announced.engines, (), since, wall(now), ended=True))
+            self.alert_once(
+                key,
+                ("down",),
+                "ok",
+                transitions.network_down(self.node, announced.engines, (), since, wall(now), ended=True),
+            )
 
     # ---- what it writes -------------------------------------------------------------------------------
     def publish(self, assessment: Assessment) -> None:
@@ -566,18 +662,22 @@ class HealthExtension:
         page is parsed: the items are known only then)."""
         for name, value in window.counts().items():
             if value is not None:
-                self.crawler.stats.set_value(f"topicstreams/{self.engine}/window/{name}",
-                                             round(value, 3) if isinstance(value, float) else value)
+                self.crawler.stats.set_value(
+                    f"topicstreams/{self.engine}/window/{name}", round(value, 3) if isinstance(value, float) else value
+                )
 
     def save_status(self, assessment: Assessment | None = None, stats: WindowStats | None = None) -> None:
         """Write the engine's row: its state now, the canary mismatches, the parser health, the latest assessment
         when there is one, and the cost of the window ``stats`` (the assessment's by default)."""
-        values: dict[str, Any] = {"pace_multiplier": self.state.pace_multiplier,
-                                  "canary_mismatches": sorted(self.mismatches)}
+        values: dict[str, Any] = {
+            "pace_multiplier": self.state.pace_multiplier,
+            "canary_mismatches": sorted(self.mismatches),
+        }
         if self.network is not None:
             failing = self.network.engines.get(self.engine)
-            values["connection_failures_since"] = (wall(failing.failing_since) if failing is not None
-                                                   and failing.failing_since is not None else None)
+            values["connection_failures_since"] = (
+                wall(failing.failing_since) if failing is not None and failing.failing_since is not None else None
+            )
         if self.coverage is not None:
             values["coverage"] = {**self.coverage.as_json(), "low": self.coverage_low}
         if self.last_canary is not None:
@@ -591,9 +691,15 @@ class HealthExtension:
             state = RUNNING
             values["cooling_until"] = None
         if assessment is not None:
-            values.update(score=assessment.score, raw_score=assessment.raw, band=assessment.band,
-                          reasons=assessment.reasons, p50_ms=assessment.stats.p50_latency_ms,
-                          p95_ms=assessment.stats.p95_latency_ms, window_counts=assessment.stats.counts())
+            values.update(
+                score=assessment.score,
+                raw_score=assessment.raw,
+                band=assessment.band,
+                reasons=assessment.reasons,
+                p50_ms=assessment.stats.p50_latency_ms,
+                p95_ms=assessment.stats.p95_latency_ms,
+                window_counts=assessment.stats.counts(),
+            )
             stats = stats or assessment.stats
         if self.parser is not None:
             values.update(parser_score=self.parser.score, parser_reasons=self.parser.reasons)
@@ -627,10 +733,19 @@ class HealthExtension:
 
             def save(db: Engine) -> None:
                 # The coverage of the window is read here, off the event loop, just before its row is written.
-                expected, found = (coverage_store.window_counts(db, engine, topics, wall(start), wall(end), grace)
-                                   if topics else (0, 0))
-                store.save_window(db, engine, node, wall(start), wall(end),
-                                  {**counts, "coverage_expected": expected, "coverage_found": found})
+                expected, found = (
+                    coverage_store.window_counts(db, engine, topics, wall(start), wall(end), grace)
+                    if topics
+                    else (0, 0)
+                )
+                store.save_window(
+                    db,
+                    engine,
+                    node,
+                    wall(start),
+                    wall(end),
+                    {**counts, "coverage_expected": expected, "coverage_found": found},
+                )
                 if topics and loop is not None and not loop.is_closed():
                     loop.call_soon_threadsafe(self.judge_coverage, expected, found)
 
@@ -648,8 +763,14 @@ class HealthExtension:
         """The stored window's coverage against the engine's own baseline: reason ``coverage`` and one alert when it
         drops by ``health.coverage_drop`` or more while the pages parse fine, one more when it is back."""
         if self.coverage_baseline is None or time.time() - self.coverage_read_at >= BASELINE_REFRESH:
-            baseline = self.read("the coverage baseline", coverage_store.baseline_counts, self.engine, self.node,
-                                 self.settings.baseline_days, utcnow())
+            baseline = self.read(
+                "the coverage baseline",
+                coverage_store.baseline_counts,
+                self.engine,
+                self.node,
+                self.settings.baseline_days,
+                utcnow(),
+            )
             if baseline is not None:
                 self.coverage_baseline, self.coverage_read_at = baseline, time.time()
         base_expected, base_found = self.coverage_baseline or (0, 0)
@@ -667,9 +788,16 @@ class HealthExtension:
             self.coverage_low = low
             now = utcnow()
             if low:
-                logger.warning("[%s] coverage %.0f%% of what the other engines found, against its normal %.0f%%, "
-                               "while its pages parse fine: it may be serving stale or filtered results",
-                               self.engine, 100 * coverage.window, 100 * (coverage.baseline or 0))
-            self.alert(transitions.coverage_drop(self.engine, self.node, coverage.window, coverage.baseline, now,
-                                                 ended=not low))
+                logger.warning(
+                    "[%s] coverage %.0f%% of what the other engines found, against its normal %.0f%%, "
+                    "while its pages parse fine: it may be serving stale or filtered results",
+                    self.engine,
+                    100 * coverage.window,
+                    100 * (coverage.baseline or 0),
+                )
+            self.alert(
+                transitions.coverage_drop(
+                    self.engine, self.node, coverage.window, coverage.baseline, now, ended=not low
+                )
+            )
         self.save_status()

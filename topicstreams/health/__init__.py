@@ -5,7 +5,7 @@ saturation (:mod:`.saturation`).
 
 Nothing here reads a database or a configuration file, nor knows Scrapy: the extension that feeds the model a
 crawl's responses is :mod:`topicstreams.extensions.watch`, the report built from the stored rows is
-:mod:`topicstreams.health_report`.
+:mod:`topicstreams.reports.health_report`.
 """
 
 from topicstreams.health.score import DEFAULT_WEIGHTS, Window, band_of, health_score

@@ -12,7 +12,7 @@ so the row of a process that died is not taken for a cooling engine.
 
 :func:`judge_saturation` judges a node from its rows at a given time; the crawl's watch of a node, which logs the
 verdict's changes, is :mod:`topicstreams.extensions.saturation_watch`, and ``scrapy health`` shows each node's
-verdict (:mod:`topicstreams.health_report`).
+verdict (:mod:`topicstreams.reports.health_report`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from topicstreams.engine_state import COOLING
+from topicstreams.engines.states import COOLING
 
 FRESH_SLACK = 60.0
 """Seconds a status row stays fresh beyond two pace floors."""
@@ -72,8 +72,13 @@ class Saturation:
 
 def judge_saturation(rows: Iterable[StatusRow], now: datetime, policy: SaturationPolicy) -> Saturation:
     """The saturation of one node from its status rows at ``now``."""
-    cooling = sorted({row.engine for row in rows
-                      if row.engine not in policy.canary_engines
-                      and now - row.updated_at <= policy.freshness(row)
-                      and row.state_at(now) == COOLING})
+    cooling = sorted(
+        {
+            row.engine
+            for row in rows
+            if row.engine not in policy.canary_engines
+            and now - row.updated_at <= policy.freshness(row)
+            and row.state_at(now) == COOLING
+        }
+    )
     return Saturation(len(cooling) >= policy.robust_threshold, tuple(cooling))

@@ -65,20 +65,24 @@ def badness(current: Window, baseline: Window) -> dict[str, float]:
     }
 
 
-def health_score(current: Window, baseline: Window, weights: Mapping[str, float] = DEFAULT_WEIGHTS,
-                 min_requests: int = 50) -> tuple[int | None, list[str]]:
+def health_score(
+    current: Window, baseline: Window, weights: Mapping[str, float] = DEFAULT_WEIGHTS, min_requests: int = 50
+) -> tuple[int | None, list[str]]:
     """The score of ``current`` against ``baseline`` (0–100, or None below ``min_requests``) and its reasons."""
     if current.requests < min_requests:
         return None, [NOT_ENOUGH]
     unknown = set(weights) - set(DEFAULT_WEIGHTS)
     if unknown:
-        raise ValueError(f"unknown health signal(s) {', '.join(sorted(unknown))}: "
-                         f"expected {', '.join(DEFAULT_WEIGHTS)}")
+        raise ValueError(
+            f"unknown health signal(s) {', '.join(sorted(unknown))}: expected {', '.join(DEFAULT_WEIGHTS)}"
+        )
     bad = badness(current, baseline)
     penalties = {name: weights[name] * bad[name] for name in weights}
     order = list(weights)
-    reasons = sorted((name for name, penalty in penalties.items() if penalty >= 1),
-                     key=lambda name: (-penalties[name], order.index(name)))
+    reasons = sorted(
+        (name for name, penalty in penalties.items() if penalty >= 1),
+        key=lambda name: (-penalties[name], order.index(name)),
+    )
     return round(100 - sum(penalties.values())), reasons
 
 

@@ -13,9 +13,9 @@ from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from topicstreams.classify import ResponseClass
+from topicstreams.engines.classify import ResponseClass
+from topicstreams.engines.parser_health import parser_score
 from topicstreams.health.cost import per_record
-from topicstreams.health.parser import parser_score
 from topicstreams.health.score import Window
 
 
@@ -75,7 +75,7 @@ class WindowStats:
 
     @classmethod
     def of(cls, samples: Iterable[Sample]) -> WindowStats:
-        counts = {klass: 0 for klass in ResponseClass}
+        counts = dict.fromkeys(ResponseClass, 0)
         items = valid = parse_errors = size = result_pages = yielding = walls = 0
         missing: Counter[str] = Counter()
         latencies: list[float] = []
@@ -94,17 +94,30 @@ class WindowStats:
                 latencies.append(sample.latency * 1000)
         latencies.sort()
         return cls(
-            requests=sum(counts.values()), ok=counts[ResponseClass.OK], hard_blocks=counts[ResponseClass.HARD_BLOCK],
-            challenges=counts[ResponseClass.CHALLENGE], soft_blocks=counts[ResponseClass.SOFT_BLOCK],
-            errors=counts[ResponseClass.ERROR], items=items, valid_items=valid, parse_errors=parse_errors,
-            bytes=size, browser_seconds=sum(latencies) / 1000, p50_latency_ms=percentile(latencies, 0.50),
-            p95_latency_ms=percentile(latencies, 0.95), result_pages=result_pages, yielding_pages=yielding,
-            missing_fields={name: count for name, count in missing.items() if count}, consent_walls=walls)
+            requests=sum(counts.values()),
+            ok=counts[ResponseClass.OK],
+            hard_blocks=counts[ResponseClass.HARD_BLOCK],
+            challenges=counts[ResponseClass.CHALLENGE],
+            soft_blocks=counts[ResponseClass.SOFT_BLOCK],
+            errors=counts[ResponseClass.ERROR],
+            items=items,
+            valid_items=valid,
+            parse_errors=parse_errors,
+            bytes=size,
+            browser_seconds=sum(latencies) / 1000,
+            p50_latency_ms=percentile(latencies, 0.50),
+            p95_latency_ms=percentile(latencies, 0.95),
+            result_pages=result_pages,
+            yielding_pages=yielding,
+            missing_fields={name: count for name, count in missing.items() if count},
+            consent_walls=walls,
+        )
 
     def parser(self) -> tuple[int | None, list[str]]:
-        """The window's parser score and reasons (:func:`topicstreams.health.parser.parser_score`)."""
-        return parser_score(self.result_pages, self.yielding_pages, self.parse_errors, self.items, self.valid_items,
-                            self.missing_fields)
+        """The window's parser score and reasons (:func:`topicstreams.engines.parser_health.parser_score`)."""
+        return parser_score(
+            self.result_pages, self.yielding_pages, self.parse_errors, self.items, self.valid_items, self.missing_fields
+        )
 
     def cost(self) -> dict[str, float] | None:
         """What one valid record cost in the window (:func:`topicstreams.health.cost.per_record`)."""

@@ -1,7 +1,7 @@
 """The downloader middlewares of the engine spiders: pacing (floor, jitter, bench, probe) and blocks (classify).
 
 They act on an engine's results-page requests only (``topicstreams_engine`` in their meta, see
-:mod:`topicstreams.meta`); a page's own assets are the browser's business.
+:mod:`topicstreams.crawl.meta`); a page's own assets are the browser's business.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from scrapy import Request
 from scrapy.crawler import Crawler
 
-from topicstreams import meta as keys
-from topicstreams.engine_state import EngineState, state_for
+from topicstreams.crawl import meta as keys
+from topicstreams.crawl.engine_state import EngineState, state_for
 
 
 def is_engine_request(request: Request) -> bool:

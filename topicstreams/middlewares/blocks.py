@@ -8,13 +8,13 @@ an engine spider (``topicstreams_engine`` in its meta):
   ``topicstreams/<engine>/layout_fallbacks``), then judged by size: an otherwise ok 200 page below
   ``scraper.soft_block.min_size_ratio`` × the engine's running median size of pages with results, for its
   page type (a topic's first page or a later one), is a soft block; a failure (reset, refusal, timeout, …) by
-  :func:`~topicstreams.classify.classify_failure`;
-* the class goes to :class:`~topicstreams.engine_state.EngineState`, which benches the engine for a
+  :func:`~topicstreams.engines.classify.classify_failure`;
+* the class goes to :class:`~topicstreams.crawl.engine_state.EngineState`, which benches the engine for a
   challenge, hard block or soft block (a longer ``Retry-After`` wins) and resets it on success;
 * the counts go to the stats (``topicstreams/<engine>/<class>``, ``cooldowns``), and a
-  :class:`~topicstreams.signals.Classification` goes out as the ``response_classified`` signal;
+  :class:`~topicstreams.crawl.signals.Classification` goes out as the ``response_classified`` signal;
 * the reading and the classification ride on in ``request.meta`` (``topicstreams_reading``,
-  ``topicstreams_classification``: plain data, see :mod:`topicstreams.meta`) for the spider's callback, so each
+  ``topicstreams_classification``: plain data, see :mod:`topicstreams.crawl.meta`) for the spider's callback, so each
   page is read once and its parse outcome joins its classification.
 """
 
@@ -30,8 +30,9 @@ from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
-from topicstreams import meta as keys
-from topicstreams.classify import (
+from topicstreams.crawl import meta as keys
+from topicstreams.crawl.signals import Classification, response_classified
+from topicstreams.engines.classify import (
     STAT_KEYS,
     ResponseClass,
     RunningMedian,
@@ -41,7 +42,6 @@ from topicstreams.classify import (
 )
 from topicstreams.engines.reader import Page, PageReader, Reading, reader_from_settings
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
-from topicstreams.signals import Classification, response_classified
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +90,9 @@ class BlocksMiddleware(EngineMiddleware):
         if not is_engine_request(request):
             return response
         page = request.meta.get(keys.PAGE) or 0
-        reading = self.reader.read(Page(response.url, response.status, response.text,
-                                        response.headers.to_unicode_dict(), page))
+        reading = self.reader.read(
+            Page(response.url, response.status, response.text, response.headers.to_unicode_dict(), page)
+        )
         if reading.fallback:
             self.fell_back(response.url, len(reading.results))
         size = len(response.body)
@@ -104,15 +105,27 @@ class BlocksMiddleware(EngineMiddleware):
                 reading = replace(reading, verdict=verdict)
         request.meta[keys.READING] = reading
         retry_after = retry_after_seconds(response.headers.get("Retry-After", b"").decode("latin-1"))
-        self._take(request, reading.verdict, url=response.url, status=response.status, size=size,
-                   items=len(reading.results), retry_after=retry_after)
+        self._take(
+            request,
+            reading.verdict,
+            url=response.url,
+            status=response.status,
+            size=size,
+            items=len(reading.results),
+            retry_after=retry_after,
+        )
         return response
 
     def fell_back(self, url: str, found: int) -> None:
         self.stat("layout_fallbacks")
         log = logger.debug if self.fallback_warned else logger.warning
-        log("no known %s layout matched %s: the structural fallback found %d results; the engine's page has "
-            "probably changed, update its layouts", self.state.engine, url, found)
+        log(
+            "no known %s layout matched %s: the structural fallback found %d results; the engine's page has "
+            "probably changed, update its layouts",
+            self.state.engine,
+            url,
+            found,
+        )
         self.fallback_warned = True
 
     def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
@@ -122,8 +135,17 @@ class BlocksMiddleware(EngineMiddleware):
         request.meta[keys.READING] = Reading(verdict)
         self._take(request, verdict, url=request.url, status=None, size=0, items=0, retry_after=None)
 
-    def _take(self, request: Request, verdict: Verdict, *, url: str, status: int | None, size: int, items: int,
-              retry_after: float | None) -> None:
+    def _take(
+        self,
+        request: Request,
+        verdict: Verdict,
+        *,
+        url: str,
+        status: int | None,
+        size: int,
+        items: int,
+        retry_after: float | None,
+    ) -> None:
         state = self.state
         meta = request.meta
         probe = bool(meta.get(keys.PROBE))
@@ -136,15 +158,32 @@ class BlocksMiddleware(EngineMiddleware):
             logger.warning("[%s] %s for topic %r (%s): %s", state.engine, verdict.cls, topic, url, verdict.reason)
         if bench is not None:
             self.stat("cooldowns")
-            logger.warning("[%s] cooling down for %g s (%d in a row%s): nothing goes to it until then, then one probe",
-                           state.engine, round(bench, 3), state.failures,
-                           f", Retry-After {retry_after:g} s" if retry_after is not None else "")
+            logger.warning(
+                "[%s] cooling down for %g s (%d in a row%s): nothing goes to it until then, then one probe",
+                state.engine,
+                round(bench, 3),
+                state.failures,
+                f", Retry-After {retry_after:g} s" if retry_after is not None else "",
+            )
         elif probe and verdict.cls is ResponseClass.OK:
             logger.info("[%s] the probe came back ok: cooldown reset, back to the normal pace", state.engine)
         page = meta.get(keys.PAGE)
         classification = Classification(
-            engine=state.engine, topic=topic, page=page, page_type=page_type(page), url=url, status=status,
-            cls=verdict.cls, reason=verdict.reason, latency=latency, bytes=size, items=items, probe=probe,
-            bench=bench, at=datetime.now(UTC), canary=bool(meta.get(keys.CANARY)))
+            engine=state.engine,
+            topic=topic,
+            page=page,
+            page_type=page_type(page),
+            url=url,
+            status=status,
+            cls=verdict.cls,
+            reason=verdict.reason,
+            latency=latency,
+            bytes=size,
+            items=items,
+            probe=probe,
+            bench=bench,
+            at=datetime.now(UTC),
+            canary=bool(meta.get(keys.CANARY)),
+        )
         meta[keys.CLASSIFICATION] = classification
         self.crawler.signals.send_catch_log(signal=response_classified, classification=classification)

@@ -12,7 +12,7 @@ request go at a time:
 
 Neither wait can last forever: a request let go that never leaves the browser nor ends (lost by the browser,
 or held by a middleware after this one), or a probe whose outcome never comes, is waited for at most the
-response budget (:func:`~topicstreams.response_deadline.response_budget`: the navigation timeout plus
+response budget (:func:`~topicstreams.crawl.deadline.response_budget`: the navigation timeout plus
 ``TOPICSTREAMS_RESPONSE_MARGIN``) after it was let go, the same budget the spider gives it; then the next request
 goes (and, for a probe, is the probe).
 
@@ -37,9 +37,9 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
-from topicstreams import meta as keys
+from topicstreams.crawl import meta as keys
+from topicstreams.crawl.deadline import response_budget
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
-from topicstreams.response_deadline import response_budget
 
 logger = logging.getLogger(__name__)
 
@@ -108,15 +108,21 @@ class PacingMiddleware(EngineMiddleware):
         try:
             await asyncio.wait_for(asyncio.shield(self._sending), max(0.0, remaining))
         except TimeoutError:
-            logger.debug("[%s] the request let go last neither left the browser nor ended within %g s: the next "
-                         "one goes", self.state.engine, self.budget)
+            logger.debug(
+                "[%s] the request let go last neither left the browser nor ended within %g s: the next one goes",
+                self.state.engine,
+                self.budget,
+            )
             self._release()
 
     def _forget_lost_probe(self) -> None:
         """A probe out for longer than the budget is lost: its outcome will not come, the next request probes."""
         if self._probe_since is not None and time.monotonic() - self._probe_since >= self.budget:
-            logger.info("[%s] the probe's request never came back within %g s: the next request is the probe",
-                        self.state.engine, self.budget)
+            logger.info(
+                "[%s] the probe's request never came back within %g s: the next request is the probe",
+                self.state.engine,
+                self.budget,
+            )
             self._probe_since = None
             self.state.forget_probe()
 

@@ -1,4 +1,4 @@
-"""The normalize pipeline: each item's URL normalized (:mod:`topicstreams.urls`), its ``news_id`` set, its text
+"""The normalize pipeline: each item's URL normalized (:mod:`topicstreams.engines.news_urls`), its ``news_id`` set, its text
 cleaned."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
 
-from topicstreams.urls import engine_hosts, news_id, normalize_url
+from topicstreams.engines.news_urls import engine_hosts, news_id, normalize_url
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 MEANINGLESS_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 """Characters scraped text may carry that mean nothing to a reader and that a store may refuse."""
+
 
 class NormalizePipeline:
     """Normalizes each item's URL, sets its ``news_id`` and cleans its text fields: surrounding white space, and

@@ -19,8 +19,8 @@ Stats, per engine: ``topicstreams/<engine>/items_stored`` (items committed to th
 ``new_events`` (feed events added), ``new_news`` (articles added), ``items_invalid`` (items not storable, never
 handed over); and the writer's ``topicstreams/store/buffered``, ``journaled``, ``replayed``, ``rejected``.
 
-Signal: after a write added feed events, :data:`topicstreams.signals.events_stored` (an
-:class:`~topicstreams.signals.EventsStored`), sent on the crawl's event loop (the write ends in the writer's
+Signal: after a write added feed events, :data:`topicstreams.crawl.signals.events_stored` (an
+:class:`~topicstreams.crawl.signals.EventsStored`), sent on the crawl's event loop (the write ends in the writer's
 thread). The pipeline only announces; whoever listens (the as-it-happens digests) reads what it needs. The events of
 the writes that close the crawl are announced before ``close_spider`` returns, so before ``spider_closed``.
 """
@@ -38,7 +38,7 @@ from scrapy.signalmanager import SignalManager
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.asyncio import create_looping_call
 
-from topicstreams.signals import EventsStored, events_stored
+from topicstreams.crawl.signals import EventsStored, events_stored
 from topicstreams.storage.availability import availability_of
 from topicstreams.storage.db import database_for, utcnow
 from topicstreams.storage.durable import Backoff, DurableWriter
@@ -51,17 +51,32 @@ STORED_FIELDS = ("news_id", "url", "title", "source", "snippet", "published_at",
 
 
 class StorePipeline:
-    def __init__(self, url: str, stats: StatsCollector, batch_size: int, flush_seconds: float, *,
-                 journal_dir: str, name: str, buffer_items: int, backoff: Backoff, close_timeout: float,
-                 signals: SignalManager | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        stats: StatsCollector,
+        batch_size: int,
+        flush_seconds: float,
+        *,
+        journal_dir: str,
+        name: str,
+        buffer_items: int,
+        backoff: Backoff,
+        close_timeout: float,
+        signals: SignalManager | None = None,
+    ) -> None:
         if batch_size < 1:
             raise ValueError(f"TOPICSTREAMS_STORE_BATCH_SIZE must be at least 1, not {batch_size}")
         if buffer_items < batch_size:
-            raise ValueError(f"TOPICSTREAMS_STORE_BUFFER_ITEMS ({buffer_items}) must hold at least one batch "
-                             f"(TOPICSTREAMS_STORE_BATCH_SIZE, {batch_size})")
+            raise ValueError(
+                f"TOPICSTREAMS_STORE_BUFFER_ITEMS ({buffer_items}) must hold at least one batch "
+                f"(TOPICSTREAMS_STORE_BATCH_SIZE, {batch_size})"
+            )
         if not journal_dir:
-            raise ValueError("TOPICSTREAMS_JOURNAL_DIR is empty: name the folder of the store's journal (the "
-                             "add-on sets it to browser.profile_dir/<node>/journal)")
+            raise ValueError(
+                "TOPICSTREAMS_JOURNAL_DIR is empty: name the folder of the store's journal (the "
+                "add-on sets it to browser.profile_dir/<node>/journal)"
+            )
         self.url = url
         self.stats = stats
         self.batch_size = batch_size
@@ -75,7 +90,7 @@ class StorePipeline:
         self._buffer: list[dict[str, Any]] = []
         self._looping_call: Any = None
         self.signals = signals
-        """Where :data:`~topicstreams.signals.events_stored` goes (None: nowhere)."""
+        """Where :data:`~topicstreams.crawl.signals.events_stored` goes (None: nowhere)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         """The crawl's event loop, which the signal is sent on (None: the pipeline driven by hand)."""
 
@@ -94,8 +109,9 @@ class StorePipeline:
             journal_dir=(settings.get("TOPICSTREAMS_JOURNAL_DIR") or "").strip(),
             name=crawler.spidercls.name,
             buffer_items=settings.getint("TOPICSTREAMS_STORE_BUFFER_ITEMS"),
-            backoff=Backoff(settings.getfloat("TOPICSTREAMS_STORE_RETRY_INITIAL"),
-                            settings.getfloat("TOPICSTREAMS_STORE_RETRY_MAX")),
+            backoff=Backoff(
+                settings.getfloat("TOPICSTREAMS_STORE_RETRY_INITIAL"), settings.getfloat("TOPICSTREAMS_STORE_RETRY_MAX")
+            ),
             close_timeout=settings.getfloat("TOPICSTREAMS_STORE_CLOSE_TIMEOUT"),
             signals=crawler.signals,
         )
@@ -111,9 +127,17 @@ class StorePipeline:
         except RuntimeError:
             self._loop = None
         self.store = DurableWriter(
-            NewsWriter(database_for(self.url)), Journal(self.journal_path), availability_of(self.url),
-            name=self.name, batch_size=self.batch_size, buffer_items=self.buffer_items, backoff=self.backoff,
-            close_timeout=self.close_timeout, on_written=self._count, inc=self.stats.inc_value)
+            NewsWriter(database_for(self.url)),
+            Journal(self.journal_path),
+            availability_of(self.url),
+            name=self.name,
+            batch_size=self.batch_size,
+            buffer_items=self.buffer_items,
+            backoff=self.backoff,
+            close_timeout=self.close_timeout,
+            on_written=self._count,
+            inc=self.stats.inc_value,
+        )
         self.store.open()
         if self.flush_seconds > 0:
             self._start_periodic_flush()
@@ -164,7 +188,7 @@ class StorePipeline:
             self._announce(EventsStored(self.name, tuple(result.event_keys), result.written_at or utcnow()))
 
     def _announce(self, stored: EventsStored) -> None:
-        """The writer's thread: send :data:`~topicstreams.signals.events_stored` on the crawl's event loop (in this
+        """The writer's thread: send :data:`~topicstreams.crawl.signals.events_stored` on the crawl's event loop (in this
         thread when the pipeline runs without one)."""
         loop = self._loop
         if loop is None:

@@ -1,7 +1,7 @@
 """``scrapy crawl bing``: the engine loop bound to Bing (:mod:`topicstreams.engines.bing`)."""
 
+from topicstreams.crawl.spider import EngineSpider
 from topicstreams.engines.bing import Bing
-from topicstreams.spiders.base import EngineSpider
 
 
 class BingSpider(EngineSpider):

@@ -1,7 +1,7 @@
 """``scrapy crawl brave``: the engine loop bound to Brave (:mod:`topicstreams.engines.brave`)."""
 
+from topicstreams.crawl.spider import EngineSpider
 from topicstreams.engines.brave import Brave
-from topicstreams.spiders.base import EngineSpider
 
 
 class BraveSpider(EngineSpider):

@@ -1,7 +1,7 @@
 """``scrapy crawl google``: the engine loop bound to Google (:mod:`topicstreams.engines.google`)."""
 
+from topicstreams.crawl.spider import EngineSpider
 from topicstreams.engines.google import Google
-from topicstreams.spiders.base import EngineSpider
 
 
 class GoogleSpider(EngineSpider):

@@ -1,7 +1,7 @@
 """``scrapy crawl yahoo``: the engine loop bound to Yahoo (:mod:`topicstreams.engines.yahoo`)."""
 
+from topicstreams.crawl.spider import EngineSpider
 from topicstreams.engines.yahoo import Yahoo
-from topicstreams.spiders.base import EngineSpider
 
 
 class YahooSpider(EngineSpider):

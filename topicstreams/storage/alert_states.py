@@ -8,7 +8,7 @@ IN (…)``. Under concurrent callers the update succeeds for one of them only: S
 ``BEGIN IMMEDIATE``, so the callers take turns; PostgreSQL makes a second ``UPDATE`` of the row wait for the first
 and re-check its ``WHERE`` on the row the first left, which no longer matches.
 
-Keys are the caller's: ``silence:<topic>`` (:mod:`topicstreams.alerts.silence`), ``network:<node>``.
+Keys are the caller's: ``silence:<topic>`` (:mod:`topicstreams.alerts.topic_silence`), ``network:<node>``.
 """
 
 from __future__ import annotations
@@ -37,8 +37,16 @@ class AlertStateRow:
     details: dict[str, Any] | None
 
 
-def transition(db: Engine, key: str, from_states: Iterable[str], to_state: str, at: datetime,
-               details: Mapping[str, Any] | None = None, *, initial: str = INITIAL) -> bool:
+def transition(
+    db: Engine,
+    key: str,
+    from_states: Iterable[str],
+    to_state: str,
+    at: datetime,
+    details: Mapping[str, Any] | None = None,
+    *,
+    initial: str = INITIAL,
+) -> bool:
     """Move ``key`` from any of ``from_states`` to ``to_state`` at ``at`` (keeping ``details``): True for the one
     caller that made the move, False when the key was in another state (another caller moved it first).
 
@@ -47,12 +55,16 @@ def transition(db: Engine, key: str, from_states: Iterable[str], to_state: str, 
     if not allowed:
         raise ValueError("transition() needs at least one state to move from")
     with immediate(db.connect()) as conn, conn.begin():
-        conn.execute(insert_ignore(conn.dialect, alert_states).values(key=key, state=initial, since=None,
-                                                                       changed_at=at, details=None))
+        conn.execute(
+            insert_ignore(conn.dialect, alert_states).values(
+                key=key, state=initial, since=None, changed_at=at, details=None
+            )
+        )
         moved = conn.execute(
-            update(alert_states).where(alert_states.c.key == key, alert_states.c.state.in_(allowed))
-            .values(state=to_state, since=at, changed_at=at,
-                    details=dict(details) if details is not None else None)).rowcount
+            update(alert_states)
+            .where(alert_states.c.key == key, alert_states.c.state.in_(allowed))
+            .values(state=to_state, since=at, changed_at=at, details=dict(details) if details is not None else None)
+        ).rowcount
     return moved == 1
 
 

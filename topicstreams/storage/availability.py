@@ -81,8 +81,12 @@ class Availability:
             self.written.clear()
             others = [backlog for name, backlog in self.backlogs.items() if name != writer]
         accounts = [kept, *(account for account in (_safe(backlog) for backlog in others) if account)]
-        logger.warning("The database %s cannot be written (%s): nothing is lost — %s; retrying with backoff until "
-                       "it is back", self.shown_url(), reason, "; ".join(accounts))
+        logger.warning(
+            "The database %s cannot be written (%s): nothing is lost — %s; retrying with backoff until it is back",
+            self.shown_url(),
+            reason,
+            "; ".join(accounts),
+        )
 
     def caught_up(self, writer: str, written: Counter[str] | None = None) -> None:
         """``writer`` has written everything it kept (``written``: how much, by kind)."""
@@ -99,8 +103,12 @@ class Availability:
             written_now = +self.written
             self.written.clear()
         summary = ", ".join(f"{count} {kind}" for kind, count in sorted(written_now.items())) or "nothing was waiting"
-        logger.info("The database %s is back after %.1f s away: written what was kept meanwhile (%s)",
-                    self.shown_url(), away_for, summary)
+        logger.info(
+            "The database %s is back after %.1f s away: written what was kept meanwhile (%s)",
+            self.shown_url(),
+            away_for,
+            summary,
+        )
 
 
 def _safe(backlog: Callable[[], str]) -> str:

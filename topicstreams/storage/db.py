@@ -131,12 +131,14 @@ def insert_ignore(dialect: Dialect, table: Table, index_elements: list[str] | No
     return dialect_insert(dialect, table).on_conflict_do_nothing(index_elements=index_elements)
 
 
-def upsert(dialect: Dialect, table: Table, index_elements: list[str], values: dict[str, Any],
-           update: list[str]) -> Insert:
+def upsert(
+    dialect: Dialect, table: Table, index_elements: list[str], values: dict[str, Any], update: list[str]
+) -> Insert:
     """``INSERT`` *values* into *table*; on a conflict over *index_elements*, update the columns *update*."""
     statement = dialect_insert(dialect, table).values(values)
-    return statement.on_conflict_do_update(index_elements=index_elements,
-                                           set_={column: statement.excluded[column] for column in update})
+    return statement.on_conflict_do_update(
+        index_elements=index_elements, set_={column: statement.excluded[column] for column in update}
+    )
 
 
 def _configure_sqlite(db: Engine, *, foreign_keys: bool) -> None:
@@ -179,8 +181,9 @@ def make_reader(url: str, **kwargs: Any) -> Engine:
     path = sqlite_path(url)
     if path is None:
         raise ValueError(f"cannot read {url!r} read-only: name an SQLite file")
-    reader_url = parsed.set(database=f"file:{path.resolve().as_uri().removeprefix('file://')}?mode=ro",
-                            query={"uri": "true"})
+    reader_url = parsed.set(
+        database=f"file:{path.resolve().as_uri().removeprefix('file://')}?mode=ro", query={"uri": "true"}
+    )
     db = create_engine(reader_url, **kwargs)
 
     @event.listens_for(db, "connect")

@@ -52,8 +52,9 @@ logger = logging.getLogger(__name__)
 
 Item = Mapping[str, Any]
 
-BUFFERED, JOURNALED, REPLAYED, REJECTED = (f"topicstreams/store/{name}" for name in
-                                           ("buffered", "journaled", "replayed", "rejected"))
+BUFFERED, JOURNALED, REPLAYED, REJECTED = (
+    f"topicstreams/store/{name}" for name in ("buffered", "journaled", "replayed", "rejected")
+)
 
 
 @dataclass
@@ -65,7 +66,7 @@ class Backoff:
     failures: int = 0
 
     def next_delay(self) -> float:
-        delay = min(self.maximum, self.initial * 2 ** self.failures)
+        delay = min(self.maximum, self.initial * 2**self.failures)
         self.failures += 1
         return delay
 
@@ -119,10 +120,20 @@ def _write_part(writer: NewsWriter, items: list[Item], written: Written) -> None
 class DurableWriter:
     """Writes the store's batches in a thread of its own, through outages (see the module docstring)."""
 
-    def __init__(self, writer: NewsWriter, journal: Journal, availability: Availability, *, name: str,
-                 batch_size: int, buffer_items: int, backoff: Backoff | None = None, close_timeout: float = 10.0,
-                 on_written: Callable[[WriteResult], None] = lambda result: None,
-                 inc: Callable[[str, int], None] = lambda key, count: None) -> None:
+    def __init__(
+        self,
+        writer: NewsWriter,
+        journal: Journal,
+        availability: Availability,
+        *,
+        name: str,
+        batch_size: int,
+        buffer_items: int,
+        backoff: Backoff | None = None,
+        close_timeout: float = 10.0,
+        on_written: Callable[[WriteResult], None] = lambda result: None,
+        inc: Callable[[str, int], None] = lambda key, count: None,
+    ) -> None:
         self.writer = writer
         self.journal = journal
         self.availability = availability
@@ -157,8 +168,12 @@ class DurableWriter:
         self.left_from_before = self.journal.open()
         if self.left_from_before:
             self._journal_mode = True
-            logger.info("[%s] %d item(s) left in the journal %s by an earlier run: writing them before anything "
-                        "else", self.name, self.left_from_before, self.journal.path)
+            logger.info(
+                "[%s] %d item(s) left in the journal %s by an earlier run: writing them before anything else",
+                self.name,
+                self.left_from_before,
+                self.journal.path,
+            )
         self._thread = threading.Thread(target=self._run, name=f"topicstreams-store-{self.name}", daemon=True)
         self._thread.start()
         self.availability.register(self.name, self.backlog)
@@ -180,9 +195,14 @@ class DurableWriter:
                 self._journal(batch, kept_back=self._away)
             elif self._queued_items + len(batch) > self.buffer_items:
                 # A database slower than the crawl: memory stays bounded, the rest waits on disk, in order.
-                logger.warning("[%s] %d item(s) wait for the database, more than TOPICSTREAMS_STORE_BUFFER_ITEMS "
-                               "(%d): later items go to the journal %s until it catches up", self.name,
-                               self._queued_items + len(batch), self.buffer_items, self.journal.path)
+                logger.warning(
+                    "[%s] %d item(s) wait for the database, more than TOPICSTREAMS_STORE_BUFFER_ITEMS "
+                    "(%d): later items go to the journal %s until it catches up",
+                    self.name,
+                    self._queued_items + len(batch),
+                    self.buffer_items,
+                    self.journal.path,
+                )
                 self._move_queue_to_journal(kept_back=False)
                 self._journal(batch, kept_back=False)
             else:
@@ -217,8 +237,12 @@ class DurableWriter:
             left = self.journal.unread_items if self._journal_mode else 0
             self.journal.close()  # with the lock held: a write still under way finds it closed and stops
         if left:
-            logger.warning("[%s] %d item(s) wait in the journal %s: the next start writes them first (or run "
-                           "`scrapy db replay`)", self.name, left, self.journal.path)
+            logger.warning(
+                "[%s] %d item(s) wait in the journal %s: the next start writes them first (or run `scrapy db replay`)",
+                self.name,
+                left,
+                self.journal.path,
+            )
         self.availability.unregister(self.name)
         return left
 
@@ -279,8 +303,9 @@ class DurableWriter:
             self._retry_at = time.monotonic() + delay
             kept = self.journal.unread_items
         logger.debug("[%s] write failed (%s); next try in %g s", self.name, describe(exc), delay)
-        self.availability.went_away(self.name, describe(exc),
-                                    f"{kept} item(s) of {self.name} kept in the journal {self.journal.path}")
+        self.availability.went_away(
+            self.name, describe(exc), f"{kept} item(s) of {self.name} kept in the journal {self.journal.path}"
+        )
 
     def _journal_in_front(self, batch: list[Item]) -> None:
         """A memory batch failed: it and the queue behind it go to the journal. If the journal already holds
@@ -334,9 +359,17 @@ class DurableWriter:
             self._rejects_logged = True
             item, reason = rejected[0]
             url = item.line[:80] if isinstance(item, Unreadable) else item.get("url")
-            logger.error("[%s] The database refused %d item(s) for good (%s; url %r): set aside in %s with the "
-                         "reason; later ones are counted in %s; `scrapy db replay %s` tries them again after a fix",
-                         self.name, len(rejected), reason, url, self.journal.rejects, REJECTED, self.journal.rejects)
+            logger.error(
+                "[%s] The database refused %d item(s) for good (%s; url %r): set aside in %s with the "
+                "reason; later ones are counted in %s; `scrapy db replay %s` tries them again after a fix",
+                self.name,
+                len(rejected),
+                reason,
+                url,
+                self.journal.rejects,
+                REJECTED,
+                self.journal.rejects,
+            )
 
     # ---- the journal (lock held) ----------------------------------------------------------------------
     def _journal(self, batch: list[Item], *, kept_back: bool) -> None:
@@ -392,8 +425,9 @@ def replay_file(writer: NewsWriter, path: Path, batch_size: int = 500) -> Replay
 
 
 def _rewrite_rejects(journal: Journal, refused: Iterable[tuple[Any, str]]) -> None:
-    lines = b"".join(item.line + b"\n" if isinstance(item, Unreadable) else encode(item, reason=reason)
-                     for item, reason in refused)
+    lines = b"".join(
+        item.line + b"\n" if isinstance(item, Unreadable) else encode(item, reason=reason) for item, reason in refused
+    )
     journal.clear()
     if lines:
         os.write(journal.fd, lines)

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import Engine, func, insert, select, update
 
-from topicstreams.engine_state import COOLING, PAUSED, RUNNING
+from topicstreams.engines.states import COOLING, PAUSED, RUNNING
 from topicstreams.storage.db import upsert, utcnow
 from topicstreams.storage.models import alerts_table as alerts
 from topicstreams.storage.models import engine_status_table as engine_status
@@ -78,8 +78,7 @@ class EngineStatusRow:
         return self.state
 
 
-def read_statuses(db: Engine, node: str | None = None, engines: Iterable[str] | None = None
-                  ) -> list[EngineStatusRow]:
+def read_statuses(db: Engine, node: str | None = None, engines: Iterable[str] | None = None) -> list[EngineStatusRow]:
     """The status rows of ``node`` (every node when None), optionally of some engines, by node then engine."""
     query = select(engine_status).order_by(engine_status.c.node, engine_status.c.engine)
     if node is not None:
@@ -120,25 +119,41 @@ def resume(db: Engine, engine_name: str, node: str, at: datetime | None = None) 
     with db.begin() as conn:
         lifted = conn.execute(
             update(engine_status)
-            .where(engine_status.c.engine == engine_name, engine_status.c.node == node,
-                   engine_status.c.state == PAUSED)
-            .values(state=RUNNING, resumed_at=at, updated_at=at, score=None, raw_score=None, band=VOID_BAND,
-                    reasons=[])).rowcount
+            .where(engine_status.c.engine == engine_name, engine_status.c.node == node, engine_status.c.state == PAUSED)
+            .values(state=RUNNING, resumed_at=at, updated_at=at, score=None, raw_score=None, band=VOID_BAND, reasons=[])
+        ).rowcount
         if lifted:
-            conn.execute(update(alerts)
-                         .where(alerts.c.engine == engine_name, alerts.c.node == node, alerts.c.event == "paused",
-                                alerts.c.resolved_at.is_(None))
-                         .values(resolved_at=at))
+            conn.execute(
+                update(alerts)
+                .where(
+                    alerts.c.engine == engine_name,
+                    alerts.c.node == node,
+                    alerts.c.event == "paused",
+                    alerts.c.resolved_at.is_(None),
+                )
+                .values(resolved_at=at)
+            )
     return bool(lifted)
 
 
-def add_alert(db: Engine, engine_name: str, node: str, *, score: int | None, band: str, reasons: list[str],
-              message: str) -> int:
+def add_alert(
+    db: Engine, engine_name: str, node: str, *, score: int | None, band: str, reasons: list[str], message: str
+) -> int:
     """Record an alert; returns its id."""
     with db.begin() as conn:
-        return conn.execute(insert(alerts).values(
-            engine=engine_name, node=node, score=score, band=band, reasons=reasons, message=message,
-            created_at=utcnow()).returning(alerts.c.id)).scalar_one()
+        return conn.execute(
+            insert(alerts)
+            .values(
+                engine=engine_name,
+                node=node,
+                score=score,
+                band=band,
+                reasons=reasons,
+                message=message,
+                created_at=utcnow(),
+            )
+            .returning(alerts.c.id)
+        ).scalar_one()
 
 
 def set_alert_delivery(db: Engine, alert_id: int, delivery: str) -> None:
@@ -156,13 +171,15 @@ def read_alerts(db: Engine, engine_name: str | None = None, node: str | None = N
         return [dict(row._mapping) for row in conn.execute(query)]
 
 
-def save_window(db: Engine, engine_name: str, node: str, start: datetime, end: datetime,
-                counts: Mapping[str, Any]) -> None:
+def save_window(
+    db: Engine, engine_name: str, node: str, start: datetime, end: datetime, counts: Mapping[str, Any]
+) -> None:
     """Keep one window of the engine's responses for later baselines (``counts``: the ``health_windows``
     columns of the window — requests, the counts per class, items, bytes, latency percentiles …)."""
     with db.begin() as conn:
-        conn.execute(insert(health_windows).values(
-            engine=engine_name, node=node, window_start=start, window_end=end, **counts))
+        conn.execute(
+            insert(health_windows).values(engine=engine_name, node=node, window_start=start, window_end=end, **counts)
+        )
 
 
 @dataclass(frozen=True)
@@ -184,22 +201,33 @@ SUMMED = ("requests", "hard_blocks", "challenges", "soft_blocks", "bytes", "brow
 """The ``health_windows`` columns :func:`baseline_totals` adds up."""
 
 
-def baseline_totals(db: Engine, engine_name: str, node: str, days: float, now: datetime | None = None
-                    ) -> WindowTotals:
+def baseline_totals(db: Engine, engine_name: str, node: str, days: float, now: datetime | None = None) -> WindowTotals:
     """The engine's windows on the node that ended over the last ``days`` days, the most recent day left out,
     summed (the engine's own normal)."""
     now = now or utcnow()
-    period = (health_windows.c.engine == engine_name, health_windows.c.node == node,
-              health_windows.c.window_end >= now - timedelta(days=days),
-              health_windows.c.window_end < now - timedelta(days=1))
+    period = (
+        health_windows.c.engine == engine_name,
+        health_windows.c.node == node,
+        health_windows.c.window_end >= now - timedelta(days=days),
+        health_windows.c.window_end < now - timedelta(days=1),
+    )
     with db.connect() as conn:
-        totals = conn.execute(select(*(func.coalesce(func.sum(health_windows.c[name]), 0) for name in SUMMED))
-                              .where(*period)).one()
-        p95s = list(conn.execute(select(health_windows.c.p95_latency_ms).where(
-            *period, health_windows.c.p95_latency_ms.is_not(None))).scalars())
+        totals = conn.execute(
+            select(*(func.coalesce(func.sum(health_windows.c[name]), 0) for name in SUMMED)).where(*period)
+        ).one()
+        p95s = list(
+            conn.execute(
+                select(health_windows.c.p95_latency_ms).where(*period, health_windows.c.p95_latency_ms.is_not(None))
+            ).scalars()
+        )
     total = dict(zip(SUMMED, totals, strict=True))
     return WindowTotals(
-        requests=int(total["requests"]), hard_blocks=int(total["hard_blocks"]), challenges=int(total["challenges"]),
-        soft_blocks=int(total["soft_blocks"]), p95_latency_ms=float(statistics.median(p95s) if p95s else 0.0),
-        bytes=int(total["bytes"]), browser_seconds=float(total["browser_seconds"]),
-        valid_items=int(total["valid_items"]))
+        requests=int(total["requests"]),
+        hard_blocks=int(total["hard_blocks"]),
+        challenges=int(total["challenges"]),
+        soft_blocks=int(total["soft_blocks"]),
+        p95_latency_ms=float(statistics.median(p95s) if p95s else 0.0),
+        bytes=int(total["bytes"]),
+        browser_seconds=float(total["browser_seconds"]),
+        valid_items=int(total["valid_items"]),
+    )

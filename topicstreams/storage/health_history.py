@@ -38,14 +38,24 @@ from typing import Any
 from sqlalchemy import Connection, Engine, and_, case, delete, func, or_, select, tuple_
 from sqlalchemy.sql.elements import ColumnElement
 
-from topicstreams.health.parser import parser_score
+from topicstreams.engines.parser_health import parser_score
 from topicstreams.storage.db import immediate, upsert
 from topicstreams.storage.models import health_daily_table as daily
 from topicstreams.storage.models import health_windows_table as windows
 from topicstreams.storage.time_buckets import day_bucket, hour_bucket, parse_day, parse_hour
 
-SUMMED = ("requests", "ok", "hard_blocks", "challenges", "soft_blocks", "errors", "items", "valid_items",
-          "result_pages", "yielding_pages")
+SUMMED = (
+    "requests",
+    "ok",
+    "hard_blocks",
+    "challenges",
+    "soft_blocks",
+    "errors",
+    "items",
+    "valid_items",
+    "result_pages",
+    "yielding_pages",
+)
 """The counts a day's row adds up from its windows."""
 
 KEY = ("engine", "node", "day")
@@ -83,8 +93,9 @@ def roll_up_in(conn: Connection, now: datetime) -> int:
     if rows:
         # One statement (the first row's), executed with every row: each row's values take the first's place. In
         # key order, so that two transactions upserting the same rows lock them in the same order (no deadlock).
-        conn.execute(upsert(conn.dialect, daily, list(KEY), rows[0], [name for name in rows[0] if name not in KEY]),
-                     rows)
+        conn.execute(
+            upsert(conn.dialect, daily, list(KEY), rows[0], [name for name in rows[0] if name not in KEY]), rows
+        )
     return len(rows)
 
 
@@ -92,14 +103,20 @@ def days_to_roll_up(conn: Connection, before: datetime) -> dict[tuple[str, str],
     """(engine, node) -> the days, oldest first, whose windows that ended before ``before`` are not all in their
     ``health_daily`` row: no row, or more windows than the row counted."""
     day = day_bucket(conn.dialect, windows.c.window_end)
-    counted = conn.execute(select(windows.c.engine, windows.c.node, day, func.count())
-                           .where(windows.c.window_end < before)
-                           .group_by(windows.c.engine, windows.c.node, day)).all()
+    counted = conn.execute(
+        select(windows.c.engine, windows.c.node, day, func.count())
+        .where(windows.c.window_end < before)
+        .group_by(windows.c.engine, windows.c.node, day)
+    ).all()
     if not counted:
         return {}
     oldest = min(parse_day(row[2]) for row in counted)
-    kept = {(engine, node, day_): count for engine, node, day_, count in conn.execute(
-        select(daily.c.engine, daily.c.node, daily.c.day, daily.c.windows).where(daily.c.day >= oldest))}
+    kept = {
+        (engine, node, day_): count
+        for engine, node, day_, count in conn.execute(
+            select(daily.c.engine, daily.c.node, daily.c.day, daily.c.windows).where(daily.c.day >= oldest)
+        )
+    }
     stale: dict[tuple[str, str], list[date]] = defaultdict(list)
     for engine, node, text, count in counted:
         day_ = parse_day(text)
@@ -125,31 +142,56 @@ def recompute(conn: Connection, stale: dict[tuple[str, str], list[date]]) -> lis
     for pair, days in stale.items():
         for run in runs(days):
             pairs_by_run[run].append(pair)
-    terms = [and_(windows.c.window_end >= day_start(first), windows.c.window_end < day_start(last) + timedelta(days=1),
-                  tuple_(windows.c.engine, windows.c.node).in_(pairs))
-             for (first, last), pairs in sorted(pairs_by_run.items())]
+    terms = [
+        and_(
+            windows.c.window_end >= day_start(first),
+            windows.c.window_end < day_start(last) + timedelta(days=1),
+            tuple_(windows.c.engine, windows.c.node).in_(pairs),
+        )
+        for (first, last), pairs in sorted(pairs_by_run.items())
+    ]
     day = day_bucket(conn.dialect, windows.c.window_end)
-    columns = (windows.c.engine, windows.c.node, day, func.count(), func.avg(windows.c.score),
-               func.min(windows.c.score), weighted(windows.c.p95_latency_ms, windows.c.requests),
-               *(func.coalesce(func.sum(windows.c[name]), 0) for name in (*SUMMED, "parse_errors")))
+    columns = (
+        windows.c.engine,
+        windows.c.node,
+        day,
+        func.count(),
+        func.avg(windows.c.score),
+        func.min(windows.c.score),
+        weighted(windows.c.p95_latency_ms, windows.c.requests),
+        *(func.coalesce(func.sum(windows.c[name]), 0) for name in (*SUMMED, "parse_errors")),
+    )
     rows = []
     for start in range(0, len(terms), RANGES_PER_QUERY):
-        query = (select(*columns).where(or_(*terms[start:start + RANGES_PER_QUERY]))
-                 .group_by(windows.c.engine, windows.c.node, day))
+        query = (
+            select(*columns)
+            .where(or_(*terms[start : start + RANGES_PER_QUERY]))
+            .group_by(windows.c.engine, windows.c.node, day)
+        )
         for engine, node, text, count, mean, minimum, p95, *sums in conn.execute(query):
             counts = dict(zip((*SUMMED, "parse_errors"), map(int, sums), strict=True))
             parse_errors = counts.pop("parse_errors")
-            rows.append({"engine": engine, "node": node, "day": parse_day(text), "windows": int(count),
-                         "score_mean": number(mean), "score_min": None if minimum is None else int(minimum),
-                         **counts, "p95_ms": number(p95),
-                         "parser_score": day_parser_score(counts, parse_errors)})
+            rows.append(
+                {
+                    "engine": engine,
+                    "node": node,
+                    "day": parse_day(text),
+                    "windows": int(count),
+                    "score_mean": number(mean),
+                    "score_min": None if minimum is None else int(minimum),
+                    **counts,
+                    "p95_ms": number(p95),
+                    "parser_score": day_parser_score(counts, parse_errors),
+                }
+            )
     return rows
 
 
 def day_parser_score(counts: dict[str, int], parse_errors: int = 0) -> int | None:
     """The parser score of counts added up (None without a result page)."""
-    return parser_score(counts["result_pages"], counts["yielding_pages"], parse_errors, counts["items"],
-                        counts["valid_items"])[0]
+    return parser_score(
+        counts["result_pages"], counts["yielding_pages"], parse_errors, counts["items"], counts["valid_items"]
+    )[0]
 
 
 def weighted(value: ColumnElement, weight: ColumnElement) -> ColumnElement:
@@ -223,17 +265,33 @@ def health_hours(db: Engine, now: datetime, hours: int = 24) -> dict[str, list[H
     end = hour_floor(now) + timedelta(hours=1)
     start = end - timedelta(hours=hours)
     hour = hour_bucket(db.dialect, windows.c.window_end)
-    query = (select(windows.c.engine, hour, func.count(), func.avg(windows.c.score), func.min(windows.c.score),
-                    func.coalesce(func.sum(windows.c.requests), 0),
-                    weighted(windows.c.p95_latency_ms, windows.c.requests))
-             .where(windows.c.window_end >= start, windows.c.window_end < end)
-             .group_by(windows.c.engine, hour).order_by(windows.c.engine, hour))
+    query = (
+        select(
+            windows.c.engine,
+            hour,
+            func.count(),
+            func.avg(windows.c.score),
+            func.min(windows.c.score),
+            func.coalesce(func.sum(windows.c.requests), 0),
+            weighted(windows.c.p95_latency_ms, windows.c.requests),
+        )
+        .where(windows.c.window_end >= start, windows.c.window_end < end)
+        .group_by(windows.c.engine, hour)
+        .order_by(windows.c.engine, hour)
+    )
     timeline: dict[str, list[HealthHour]] = defaultdict(list)
     with db.connect() as conn:
         for engine, text, count, mean, minimum, requests, p95 in conn.execute(query):
-            timeline[engine].append(HealthHour(parse_hour(text).replace(tzinfo=UTC), int(count), number(mean),
-                                               None if minimum is None else int(minimum), int(requests),
-                                               number(p95)))
+            timeline[engine].append(
+                HealthHour(
+                    parse_hour(text).replace(tzinfo=UTC),
+                    int(count),
+                    number(mean),
+                    None if minimum is None else int(minimum),
+                    int(requests),
+                    number(p95),
+                )
+            )
     return dict(timeline)
 
 
@@ -242,17 +300,33 @@ def health_days(db: Engine, now: datetime, days: int = 365) -> dict[str, list[He
     first; a day without a row has no entry."""
     today = utc_date(now)
     counts = ("result_pages", "yielding_pages", "items", "valid_items")
-    query = (select(daily.c.engine, daily.c.day, func.coalesce(func.sum(daily.c.windows), 0),
-                    weighted(daily.c.score_mean, daily.c.windows), func.min(daily.c.score_min),
-                    func.coalesce(func.sum(daily.c.requests), 0), weighted(daily.c.p95_ms, daily.c.requests),
-                    *(func.coalesce(func.sum(daily.c[name]), 0) for name in counts))
-             .where(daily.c.day > today - timedelta(days=days), daily.c.day <= today)
-             .group_by(daily.c.engine, daily.c.day).order_by(daily.c.engine, daily.c.day))
+    query = (
+        select(
+            daily.c.engine,
+            daily.c.day,
+            func.coalesce(func.sum(daily.c.windows), 0),
+            weighted(daily.c.score_mean, daily.c.windows),
+            func.min(daily.c.score_min),
+            func.coalesce(func.sum(daily.c.requests), 0),
+            weighted(daily.c.p95_ms, daily.c.requests),
+            *(func.coalesce(func.sum(daily.c[name]), 0) for name in counts),
+        )
+        .where(daily.c.day > today - timedelta(days=days), daily.c.day <= today)
+        .group_by(daily.c.engine, daily.c.day)
+        .order_by(daily.c.engine, daily.c.day)
+    )
     history: dict[str, list[HealthDay]] = defaultdict(list)
     with db.connect() as conn:
         for engine, day, count, mean, minimum, requests, p95, *sums in conn.execute(query):
-            history[engine].append(HealthDay(
-                day, int(count), number(mean), None if minimum is None else int(minimum), int(requests),
-                number(p95), day_parser_score(dict(zip(counts, map(int, sums), strict=True)))))
+            history[engine].append(
+                HealthDay(
+                    day,
+                    int(count),
+                    number(mean),
+                    None if minimum is None else int(minimum),
+                    int(requests),
+                    number(p95),
+                    day_parser_score(dict(zip(counts, map(int, sums), strict=True))),
+                )
+            )
     return dict(history)
-

@@ -115,8 +115,9 @@ class Journal:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise JournalInUse(f"the journal {self.path} is held by another process (a crawl of its engine, or "
-                               f"`scrapy db replay`)") from None
+            raise JournalInUse(
+                f"the journal {self.path} is held by another process (a crawl of its engine, or `scrapy db replay`)"
+            ) from None
         self._fd = fd
         self._repair_tail()
         self.size = os.fstat(fd).st_size
@@ -161,8 +162,13 @@ class Journal:
         lines = []
         for item, reason in rejected:
             if isinstance(item, Unreadable):
-                lines.append(json.dumps({"line": item.line.decode("utf-8", "replace"), "reason": reason,
-                                         "rejected_at": now}, ensure_ascii=False).encode() + b"\n")
+                lines.append(
+                    json.dumps(
+                        {"line": item.line.decode("utf-8", "replace"), "reason": reason, "rejected_at": now},
+                        ensure_ascii=False,
+                    ).encode()
+                    + b"\n"
+                )
             else:
                 lines.append(encode(item, reason=reason, rejected_at=now))
         if not lines:
@@ -202,7 +208,7 @@ class Journal:
                 end = buffer.find(b"\n")
                 if end < 0:
                     break
-                line, buffer = buffer[:end], buffer[end + 1:]
+                line, buffer = buffer[:end], buffer[end + 1 :]
                 offset += end + 1
                 if line.strip():
                     items.append(_read_line(line))
@@ -240,8 +246,12 @@ class Journal:
         torn = size - start
         os.ftruncate(self.fd, start)
         os.fsync(self.fd)
-        logger.warning("The journal %s ended in a line cut short (%d bytes): the append under way when the process "
-                       "stopped; dropped it", self.path, torn)
+        logger.warning(
+            "The journal %s ended in a line cut short (%d bytes): the append under way when the process "
+            "stopped; dropped it",
+            self.path,
+            torn,
+        )
 
 
 def _read_line(line: bytes) -> dict[str, Any] | Unreadable:

@@ -272,8 +272,9 @@ class AlertDelivery(Base):
         {"sqlite_autoincrement": True},
     )
 
-    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True,
-                                    autoincrement=True)
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
     alert_id: Mapped[int] = mapped_column(Integer, ForeignKey("alerts.id", ondelete="CASCADE"))
     target: Mapped[str] = mapped_column(String)
     attempt: Mapped[int] = mapped_column(Integer)
@@ -311,13 +312,18 @@ class DigestState(Base):
 
 class ScheduleSlot(Base):
     """Lease mode's shared schedule: one row per (engine, topic) — when it is due, the slot its rhythm is anchored to,
-    and while a node works on it, the lease (node, token, until). See :mod:`topicstreams.storage.schedule`."""
+    and while a node works on it, the lease (node, token, until). See :mod:`topicstreams.storage.leases`."""
 
     __tablename__ = "schedule"
     __table_args__ = (
         Index("ix_schedule_engine_due_at", "engine", "due_at"),
-        Index("ix_schedule_leased", "engine", "lease_until", postgresql_where=text("lease_token IS NOT NULL"),
-              sqlite_where=text("lease_token IS NOT NULL")),
+        Index(
+            "ix_schedule_leased",
+            "engine",
+            "lease_until",
+            postgresql_where=text("lease_token IS NOT NULL"),
+            sqlite_where=text("lease_token IS NOT NULL"),
+        ),
     )
 
     engine: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -447,8 +453,22 @@ class HealthDaily(ClassCounts, Base):
 
     __tablename__ = "health_daily"
     # The monitor's 12 months (storage/health_history.py, health_days) read from the index alone: a third of the time.
-    __table_args__ = (Index("ix_health_daily_day_engine", "day", "engine", "windows", "score_mean", "score_min",
-                            "requests", "p95_ms", "result_pages", "yielding_pages", "items", "valid_items"),)
+    __table_args__ = (
+        Index(
+            "ix_health_daily_day_engine",
+            "day",
+            "engine",
+            "windows",
+            "score_mean",
+            "score_min",
+            "requests",
+            "p95_ms",
+            "result_pages",
+            "yielding_pages",
+            "items",
+            "valid_items",
+        ),
+    )
 
     engine: Mapped[str] = mapped_column(String(32), primary_key=True)
     node: Mapped[str] = mapped_column(String, primary_key=True)
@@ -464,7 +484,7 @@ class HealthDaily(ClassCounts, Base):
     p95_ms: Mapped[float | None] = mapped_column(Float)
     """The windows' p95 latencies, averaged weighted by their requests."""
     parser_score: Mapped[int | None] = mapped_column(Integer)
-    """The parser score of the day's counts added up (:func:`topicstreams.health.parser.parser_score`)."""
+    """The parser score of the day's counts added up (:func:`topicstreams.engines.parser_health.parser_score`)."""
 
 
 class EngineTotal(ClassCounts, Base):
@@ -499,10 +519,24 @@ engine_totals_table = EngineTotal.__table__
 schedule_table = ScheduleSlot.__table__
 nodes_table = NodeProcess.__table__
 
-TABLE_NAMES: tuple[str, ...] = ("topics", "news", "topic_news", "topic_news_engines", "scraper_cycles",
-                                 "engine_status", "alerts", "health_windows", "scraper_logs", "health_daily",
-                                 "engine_totals", "alert_deliveries", "alert_states", "digest_states",
-                                 "schedule", "nodes")
+TABLE_NAMES: tuple[str, ...] = (
+    "topics",
+    "news",
+    "topic_news",
+    "topic_news_engines",
+    "scraper_cycles",
+    "engine_status",
+    "alerts",
+    "health_windows",
+    "scraper_logs",
+    "health_daily",
+    "engine_totals",
+    "alert_deliveries",
+    "alert_states",
+    "digest_states",
+    "schedule",
+    "nodes",
+)
 
 __all__ = [
     "TABLE_NAMES",

@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,8 +71,13 @@ class Write:
 class Outbox:
     """The ordered small writes of one database (see the module docstring). Thread-safe."""
 
-    def __init__(self, url: str, availability: Availability | None = None, backoff: Backoff | None = None,
-                 name: str = "health and cycle rows") -> None:
+    def __init__(
+        self,
+        url: str,
+        availability: Availability | None = None,
+        backoff: Backoff | None = None,
+        name: str = "health and cycle rows",
+    ) -> None:
         self.url = url
         self.availability = availability or availability_of(url)
         self.backoff = backoff or Backoff()
@@ -117,8 +122,12 @@ class Outbox:
                 dropped = self._pending.popleft()
                 if not self._dropped_logged:
                     self._dropped_logged = True
-                    logger.error("More than %d writes of %s wait for the database: dropping the oldest (%s first)",
-                                 MAX_PENDING, self.name, dropped.what)
+                    logger.error(
+                        "More than %d writes of %s wait for the database: dropping the oldest (%s first)",
+                        MAX_PENDING,
+                        self.name,
+                        dropped.what,
+                    )
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="topicstreams-outbox", daemon=True)
                 self._thread.start()

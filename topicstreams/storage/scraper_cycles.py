@@ -25,9 +25,18 @@ from topicstreams.storage.models import health_daily_table as health_daily
 from topicstreams.storage.models import health_windows_table as health_windows
 from topicstreams.storage.models import scraper_cycles_table as scraper_cycles
 
-
-TOTALS = ("requests", "ok", "hard_blocks", "challenges", "soft_blocks", "errors", "cooldowns", "topics_count",
-          "entries", "new_events")
+TOTALS = (
+    "requests",
+    "ok",
+    "hard_blocks",
+    "challenges",
+    "soft_blocks",
+    "errors",
+    "cooldowns",
+    "topics_count",
+    "entries",
+    "new_events",
+)
 """The ``scraper_cycles`` counts that ``engine_totals`` adds up."""
 
 
@@ -37,22 +46,34 @@ def save_cycle(db: Engine, /, **row: Any) -> None:
     the purge: what the Prometheus counters read).
 
     The database handle is positional-only: ``engine=`` is the row's column, the search engine's name."""
-    totals = {"engine": row["engine"], "node": row["node"], "last_cycle_end": row.get("window_end"),
-              **{name: int(row.get(name) or 0) for name in TOTALS}}
+    totals = {
+        "engine": row["engine"],
+        "node": row["node"],
+        "last_cycle_end": row.get("window_end"),
+        **{name: int(row.get(name) or 0) for name in TOTALS},
+    }
     with db.begin() as conn:
         conn.execute(insert(scraper_cycles).values(**row))
         statement = dialect_insert(conn.dialect, engine_totals).values(totals)
         later = statement.excluded.last_cycle_end
-        conn.execute(statement.on_conflict_do_update(
-            index_elements=["engine", "node"],
-            set_={**{name: engine_totals.c[name] + statement.excluded[name] for name in TOTALS},
-                  "last_cycle_end": case((engine_totals.c.last_cycle_end.is_(None), later),
-                                         (later > engine_totals.c.last_cycle_end, later),
-                                         else_=engine_totals.c.last_cycle_end)}))
+        conn.execute(
+            statement.on_conflict_do_update(
+                index_elements=["engine", "node"],
+                set_={
+                    **{name: engine_totals.c[name] + statement.excluded[name] for name in TOTALS},
+                    "last_cycle_end": case(
+                        (engine_totals.c.last_cycle_end.is_(None), later),
+                        (later > engine_totals.c.last_cycle_end, later),
+                        else_=engine_totals.c.last_cycle_end,
+                    ),
+                },
+            )
+        )
 
 
-def purge_older_than(db: Engine, cutoff: datetime, *, now: datetime | None = None,
-                     history_days: float | None = None) -> dict[str, int]:
+def purge_older_than(
+    db: Engine, cutoff: datetime, *, now: datetime | None = None, history_days: float | None = None
+) -> dict[str, int]:
     """Delete the ``scraper_cycles`` rows whose window ended before ``cutoff``, and the ``health_windows`` rows of
     the UTC days that ended at or before it — after rolling them up into ``health_daily``, in the same
     transaction; with ``history_days``, the ``health_daily`` rows older than that at ``now`` (default: the current
@@ -72,9 +93,15 @@ def purge_older_than(db: Engine, cutoff: datetime, *, now: datetime | None = Non
         roll_up_in(conn, now if utc_date(now) >= utc_date(cutoff) else cutoff)
         if history_days is not None:
             deleted[health_daily.name] = purge_history_in(conn, history_start(now, history_days))
-        deleted[scraper_cycles.name] = conn.execute(delete(scraper_cycles).where(or_(
-            scraper_cycles.c.window_end < cutoff,
-            and_(scraper_cycles.c.window_end.is_(None), scraper_cycles.c.window_start < cutoff)))).rowcount
-        deleted[health_windows.name] = conn.execute(delete(health_windows).where(
-            health_windows.c.window_end < day_start(utc_date(cutoff)))).rowcount
+        deleted[scraper_cycles.name] = conn.execute(
+            delete(scraper_cycles).where(
+                or_(
+                    scraper_cycles.c.window_end < cutoff,
+                    and_(scraper_cycles.c.window_end.is_(None), scraper_cycles.c.window_start < cutoff),
+                )
+            )
+        ).rowcount
+        deleted[health_windows.name] = conn.execute(
+            delete(health_windows).where(health_windows.c.window_end < day_start(utc_date(cutoff)))
+        ).rowcount
     return deleted

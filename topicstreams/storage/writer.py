@@ -28,7 +28,7 @@ executemany reports how many of its rows it inserted (SQLite), each statement re
 inserted (PostgreSQL). A new row counts for the engine of the first item of the batch that carried it.
 
 The result also names the feed events the transaction added (``event_keys``: what a crawl announces to its
-as-it-happens digests, :data:`topicstreams.signals.events_stored`): PostgreSQL's statement returns them; on SQLite,
+as-it-happens digests, :data:`topicstreams.crawl.signals.events_stored`): PostgreSQL's statement returns them; on SQLite,
 when only some of the batch's events were new, they are the batch's rows carrying this transaction's time (read in
 the transaction, which holds the write lock, through the ``first_seen_at`` index).
 """
@@ -104,8 +104,12 @@ class WriteResult:
 
     def add(self, other: WriteResult) -> None:
         """Count ``other``'s rows in too (several writes' results as one)."""
-        for counts, more in ((self.items, other.items), (self.new_news, other.new_news),
-                             (self.new_events, other.new_events), (self.new_attributions, other.new_attributions)):
+        for counts, more in (
+            (self.items, other.items),
+            (self.new_news, other.new_news),
+            (self.new_events, other.new_events),
+            (self.new_attributions, other.new_attributions),
+        ):
             counts.update(more)
         self.event_keys.extend(other.event_keys)
         if other.written_at is not None and (self.written_at is None or other.written_at > self.written_at):
@@ -155,8 +159,13 @@ class NewsWriter:
                 reason = transient_reason(exc)
                 if reason is None:
                     raise
-                logger.warning("A batch of %d items was rolled back (%s); writing it again (attempt %d of %d)",
-                               batch.items.total(), reason, attempt + 1, TRANSIENT_ATTEMPTS)
+                logger.warning(
+                    "A batch of %d items was rolled back (%s); writing it again (attempt %d of %d)",
+                    batch.items.total(),
+                    reason,
+                    attempt + 1,
+                    TRANSIENT_ATTEMPTS,
+                )
         return self._write(batch)  # the last attempt: whatever fails now is the caller's
 
     def _write(self, batch: _Batch) -> WriteResult:
@@ -193,12 +202,22 @@ class NewsWriter:
             # Parents before children: the foreign keys are checked row by row.
             new_news = news.add(conn, news_rows, result.new_news)
             if new_news:
-                search.store_documents(conn, ((news_id, batch.news[news_id].get("title"),
-                                               batch.news[news_id].get("snippet"), batch.news[news_id].get("source"))
-                                              for (news_id,) in new_news))
+                search.store_documents(
+                    conn,
+                    (
+                        (
+                            news_id,
+                            batch.news[news_id].get("title"),
+                            batch.news[news_id].get("snippet"),
+                            batch.news[news_id].get("source"),
+                        )
+                        for (news_id,) in new_news
+                    ),
+                )
             added = events.add(conn, event_rows, result.new_events)
-            result.event_keys = (added if added is not None
-                                 else _events_added(conn, event_rows, result.new_events.total(), now))
+            result.event_keys = (
+                added if added is not None else _events_added(conn, event_rows, result.new_events.total(), now)
+            )
             attributions.add(conn, attribution_rows, result.new_attributions)
         self._topic_ids.update(ids)  # committed: ids of topics inserted by a rolled-back write are never kept
         return result
@@ -210,8 +229,9 @@ class NewsWriter:
         return {name: self._topic_ids[name] if name in self._topic_ids else found[name] for name in names}
 
 
-def _events_added(conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ...]]], added: int,
-                  now: datetime) -> list[tuple[int, str]]:
+def _events_added(
+    conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ...]]], added: int, now: datetime
+) -> list[tuple[int, str]]:
     """SQLite: the keys of the ``added`` feed events of ``rows_by_engine`` (``(topic_id, news_id, first_seen_at)``
     rows) that this transaction inserted at ``now``. All or none: the rows themselves; some: the batch's rows that
     carry ``now``, in this transaction (which holds the write lock)."""
@@ -221,8 +241,9 @@ def _events_added(conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ..
     if added >= len(keys):
         return keys
     wanted = set(keys)
-    found = conn.execute(select(topic_news_table.c.topic_id, topic_news_table.c.news_id)
-                         .where(topic_news_table.c.first_seen_at == now))
+    found = conn.execute(
+        select(topic_news_table.c.topic_id, topic_news_table.c.news_id).where(topic_news_table.c.first_seen_at == now)
+    )
     return [(topic_id, news_id) for topic_id, news_id in found if (topic_id, news_id) in wanted]
 
 
@@ -310,21 +331,24 @@ class _SortedInsertIgnore:
         arrays = (bindparam(name, type_=postgresql.ARRAY(table.c[name].type)) for name in columns)
         source = func.unnest(*arrays).table_valued(*columns).render_derived(name="batch")
         rows = select(*(source.c[name] for name in columns)).order_by(*(source.c[name] for name in key))
-        self.statement = (insert_ignore(dialect, table).from_select(list(columns), rows)
-                          .returning(*(table.c[name] for name in key)))
+        self.statement = (
+            insert_ignore(dialect, table).from_select(list(columns), rows).returning(*(table.c[name] for name in key))
+        )
 
     def converter(self, column: str) -> Any:
         """Values go as they are: the statement's ARRAY types convert them."""
         return _same
 
-    def add(self, conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ...]]],
-            counts: Counter[str]) -> list[tuple[Any, ...]]:
+    def add(
+        self, conn: Connection, rows_by_engine: dict[str, list[tuple[Any, ...]]], counts: Counter[str]
+    ) -> list[tuple[Any, ...]]:
         """Insert-or-ignore every row in key order; count the rows inserted for the engine that carried each.
 
         Returns the keys of the rows inserted.
         """
-        engine_of = {tuple(row[i] for i in self.key_positions): engine
-                     for engine, rows in rows_by_engine.items() for row in rows}
+        engine_of = {
+            tuple(row[i] for i in self.key_positions): engine for engine, rows in rows_by_engine.items() for row in rows
+        }
         if not engine_of:
             return []
         values = zip(*(row for rows in rows_by_engine.values() for row in rows), strict=True)

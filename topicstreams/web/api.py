@@ -14,9 +14,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from topicstreams import ENGINES
+from topicstreams.storage.feed_reads import MAX_LIMIT, FeedEvent, FeedReader, TopicSummary
 from topicstreams.web.formats import iso
 from topicstreams.web.params import MAX_QUERY_LENGTH, cursors, feed_filter
-from topicstreams.web.queries import MAX_LIMIT, FeedEvent, FeedReader, TopicSummary
 
 EngineName = Enum("EngineName", {name: name for name in ENGINES}, type=str)
 """The engines, as the schema's enum."""
@@ -38,8 +38,12 @@ def event_json(event: FeedEvent) -> dict:
 
 
 def topic_json(topic: TopicSummary) -> dict:
-    return {"name": topic.name, "active": topic.active, "events": topic.events,
-            "last_event_at": iso(topic.last_event_at)}
+    return {
+        "name": topic.name,
+        "active": topic.active,
+        "events": topic.events,
+        "last_event_at": iso(topic.last_event_at),
+    }
 
 
 # -- the schema (documentation only: the views build their JSON directly) ------------------------------------
@@ -85,13 +89,20 @@ class ErrorAnswer(BaseModel):
     detail: list[ErrorItem] | str
 
 
-ERRORS = {400: {"model": ErrorAnswer, "description": "A parameter the feed cannot use (named in `loc`)"},
-          503: {"model": ErrorAnswer, "description": "No readable database, or no schema: run `scrapy db upgrade`"}}
+ERRORS = {
+    400: {"model": ErrorAnswer, "description": "A parameter the feed cannot use (named in `loc`)"},
+    503: {"model": ErrorAnswer, "description": "No readable database, or no schema: run `scrapy db upgrade`"},
+}
 
 TopicParam = Annotated[list[str], Query(description="Events of this topic (repeatable: any of them)")]
 EngineParam = Annotated[list[EngineName], Query(description="Events found by this engine (repeatable: any of them)")]
-SearchParam = Annotated[str | None, Query(max_length=MAX_QUERY_LENGTH, description=(
-    "Search title, snippet and source: words ANDed, a \"quoted phrase\"; case and accents ignored"))]
+SearchParam = Annotated[
+    str | None,
+    Query(
+        max_length=MAX_QUERY_LENGTH,
+        description=('Search title, snippet and source: words ANDed, a "quoted phrase"; case and accents ignored'),
+    ),
+]
 
 router = APIRouter(prefix="/api", tags=["feed"])
 
@@ -108,17 +119,24 @@ def feed(
     q: SearchParam = None,
     since: Annotated[str | None, Query(description="Only events first seen at or after this ISO 8601 time")] = None,
     before: Annotated[str | None, Query(description="A cursor (`next`, or an item's `cursor`): older events")] = None,
-    after: Annotated[str | None, Query(description=(
-        "A cursor: the events newer than it, at most `limit` (those nearest it), newest first; `next` is null"))
+    after: Annotated[
+        str | None,
+        Query(
+            description=(
+                "A cursor: the events newer than it, at most `limit` (those nearest it), newest first; `next` is null"
+            )
+        ),
     ] = None,
-    limit: Annotated[int | None, Query(ge=1, le=MAX_LIMIT, description="Events per answer (default web.page_size)")
+    limit: Annotated[
+        int | None, Query(ge=1, le=MAX_LIMIT, description="Events per answer (default web.page_size)")
     ] = None,
 ) -> JSONResponse:
     filters = feed_filter(topic, [each.value for each in engine], q, since)
     older, newer = cursors(before, after)
     page = reader(request).events(filters, limit=limit or request.app.state.page_size, before=older, after=newer)
-    return JSONResponse({"items": [event_json(event) for event in page.items],
-                         "next": page.next.encode() if page.next else None})
+    return JSONResponse(
+        {"items": [event_json(event) for event in page.items], "next": page.next.encode() if page.next else None}
+    )
 
 
 @router.get("/topics", response_model=list[TopicItem], responses=ERRORS, summary="Every topic and its events")

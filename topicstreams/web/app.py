@@ -21,14 +21,14 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from topicstreams import ENGINES
-from topicstreams.config import Config, load_defaults, mask_url
+from topicstreams.config.loading import Config, load_defaults, mask_url
 from topicstreams.health.saturation import SaturationPolicy
-from topicstreams.health_report import lease_interval_of, policy_from_settings
+from topicstreams.reports.health_report import lease_interval_of, policy_from_settings
+from topicstreams.storage.cycle_timeline import KEEP_SECONDS, ChartReads
 from topicstreams.storage.db import make_reader
+from topicstreams.storage.feed_reads import FeedReader
 from topicstreams.web.guard import Guard, is_loopback
 from topicstreams.web.params import BadParameter
-from topicstreams.web.monitor_data import KEEP_SECONDS, ChartReads
-from topicstreams.web.queries import FeedReader
 from topicstreams.web.tokens import TokenCheck
 
 logger = logging.getLogger(__name__)
@@ -63,11 +63,14 @@ class WebSettings:
     """This node's id (``node.id``): the health report lists its enabled engines even without a status row."""
     enabled: tuple[str, ...] = ENGINES
     """This node's enabled engines."""
-    policy: SaturationPolicy = field(default_factory=lambda: policy_from_settings(
-        load_defaults()["scraper"]["saturation"], load_defaults()["scraper"]["pacing"], ENGINES))
+    policy: SaturationPolicy = field(
+        default_factory=lambda: policy_from_settings(
+            load_defaults()["scraper"]["saturation"], load_defaults()["scraper"]["pacing"], ENGINES
+        )
+    )
     """How each node's exit-IP saturation is judged (``scraper.saturation``, the pacing floors)."""
     chart_keep_seconds: float = KEEP_SECONDS
-    """How long the monitor keeps its charts' closed hours and days (:mod:`topicstreams.web.monitor_data`); 0 reads
+    """How long the monitor keeps its charts' closed hours and days (:mod:`topicstreams.storage.cycle_timeline`); 0 reads
     everything at each request (the benchmark's cold figures)."""
     lease_interval: float | None = None
     """The scrape interval in lease mode (``scraper.assignment: lease``): the health report then says which nodes
@@ -76,13 +79,19 @@ class WebSettings:
     @classmethod
     def from_config(cls, config: Config) -> WebSettings:
         web = config.get("web")
-        return cls(config.get("database.url"), web["host"], web["port"], web["page_size"],
-                   admin_token=web["admin_token"], metrics_token=web["metrics_token"],
-                   sla=ServiceLevels(**web["sla"]), node=config.get("node.id"),
-                   enabled=tuple(config.enabled_engines()),
-                   policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"),
-                                               ENGINES),
-                   lease_interval=lease_interval_of(config))
+        return cls(
+            config.get("database.url"),
+            web["host"],
+            web["port"],
+            web["page_size"],
+            admin_token=web["admin_token"],
+            metrics_token=web["metrics_token"],
+            sla=ServiceLevels(**web["sla"]),
+            node=config.get("node.id"),
+            enabled=tuple(config.enabled_engines()),
+            policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES),
+            lease_interval=lease_interval_of(config),
+        )
 
     @property
     def url(self) -> str:
@@ -128,10 +137,17 @@ def error_response(request: Request, status: int, detail: Any, title: str) -> Re
 
 def create_app(settings: WebSettings) -> FastAPI:
     """The app for *settings* (its database opened lazily: the app starts whatever state the database is in)."""
-    app = FastAPI(title="topicstreams feed", version="1", openapi_url="/api/openapi.json", docs_url=None,
-                  redoc_url=None, description=(
-                      "Every article stored once, with every engine that found it. Filters are query parameters; "
-                      "paging is by cursor (`before`, `after`)."))
+    app = FastAPI(
+        title="topicstreams feed",
+        version="1",
+        openapi_url="/api/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+        description=(
+            "Every article stored once, with every engine that found it. Filters are query parameters; "
+            "paging is by cursor (`before`, `after`)."
+        ),
+    )
     db = make_reader(settings.database_url)
     app.state.settings = settings
     app.state.page_size = settings.page_size
@@ -163,16 +179,23 @@ def create_app(settings: WebSettings) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
-        detail = [{"loc": [str(part) for part in error.get("loc", ())], "msg": str(error.get("msg", "invalid")),
-                   "type": str(error.get("type", "value_error"))} for error in exc.errors()]
+        detail = [
+            {
+                "loc": [str(part) for part in error.get("loc", ())],
+                "msg": str(error.get("msg", "invalid")),
+                "type": str(error.get("type", "value_error")),
+            }
+            for error in exc.errors()
+        ]
         return error_response(request, 422, detail, "Bad request")
 
     @app.exception_handler(SQLAlchemyError)
     async def database_error(request: Request, exc: SQLAlchemyError) -> Response:
         reason = str(exc.orig).splitlines()[0] if isinstance(exc, DBAPIError) and exc.orig else type(exc).__name__
         logger.warning("The database did not answer %s: %s", request.url.path, reason)
-        return error_response(request, 503, f"the database did not answer ({reason}); try again shortly",
-                              "Database unavailable")
+        return error_response(
+            request, 503, f"the database did not answer ({reason}); try again shortly", "Database unavailable"
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -188,7 +211,9 @@ def create_app(settings: WebSettings) -> FastAPI:
 def _mount_views(app: FastAPI) -> None:
     """The feeds, the monitor (its page, the health API, resume), the metrics, the logs and the feed page (with the
     static files), each from its own module."""
-    from topicstreams.web import feeds, logs, metrics, monitor, pages
+    from topicstreams.web import feeds, metrics, pages
+    from topicstreams.web import log_pages as logs
+    from topicstreams.web import monitor_pages as monitor
 
     app.include_router(feeds.router)
     app.include_router(monitor.router)

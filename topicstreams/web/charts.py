@@ -119,8 +119,10 @@ def hour_ticks(start: float, end: float, every_hours: int = 6) -> list[tuple[flo
     """Whole UTC hours between ``start`` and ``end`` that are multiples of ``every_hours``, labelled ``HH:00``."""
     step = every_hours * 3600
     first = math.ceil(start / step) * step
-    return [(moment, datetime.fromtimestamp(moment, UTC).strftime("%H:00"))
-            for moment in range(int(first), int(end) + 1, step)]
+    return [
+        (moment, datetime.fromtimestamp(moment, UTC).strftime("%H:00"))
+        for moment in range(int(first), int(end) + 1, step)
+    ]
 
 
 def month_ticks(start: float, end: float, every_months: int = 3) -> list[tuple[float, str]]:
@@ -140,10 +142,17 @@ def month_ticks(start: float, end: float, every_months: int = 3) -> list[tuple[f
             ticks.append((first.timestamp(), first.strftime("%b") if month != 1 else first.strftime("%b %y")))
 
 
-def line_chart(title: str, series: Sequence[Series], start: float, end: float, *,
-               x_ticks: Sequence[tuple[float, str]] = (), y_max: float | None = None,
-               y_format: Callable[[float], str] = plain_number,
-               bands: Sequence[tuple[float, float, str]] = ()) -> Chart:
+def line_chart(
+    title: str,
+    series: Sequence[Series],
+    start: float,
+    end: float,
+    *,
+    x_ticks: Sequence[tuple[float, str]] = (),
+    y_max: float | None = None,
+    y_format: Callable[[float], str] = plain_number,
+    bands: Sequence[tuple[float, float, str]] = (),
+) -> Chart:
     """A chart of ``series`` over ``[start, end]`` (unix seconds). The y axis runs from 0 to ``y_max`` (by default
     a round number at or above the highest value); ``bands`` are ``(low, high, css)`` stripes in values."""
     if end <= start:
@@ -175,8 +184,16 @@ def line_chart(title: str, series: Sequence[Series], start: float, end: float, *
                 run.append((run[0][0] + 2, run[0][1]))
             commands += [f"{'L' if index else 'M'}{x:.1f} {y:.1f}" for index, (x, y) in enumerate(run)]
         lines.append(Line(each.label, each.css, " ".join(commands), None if last is None else y_format(last)))
-    y_ticks = [] if not values and y_max is None else [
-        Tick(round(y_of(value), 1), y_format(value)) for value in (0.0, top_value / 2, top_value)]
+    y_ticks = (
+        []
+        if not values and y_max is None
+        else [Tick(round(y_of(value), 1), y_format(value)) for value in (0.0, top_value / 2, top_value)]
+    )
     shaded = [Band(round(y_of(high), 1), round(y_of(low) - y_of(high), 1), css) for low, high, css in bands]
-    return Chart(title, lines, [Tick(round(x_of(moment), 1), label) for moment, label in x_ticks
-                                if start <= moment <= end], y_ticks, shaded)
+    return Chart(
+        title,
+        lines,
+        [Tick(round(x_of(moment), 1), label) for moment, label in x_ticks if start <= moment <= end],
+        y_ticks,
+        shaded,
+    )

@@ -45,9 +45,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from feedgen.feed import FeedGenerator
 
+from topicstreams.storage.feed_reads import FeedEvent, FeedFilter
 from topicstreams.web.formats import article_link, filter_query, iso
 from topicstreams.web.params import feed_filter
-from topicstreams.web.queries import FeedEvent, FeedFilter
 
 FEED_FORMAT = "1"
 """Part of every ETag: raise it when the rendering changes, so that readers fetch the new bytes."""
@@ -70,6 +70,7 @@ CACHE_CONTROL = "no-cache"
 
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """A character XML 1.0 does not allow."""
+
 
 def xml_text(value: str | None) -> str | None:
     """*value* without the characters XML 1.0 does not allow (None stays None)."""
@@ -105,15 +106,27 @@ class FeedSpec:
     def etag(self) -> str:
         """A strong ETag: a hash of everything the body is made of (see the module's docstring)."""
         digest = hashlib.sha256()
-        digest.update(json.dumps([FEED_FORMAT, self.kind, self.title, self.feed_id, self.self_url,
-                                  self.page_url]).encode())
+        digest.update(
+            json.dumps([FEED_FORMAT, self.kind, self.title, self.feed_id, self.self_url, self.page_url]).encode()
+        )
         for event in self.events:
             digest.update(b"\n")
-            digest.update(json.dumps([
-                event.topic, event.topic_id, event.news_id, event.url, event.title, event.source, event.snippet,
-                _exact(event.published_at), _exact(event.first_seen_at),
-                [[each.engine, _exact(each.first_seen_at)] for each in event.engines],
-            ]).encode())
+            digest.update(
+                json.dumps(
+                    [
+                        event.topic,
+                        event.topic_id,
+                        event.news_id,
+                        event.url,
+                        event.title,
+                        event.source,
+                        event.snippet,
+                        _exact(event.published_at),
+                        _exact(event.first_seen_at),
+                        [[each.engine, _exact(each.first_seen_at)] for each in event.engines],
+                    ]
+                ).encode()
+            )
         return f'"{digest.hexdigest()[:40]}"'
 
     def last_modified(self, now: datetime) -> datetime:
@@ -134,9 +147,14 @@ def feed_spec(request: Request, kind: str, filters: FeedFilter, q: str | None) -
     if not base.endswith("/"):
         base += "/"
     suffix = f"?{query}" if query else ""
-    return FeedSpec(kind=kind, title=feed_title(filters, search),
-                    feed_id=f"urn:topicstreams:feed:{query}" if query else "urn:topicstreams:feed",
-                    self_url=f"{base}feed.{kind}{suffix}", page_url=f"{base}{suffix}", events=events)
+    return FeedSpec(
+        kind=kind,
+        title=feed_title(filters, search),
+        feed_id=f"urn:topicstreams:feed:{query}" if query else "urn:topicstreams:feed",
+        self_url=f"{base}feed.{kind}{suffix}",
+        page_url=f"{base}{suffix}",
+        events=events,
+    )
 
 
 def feed_title(filters: FeedFilter, search: str | None) -> str:
@@ -166,7 +184,8 @@ def _categories(event: FeedEvent) -> list[dict]:
     topic = xml_text(event.topic) or "?"
     return [{"term": topic, "scheme": TOPIC_SCHEME, "label": topic}] + [
         {"term": xml_text(each.engine), "scheme": ENGINE_SCHEME, "label": xml_text(each.engine)}
-        for each in event.engines]
+        for each in event.engines
+    ]
 
 
 def render_atom(spec: FeedSpec) -> bytes:
@@ -285,8 +304,11 @@ def serve(request: Request, kind: str, topic: list[str], engine: list[str], q: s
     spec = feed_spec(request, kind, filters, q)
     etag = spec.etag()
     last_modified = spec.last_modified(datetime.now(UTC))
-    headers = {"ETag": etag, "Last-Modified": format_datetime(last_modified, usegmt=True),
-               "Cache-Control": CACHE_CONTROL}
+    headers = {
+        "ETag": etag,
+        "Last-Modified": format_datetime(last_modified, usegmt=True),
+        "Cache-Control": CACHE_CONTROL,
+    }
     if not_modified(request, etag, last_modified):
         return Response(status_code=304, headers=headers)
     return Response(RENDERERS[kind](spec), media_type=MEDIA_TYPES[kind], headers=headers)
@@ -300,26 +322,40 @@ SearchParam = Annotated[str | None, Query(description="Search title, snippet and
 
 router = APIRouter(tags=["feeds"])
 
-_RESPONSES = {304: {"description": "Not modified: the ETag (or Last-Modified) the reader sent is current"},
-              400: {"description": "A parameter the feed cannot use (named in `loc`)"}}
+_RESPONSES = {
+    304: {"description": "Not modified: the ETag (or Last-Modified) the reader sent is current"},
+    400: {"description": "A parameter the feed cannot use (named in `loc`)"},
+}
 
 
 @router.head("/feed.atom", include_in_schema=False)
 @router.get("/feed.atom", summary="Atom 1.0 feed", responses=_RESPONSES, response_class=Response)
-def atom(request: Request, topic: TopicParam = [], engine: EngineParam = [],  # noqa: B006 - FastAPI copies them
-         q: SearchParam = None) -> Response:
+def atom(
+    request: Request,
+    topic: TopicParam = [],
+    engine: EngineParam = [],  # noqa: B006 - FastAPI copies them
+    q: SearchParam = None,
+) -> Response:
     return serve(request, "atom", topic, engine, q)
 
 
 @router.head("/feed.rss", include_in_schema=False)
 @router.get("/feed.rss", summary="RSS 2.0 feed", responses=_RESPONSES, response_class=Response)
-def rss(request: Request, topic: TopicParam = [], engine: EngineParam = [],  # noqa: B006
-        q: SearchParam = None) -> Response:
+def rss(
+    request: Request,
+    topic: TopicParam = [],
+    engine: EngineParam = [],  # noqa: B006
+    q: SearchParam = None,
+) -> Response:
     return serve(request, "rss", topic, engine, q)
 
 
 @router.head("/feed.json", include_in_schema=False)
 @router.get("/feed.json", summary="JSON Feed 1.1", responses=_RESPONSES, response_class=Response)
-def json_feed(request: Request, topic: TopicParam = [], engine: EngineParam = [],  # noqa: B006
-              q: SearchParam = None) -> Response:
+def json_feed(
+    request: Request,
+    topic: TopicParam = [],
+    engine: EngineParam = [],  # noqa: B006
+    q: SearchParam = None,
+) -> Response:
     return serve(request, "json", topic, engine, q)

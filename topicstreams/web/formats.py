@@ -31,8 +31,13 @@ def article_link(url: str | None) -> str | None:
     return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
 
 
-def filter_query(topics: Iterable[str] = (), engines: Iterable[str] = (), q: str = "",
-                 quote_via: Callable[..., str] = quote_plus, **extra: str) -> str:
+def filter_query(
+    topics: Iterable[str] = (),
+    engines: Iterable[str] = (),
+    q: str = "",
+    quote_via: Callable[..., str] = quote_plus,
+    **extra: str,
+) -> str:
     """The query string of a view: its filters (``topic`` and ``engine`` repeated, ``q``), then *extra* (empty
     values left out)."""
     pairs = [("topic", name) for name in topics] + [("engine", name) for name in engines]

@@ -25,8 +25,10 @@ logger = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
-CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-                           "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
 
 SECURITY_HEADERS = (
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
@@ -90,8 +92,8 @@ class Guard:
         if not self.allowed(host):
             logger.warning("Refused a request for host %r: not this app's (DNS rebinding?)", host[:100])
             response = PlainTextResponse(
-                "421 Misdirected Request: this feed answers only to its own host names (see web.host)",
-                status_code=421)
+                "421 Misdirected Request: this feed answers only to its own host names (see web.host)", status_code=421
+            )
             await response(scope, receive, send_with_headers)
             return
         await self.app(scope, receive, send_with_headers)

@@ -4,7 +4,7 @@ each scrape.
 Nothing is counted in this process: a custom collector (:class:`DatabaseCollector`) reads the database when
 Prometheus asks, so the app holds no series of its own and none outlives its row (an engine whose status row is
 gone is gone from the next scrape). It reads small tables only — ``engine_status`` (through the health report,
-:func:`topicstreams.health_report.build_report`, so states, staleness and saturation are judged as
+:func:`topicstreams.reports.health_report.build_report`, so states, staleness and saturation are judged as
 ``scrapy health`` judges them) and ``engine_totals`` — and counts ``news`` once.
 
 * **Gauges** (what holds now): each engine's smoothed health score and parser score, its state (one series per
@@ -39,9 +39,9 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import Engine, func, select
 
 from topicstreams import ENGINES
-from topicstreams.classify import ResponseClass
-from topicstreams.engine_state import COOLING, PAUSED, RUNNING
-from topicstreams.health_report import EngineReport, HealthReport, build_report
+from topicstreams.engines.classify import ResponseClass
+from topicstreams.engines.states import COOLING, PAUSED, RUNNING
+from topicstreams.reports.health_report import EngineReport, HealthReport, build_report
 from topicstreams.storage import utcnow
 from topicstreams.storage.models import engine_totals_table as engine_totals
 from topicstreams.storage.models import news_table as news
@@ -57,39 +57,43 @@ STATES = (RUNNING, COOLING, PAUSED)
 QUANTILES = (("0.5", "p50_ms"), ("0.95", "p95_ms"))
 """``topicstreams_engine_latency_seconds{quantile}`` and the report's field each reads (milliseconds)."""
 
-RESPONSE_COLUMNS = ((ResponseClass.OK, "ok"), (ResponseClass.HARD_BLOCK, "hard_blocks"),
-                    (ResponseClass.CHALLENGE, "challenges"), (ResponseClass.SOFT_BLOCK, "soft_blocks"),
-                    (ResponseClass.ERROR, "errors"))
+RESPONSE_COLUMNS = (
+    (ResponseClass.OK, "ok"),
+    (ResponseClass.HARD_BLOCK, "hard_blocks"),
+    (ResponseClass.CHALLENGE, "challenges"),
+    (ResponseClass.SOFT_BLOCK, "soft_blocks"),
+    (ResponseClass.ERROR, "errors"),
+)
 """``topicstreams_engine_responses_total{class}``: each response class and its ``engine_totals`` column."""
 
 HELP = {
     "engine_health_score": "Target health score of the engine on the node, 0-100, smoothed (the band is taken "
-                           "from it: ok 80-100, degraded 50-79, critical below 50; a critical engine is paused). "
-                           "No series while there is no score (too few requests in the window).",
+    "from it: ok 80-100, degraded 50-79, critical below 50; a critical engine is paused). "
+    "No series while there is no score (too few requests in the window).",
     "engine_parser_score": "Parser health of the engine on the node, 0-100: share of result pages that yielded "
-                           "items times the share of items with every required field. Low means a layout change, "
-                           "not a block.",
+    "items times the share of items with every required field. Low means a layout change, "
+    "not a block.",
     "engine_state": "State of the engine on the node: 1 for the current state, 0 for the others (running; cooling "
-                    "= benched after a block until its cooldown ends; paused = held by the health score until a "
-                    "person runs `scrapy health resume`).",
+    "= benched after a block until its cooldown ends; paused = held by the health score until a "
+    "person runs `scrapy health resume`).",
     "engine_latency_seconds": "Response time of the engine's pages on the node over the current health window, "
-                              "by quantile (0.5 = median, 0.95 = p95), in seconds.",
+    "by quantile (0.5 = median, 0.95 = p95), in seconds.",
     "engine_requests": "Requests sent to the engine from the node (probes and canary queries included), "
-                       "counted at the end of each cycle.",
+    "counted at the end of each cycle.",
     "engine_responses": "Responses of the engine on the node by class: ok, hard_block (403/429/503, reset, "
-                        "timeout), challenge (CAPTCHA or wall), soft_block (a 200 page without results or "
-                        "too small), error (anything else), counted at the end of each cycle.",
+    "timeout), challenge (CAPTCHA or wall), soft_block (a 200 page without results or "
+    "too small), error (anything else), counted at the end of each cycle.",
     "engine_cooldowns": "Cooldowns (benches after a block) the engine started on the node.",
     "cycle_last_end_timestamp_seconds": "Unix time the engine's latest recorded cycle on the node ended "
-                                        "(`time() - this`: how long since the node last accounted for its work).",
+    "(`time() - this`: how long since the node last accounted for its work).",
     "feed_events": "Feed events (a topic and an article, new to the feed) each engine was the first to find, "
-                   "over every node; the engines add up to the feed's events.",
+    "over every node; the engines add up to the feed's events.",
     "news": "Articles stored (each once, whatever the number of engines and topics that found it).",
     "saturation_suspected": "1 when the node's exit IP looks saturated (enough robust engines cooling at once: "
-                            "the remedy is another node, not a slower crawl), else 0.",
+    "the remedy is another node, not a slower crawl), else 0.",
     "node_heartbeat_timestamp_seconds": "Unix time a crawl on the node last wrote an engine's status "
-                                        "(every response and at least every 15 s: `time() - this` above a "
-                                        "minute means no crawl runs there).",
+    "(every response and at least every 15 s: `time() - this` above a "
+    "minute means no crawl runs there).",
 }
 """Each family's HELP text, by its name after the prefix (counters without ``_total``)."""
 
@@ -107,8 +111,9 @@ class Snapshot:
         return cls(HealthReport("", [], {}, all_nodes=True))
 
 
-def read_snapshot(db: Engine, *, node: str, enabled: Iterable[str], policy: Any,
-                  now: datetime | None = None) -> Snapshot:
+def read_snapshot(
+    db: Engine, *, node: str, enabled: Iterable[str], policy: Any, now: datetime | None = None
+) -> Snapshot:
     """Read what the families show from ``db`` at ``now``: the health report of every node (``node``, ``enabled``
     and ``policy`` as ``scrapy health`` takes them), every ``engine_totals`` row, and the number of articles."""
     now = now or utcnow()
@@ -136,8 +141,9 @@ def families(snapshot: Snapshot) -> list[Metric]:
     feed_events = CounterMetricFamily(PREFIX + "feed_events", HELP["feed_events"], labels=["engine"])
     articles = CounterMetricFamily(PREFIX + "news", HELP["news"], value=snapshot.news)
     saturation = GaugeMetricFamily(PREFIX + "saturation_suspected", HELP["saturation_suspected"], labels=["node"])
-    heartbeat = GaugeMetricFamily(PREFIX + "node_heartbeat_timestamp_seconds",
-                                  HELP["node_heartbeat_timestamp_seconds"], labels=["node"])
+    heartbeat = GaugeMetricFamily(
+        PREFIX + "node_heartbeat_timestamp_seconds", HELP["node_heartbeat_timestamp_seconds"], labels=["node"]
+    )
 
     reports: list[EngineReport] = [each for each in snapshot.report.engines if each.state is not None]
     for report in reports:
@@ -173,8 +179,20 @@ def families(snapshot: Snapshot) -> list[Metric]:
         if node in newest:
             heartbeat.add_metric([node], newest[node].timestamp())
 
-    return [health, parser, state, latency, requests, responses, cooldowns, cycle_end, feed_events, articles,
-            saturation, heartbeat]
+    return [
+        health,
+        parser,
+        state,
+        latency,
+        requests,
+        responses,
+        cooldowns,
+        cycle_end,
+        feed_events,
+        articles,
+        saturation,
+        heartbeat,
+    ]
 
 
 class DatabaseCollector:
@@ -208,8 +226,11 @@ def registry_for(app: FastAPI) -> CollectorRegistry:
             if registry is None:
                 settings = app.state.settings
                 registry = CollectorRegistry(auto_describe=False)
-                registry.register(DatabaseCollector(app.state.reader.db, node=settings.node,
-                                                    enabled=settings.enabled, policy=settings.policy))
+                registry.register(
+                    DatabaseCollector(
+                        app.state.reader.db, node=settings.node, enabled=settings.enabled, policy=settings.policy
+                    )
+                )
                 app.state.metrics_registry = registry
     return registry
 
@@ -222,6 +243,9 @@ def metrics(request: Request) -> Response:
     """The exposition of every family, read from the database now."""
     expected = request.app.state.settings.metrics_token
     if expected and not same_token(bearer_token(request), expected):
-        return PlainTextResponse("401 Unauthorized: /metrics asks for web.metrics_token as a Bearer token",
-                                 status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        return PlainTextResponse(
+            "401 Unauthorized: /metrics asks for web.metrics_token as a Bearer token",
+            status_code=401,
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     return Response(generate_latest(registry_for(request.app)), media_type=CONTENT_TYPE_LATEST)

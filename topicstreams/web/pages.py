@@ -27,9 +27,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.staticfiles import StaticFiles
 
 from topicstreams import ENGINES
+from topicstreams.storage.feed_reads import MAX_LIMIT, FeedEvent, FeedFilter, FeedReader
 from topicstreams.web.formats import article_link, filter_query, iso
 from topicstreams.web.params import MAX_QUERY_LENGTH, feed_filter, parse_cursor
-from topicstreams.web.queries import MAX_LIMIT, FeedEvent, FeedFilter, FeedReader
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -53,8 +53,7 @@ def relative(moment: datetime, now: datetime) -> str:
     seconds = abs(seconds)
     if seconds < 60:
         return "just now"
-    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour", 3600),
-                       ("minute", 60)):
+    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
         if seconds >= size:
             count = int(seconds // size)
             text = f"{count} {unit}{'' if count == 1 else 's'}"
@@ -158,11 +157,21 @@ class View:
         """Every active filter, each with the URL that drops it."""
         found = []
         for name in self.topics:
-            found.append(Removal("topic", name, page_url(topics=[t for t in self.topics if t != name],
-                                                         engines=self.engines, q=self.q)))
+            found.append(
+                Removal(
+                    "topic",
+                    name,
+                    page_url(topics=[t for t in self.topics if t != name], engines=self.engines, q=self.q),
+                )
+            )
         for name in self.engines:
-            found.append(Removal("engine", name, page_url(topics=self.topics,
-                                                          engines=[e for e in self.engines if e != name], q=self.q)))
+            found.append(
+                Removal(
+                    "engine",
+                    name,
+                    page_url(topics=self.topics, engines=[e for e in self.engines if e != name], q=self.q),
+                )
+            )
         if self.q:
             found.append(Removal("search", self.q, page_url(topics=self.topics, engines=self.engines)))
         return found
@@ -202,7 +211,7 @@ def message_parts(message: str) -> list[tuple[bool, str]]:
     parts, position = [], 0
     for match in _BACKTICKS.finditer(message):
         if match.start() > position:
-            parts.append((False, message[position:match.start()]))
+            parts.append((False, message[position : match.start()]))
         parts.append((True, match[1]))
         position = match.end()
     if position < len(message):
@@ -214,12 +223,18 @@ class Pages:
     """The templates, and the HTML error page the app answers with on non-API paths."""
 
     def __init__(self, poll_ms: int = DEFAULT_POLL_MS) -> None:
-        self.env = Environment(loader=PackageLoader("topicstreams.web", "templates"), autoescape=True,
-                               trim_blocks=True, lstrip_blocks=True, undefined=StrictUndefined)
+        self.env = Environment(
+            loader=PackageLoader("topicstreams.web", "templates"),
+            autoescape=True,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            undefined=StrictUndefined,
+        )
         self.env.globals.update(
-            static={name: f"/static/{name}?v={_asset_version(name)}"
-                    for name in ("feed.css", "feed.js", "favicon.svg", "monitor.css", "monitor.js", "logs.css",
-                                 "logs.js")},
+            static={
+                name: f"/static/{name}?v={_asset_version(name)}"
+                for name in ("feed.css", "feed.js", "favicon.svg", "monitor.css", "monitor.js", "logs.css", "logs.js")
+            },
             poll_ms=poll_ms,
             max_query=MAX_QUERY_LENGTH,
         )
@@ -229,8 +244,7 @@ class Pages:
         return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-cache"})
 
     def error(self, request: Request, status: int, title: str, message: str) -> Response:
-        return self.render("error.html", status=status, status_code=status, title=title,
-                           parts=message_parts(message))
+        return self.render("error.html", status=status, status_code=status, title=title, parts=message_parts(message))
 
 
 Repeated = Annotated[list[str], Query()]
@@ -254,8 +268,9 @@ def feed_page(
     now = datetime.now(UTC)
     if partial:
         page = reader.events(view.feed, limit=MAX_LIMIT, before=older)
-        return pages.render("partial.html", entries=[Entry.of(event, now) for event in page.items],
-                            more=page.next is not None)
+        return pages.render(
+            "partial.html", entries=[Entry.of(event, now) for event in page.items], more=page.next is not None
+        )
     page = reader.events(view.feed, limit=request.app.state.page_size, before=older)
     view.known_topics = reader.topic_names()
     empty = None

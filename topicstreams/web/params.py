@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from topicstreams import ENGINES
-from topicstreams.storage.search import SearchError, SearchQuery
-from topicstreams.web.queries import Cursor, CursorError, FeedFilter
+from topicstreams.storage.feed_reads import Cursor, CursorError, FeedFilter
+from topicstreams.text.search_words import SearchError, SearchQuery
 
 MAX_QUERY_LENGTH = 500
 """The longest search text accepted, in characters."""
@@ -38,8 +38,12 @@ def clean_values(values: Iterable[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value.strip() for value in values or () if value and value.strip()))
 
 
-def feed_filter(topic: Iterable[str] | None = None, engine: Iterable[str] | None = None, q: str | None = None,
-                since: str | None = None) -> FeedFilter:
+def feed_filter(
+    topic: Iterable[str] | None = None,
+    engine: Iterable[str] | None = None,
+    q: str | None = None,
+    since: str | None = None,
+) -> FeedFilter:
     """The filters of a request; :class:`BadParameter` on an unknown engine, a bad search or time."""
     topics = clean_values(topic)
     if any("\x00" in name for name in topics):
@@ -50,8 +54,9 @@ def feed_filter(topic: Iterable[str] | None = None, engine: Iterable[str] | None
     unknown = [name for name in engines if name not in ENGINES]
     if unknown:
         raise BadParameter("engine", f"unknown engine {unknown[0]!r}: expected some of {', '.join(ENGINES)}")
-    return FeedFilter(topics=topics, engines=tuple(dict.fromkeys(engines)), search=search_query(q),
-                      since=parse_time("since", since))
+    return FeedFilter(
+        topics=topics, engines=tuple(dict.fromkeys(engines)), search=search_query(q), since=parse_time("since", since)
+    )
 
 
 def search_query(q: str | None) -> SearchQuery | None:

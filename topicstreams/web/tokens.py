@@ -41,9 +41,9 @@ BEARER = "bearer "
 def bearer_token(request: Request) -> str | None:
     """The token of an ``Authorization: Bearer TOKEN`` header, or None."""
     header = request.headers.get("authorization", "")
-    if header[:len(BEARER)].lower() != BEARER:
+    if header[: len(BEARER)].lower() != BEARER:
         return None
-    return header[len(BEARER):].strip() or None
+    return header[len(BEARER) :].strip() or None
 
 
 def same_token(given: str | None, expected: str) -> bool:

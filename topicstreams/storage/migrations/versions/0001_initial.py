@@ -48,9 +48,7 @@ def upgrade() -> None:
         sa.Column("topic_id", sa.Integer(), nullable=False),
         sa.Column("news_id", sa.String(length=32), nullable=False),
         sa.Column("first_seen_at", UTC_TIME, server_default=sa.func.now(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["topic_id"], ["topics.id"], name="fk_topic_news_topic_id_topics", ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["topic_id"], ["topics.id"], name="fk_topic_news_topic_id_topics", ondelete="CASCADE"),
         sa.ForeignKeyConstraint(["news_id"], ["news.id"], name="fk_topic_news_news_id_news", ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("topic_id", "news_id", name="pk_topic_news"),
     )
@@ -71,9 +69,7 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("topic_id", "news_id", "engine", name="pk_topic_news_engines"),
     )
-    op.create_index(
-        "ix_topic_news_engines_engine_first_seen_at", "topic_news_engines", ["engine", "first_seen_at"]
-    )
+    op.create_index("ix_topic_news_engines_engine_first_seen_at", "topic_news_engines", ["engine", "first_seen_at"])
     op.create_table(
         "scraper_cycles",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),

@@ -68,8 +68,20 @@ def upgrade() -> None:
         sa.Column("node", sa.String(), nullable=False),
         sa.Column("window_start", UTC_TIME, nullable=False),
         sa.Column("window_end", UTC_TIME, nullable=False),
-        *(_count(name) for name in ("requests", "ok", "hard_blocks", "challenges", "soft_blocks", "errors",
-                                    "items", "valid_items", "parse_errors")),
+        *(
+            _count(name)
+            for name in (
+                "requests",
+                "ok",
+                "hard_blocks",
+                "challenges",
+                "soft_blocks",
+                "errors",
+                "items",
+                "valid_items",
+                "parse_errors",
+            )
+        ),
         sa.Column("bytes", sa.BigInteger(), server_default=sa.text("0"), nullable=False),
         sa.Column("browser_seconds", sa.Float(), server_default=sa.text("0"), nullable=False),
         sa.Column("p50_latency_ms", sa.Float(), nullable=True),

@@ -29,8 +29,7 @@ def _count(name: str) -> sa.Column:
 def upgrade() -> None:
     op.add_column("engine_status", sa.Column("parser_score", sa.Integer(), nullable=True))
     op.add_column("engine_status", sa.Column("parser_reasons", sa.JSON(), server_default=EMPTY_LIST, nullable=False))
-    op.add_column("engine_status", sa.Column("canary_mismatches", sa.JSON(), server_default=EMPTY_LIST,
-                                             nullable=False))
+    op.add_column("engine_status", sa.Column("canary_mismatches", sa.JSON(), server_default=EMPTY_LIST, nullable=False))
     op.add_column("engine_status", sa.Column("cost", sa.JSON(), nullable=True))
     op.add_column("health_windows", _count("result_pages"))
     op.add_column("health_windows", _count("yielding_pages"))

@@ -28,8 +28,10 @@ depends_on: str | Sequence[str] | None = None
 # table holds the words; news_search_keys gives each article the rowid of its FTS5 row (an explicit INTEGER
 # PRIMARY KEY, which VACUUM never renumbers, unlike the implicit rowid of news). Triggers keep both in step.
 _KEY_OF_OLD = "(SELECT id FROM news_search_keys WHERE news_id = old.id)"
-_INSERT = ("INSERT INTO news_search (rowid, title, snippet, source) VALUES ((SELECT id FROM news_search_keys "
-           "WHERE news_id = new.id), new.title, coalesce(new.snippet, ''), coalesce(new.source, ''))")
+_INSERT = (
+    "INSERT INTO news_search (rowid, title, snippet, source) VALUES ((SELECT id FROM news_search_keys "
+    "WHERE news_id = new.id), new.title, coalesce(new.snippet, ''), coalesce(new.source, ''))"
+)
 SQLITE_INDEX = [
     "CREATE TABLE news_search_keys (id INTEGER PRIMARY KEY, news_id VARCHAR(32) NOT NULL UNIQUE)",
     "CREATE VIRTUAL TABLE news_search USING fts5(title, snippet, source, tokenize = 'unicode61 remove_diacritics 2')",
@@ -57,9 +59,12 @@ def upgrade() -> None:
         return
     op.create_table(
         "news_search",
-        sa.Column("news_id", sa.String(length=32), sa.ForeignKey("news.id", ondelete="CASCADE",
-                                                                 name="fk_news_search_news_id_news"),
-                  nullable=False),
+        sa.Column(
+            "news_id",
+            sa.String(length=32),
+            sa.ForeignKey("news.id", ondelete="CASCADE", name="fk_news_search_news_id_news"),
+            nullable=False,
+        ),
         sa.Column("document", sa.dialects.postgresql.TSVECTOR(), nullable=False),
         sa.PrimaryKeyConstraint("news_id", name="pk_news_search"),
     )

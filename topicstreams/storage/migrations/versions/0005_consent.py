@@ -19,8 +19,9 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.add_column("health_windows", sa.Column("consent_walls", sa.Integer(), server_default=sa.text("0"),
-                                              nullable=False))
+    op.add_column(
+        "health_windows", sa.Column("consent_walls", sa.Integer(), server_default=sa.text("0"), nullable=False)
+    )
 
 
 def downgrade() -> None:

@@ -72,9 +72,23 @@ def upgrade() -> None:
         sa.Column("parser_score", sa.Integer(), nullable=True),
         sa.PrimaryKeyConstraint("engine", "node", "day", name="pk_health_daily"),
     )
-    op.create_index("ix_health_daily_day_engine", "health_daily",
-                    ["day", "engine", "windows", "score_mean", "score_min", "requests", "p95_ms", "result_pages",
-                     "yielding_pages", "items", "valid_items"])
+    op.create_index(
+        "ix_health_daily_day_engine",
+        "health_daily",
+        [
+            "day",
+            "engine",
+            "windows",
+            "score_mean",
+            "score_min",
+            "requests",
+            "p95_ms",
+            "result_pages",
+            "yielding_pages",
+            "items",
+            "valid_items",
+        ],
+    )
 
     op.create_table(
         "engine_totals",
@@ -88,8 +102,11 @@ def upgrade() -> None:
     op.add_column("health_windows", sa.Column("score", sa.Integer(), nullable=True))
     op.create_index("ix_health_windows_window_end", "health_windows", ["window_end"])
     op.add_column("engine_status", sa.Column("last_canary", sa.JSON(), nullable=True))
-    op.create_index("ix_scraper_cycles_timeline", "scraper_cycles",
-                    ["window_end", "engine", "topics_count", "entries", "new_events"])
+    op.create_index(
+        "ix_scraper_cycles_timeline",
+        "scraper_cycles",
+        ["window_end", "engine", "topics_count", "entries", "new_events"],
+    )
 
 
 def downgrade() -> None:
@@ -102,7 +119,11 @@ def downgrade() -> None:
     op.drop_table("engine_totals")
     op.drop_index("ix_health_daily_day_engine", "health_daily")
     op.drop_table("health_daily")
-    for name in ("ix_scraper_logs_level_at_id", "ix_scraper_logs_node_at_id", "ix_scraper_logs_engine_at_id",
-                 "ix_scraper_logs_at_id"):
+    for name in (
+        "ix_scraper_logs_level_at_id",
+        "ix_scraper_logs_node_at_id",
+        "ix_scraper_logs_engine_at_id",
+        "ix_scraper_logs_at_id",
+    ):
         op.drop_index(name, "scraper_logs")
     op.drop_table("scraper_logs")

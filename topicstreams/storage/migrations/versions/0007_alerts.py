@@ -43,8 +43,7 @@ def upgrade() -> None:
         batch.alter_column("engine", existing_type=sa.String(length=32), nullable=True)
         batch.alter_column("node", existing_type=sa.String(), nullable=True)
         batch.alter_column("band", existing_type=sa.String(length=16), nullable=True)
-        batch.add_column(sa.Column("event", sa.String(length=32), server_default=sa.text("'paused'"),
-                                   nullable=False))
+        batch.add_column(sa.Column("event", sa.String(length=32), server_default=sa.text("'paused'"), nullable=False))
         batch.add_column(sa.Column("topic", sa.String(), nullable=True))
         batch.add_column(sa.Column("details", sa.JSON(), nullable=True))
     op.create_index("ix_alerts_created_at_id", "alerts", ["created_at", "id"])
@@ -58,8 +57,9 @@ def upgrade() -> None:
         sa.Column("at", UTC_TIME, nullable=False),
         sa.Column("ok", sa.Boolean(), nullable=False),
         sa.Column("detail", sa.String(), nullable=True),
-        sa.ForeignKeyConstraint(["alert_id"], ["alerts.id"], name="fk_alert_deliveries_alert_id_alerts",
-                                ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(
+            ["alert_id"], ["alerts.id"], name="fk_alert_deliveries_alert_id_alerts", ondelete="CASCADE"
+        ),
         sa.PrimaryKeyConstraint("id", name="pk_alert_deliveries"),
         sqlite_autoincrement=True,
     )

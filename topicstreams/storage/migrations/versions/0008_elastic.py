@@ -2,7 +2,7 @@
 
 * ``schedule`` — one row per (engine, topic): the slot its rhythm is anchored to, when it is due, and while a node
   works on it the lease (node, token, until); the last node that re-armed it and when. Claimed with
-  ``FOR UPDATE SKIP LOCKED`` (:mod:`topicstreams.storage.schedule`);
+  ``FOR UPDATE SKIP LOCKED`` (:mod:`topicstreams.storage.leases`);
 * ``nodes`` — one row per crawl process of a node: its engines, start, heartbeat, version, assignment, clean stop,
   and the topics it scraped in the last interval per engine (``scrapy nodes`` groups them by node id).
 
@@ -44,8 +44,13 @@ def upgrade() -> None:
     )
     op.create_index("ix_schedule_engine_due_at", "schedule", ["engine", "due_at"])
     # the few rows held at any moment, for the next lease to expire (schedule.next_due)
-    op.create_index("ix_schedule_leased", "schedule", ["engine", "lease_until"],
-                    postgresql_where=sa.text("lease_token IS NOT NULL"), sqlite_where=sa.text("lease_token IS NOT NULL"))
+    op.create_index(
+        "ix_schedule_leased",
+        "schedule",
+        ["engine", "lease_until"],
+        postgresql_where=sa.text("lease_token IS NOT NULL"),
+        sqlite_where=sa.text("lease_token IS NOT NULL"),
+    )
     op.create_table(
         "nodes",
         sa.Column("node", sa.String(), nullable=False),

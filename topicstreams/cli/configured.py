@@ -1,0 +1,209 @@
+"""What the project's Scrapy commands share: loading the configuration, reporting its errors."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from topicstreams import ENGINES
+from topicstreams.browser.chromium import ProfileInUse, ProfileLock, profile_path
+from topicstreams.config.loading import EX_CONFIG, Config, ConfigError, load_config
+from topicstreams.crawl.arguments import split_names
+from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
+
+logger = logging.getLogger(__name__)
+
+
+def load_config_or_exit(settings) -> Config:
+    """Load and validate the configuration; on a problem print one ``config error:`` line and exit 78.
+
+    When the run logs to a file (``LOG_FILE``, as every Scrapyd job does), the line is also appended there as an
+    ERROR: Scrapyd lists a job that failed at start as "finished", and its log is where an operator looks.
+    """
+    try:
+        return load_config(settings)
+    except ConfigError as exc:
+        report_error(settings, f"config error: {exc}")
+        raise SystemExit(EX_CONFIG) from None
+
+
+def report_error(settings, message: str) -> None:
+    """Say why a command cannot start: one line on standard error, and an ERROR record in ``LOG_FILE`` if set."""
+    print(message, file=sys.stderr)
+    if settings is not None and settings.get("LOG_FILE"):
+        log_error_to_file(settings, message)
+
+
+def log_error_to_file(settings, message: str) -> None:
+    """Write one ERROR record to the run's ``LOG_FILE`` in its ``LOG_FORMAT`` (Scrapy's logging is not set up yet)."""
+    try:
+        handler = logging.FileHandler(settings.get("LOG_FILE"), encoding=settings.get("LOG_ENCODING") or "utf-8")
+    except OSError as exc:
+        print(f"could not write to the log file: {exc}", file=sys.stderr)
+        return
+    try:
+        handler.setFormatter(logging.Formatter(settings.get("LOG_FORMAT"), settings.get("LOG_DATEFORMAT")))
+        handler.handle(logger.makeRecord(logger.name, logging.ERROR, __file__, 0, message, None, None))
+    finally:
+        handler.close()
+
+
+class ConfiguredCommand(ScrapyCommand):
+    """A command that validates the configuration before anything else (before logging starts).
+
+    Scrapy creates the crawler process, which configures logging and prints its start-up lines, after
+    ``process_options`` and before ``run``: validating here keeps a config error to one line on stderr.
+    """
+
+    config: Config
+
+    def process_options(self, args: list[str], opts) -> None:
+        super().process_options(args, opts)
+        self.refuse(args)
+        self.config = load_config_or_exit(self.settings)
+
+    def refuse(self, args: list[str]) -> None:
+        """Exit early for arguments that can never run (before the configuration is read)."""
+
+    @staticmethod
+    def database(config: Config):
+        """The configured database's handle, its schema brought to the latest revision first (once per process)."""
+        from topicstreams.storage import database_for, upgrade_once
+
+        url = config.get("database.url")
+        upgrade_once(url)
+        return database_for(url)
+
+
+class SubcommandCommand(ConfiguredCommand):
+    """A command with sub-commands: ``scrapy NAME SUB [ARGS…]``, each handled by a ``do_<sub>`` method."""
+
+    requires_project = True
+    requires_crawler_process = False
+    subcommands: dict[str, str] = {}
+
+    def syntax(self) -> str:
+        return "|".join(self.subcommands) + " [ARGS…]"
+
+    def long_desc(self) -> str:
+        lines = [self.short_desc(), ""]
+        lines += [f"  {name:<12} {desc}" for name, desc in self.subcommands.items()]
+        return "\n".join(lines)
+
+    def run(self, args: list[str], opts) -> None:
+        if not args or args[0] not in self.subcommands:
+            raise UsageError(f"expected one of: {', '.join(self.subcommands)}")
+        self.exitcode = getattr(self, f"do_{args[0]}")(self.config, args[1:], opts) or 0
+
+
+class CrawlingCommand(ConfiguredCommand):
+    """A command that runs crawlers and exits non-zero when one of them could not start its loop.
+
+    Scrapy closes a spider whose ``start()`` raised with the reason ``start_error`` and exits 0; a crawl
+    that never began is a failure to whoever runs it (a shell script, Scrapyd's log reader). A spider that
+    refused its ``-a topics=`` (reason ``topics_refused``) exits 2, as a bad argument does.
+    """
+
+    def refuse_topics_argument(self, engines: list[str], opts) -> None:
+        """A usage error (exit 2, one message, no traceback) when ``-a topics=`` names no topic or a name that
+        breaks the rule (:mod:`topicstreams.engines.topic_names`) for any of ``engines``, as configured.
+
+        Checked here, before any crawler is made: from inside Scrapy, an exception of a spider's ``__init__``
+        comes out as a traceback and exit 1 (the spider checks again when it starts, for other ways of running it).
+        """
+        value = opts.spargs.get("topics")
+        if value is None:
+            return
+        names = split_names(value)
+        message = None
+        if not names:
+            message = (
+                "-a topics= names no topic: give at least one (-a topics=a,b), or leave the argument out to "
+                "crawl the active topics of the table"
+            )
+        else:
+            settings = self.settings
+            max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES", self.config.get("scraper.max_pages"))
+            try:
+                check_topics(
+                    names,
+                    configured_engines(self.config.get("engines"), engines),
+                    limit=url_length_limit(settings),
+                    max_pages=max_pages,
+                )
+            except TopicsRefused as exc:
+                message = f"-a topics: {exc}"
+        if message is not None:
+            if self.settings.get("LOG_FILE"):
+                log_error_to_file(self.settings, message)
+            raise UsageError(message)
+
+    def _create_crawler(self, spidercls):
+        name = spidercls if isinstance(spidercls, str) else spidercls.name
+        if name in ENGINES:  # an unknown name is Scrapy's to refuse
+            self.check_profile_free(name)
+            self.check_database()
+        crawler = super()._create_crawler(spidercls)
+        self.__dict__.setdefault("started_crawlers", []).append(crawler)
+        return crawler
+
+    def check_profile_free(self, engine: str) -> None:
+        """Refuse, in one line, to start an engine whose browser profile another process holds.
+
+        The spider takes the profile lock itself (and keeps it); from inside Scrapy its refusal would come with
+        tracebacks. Checked here, before any crawler starts, it is one line (and one ERROR in a Scrapyd job's log).
+        """
+        lock = ProfileLock(profile_path(self.config.get("browser.profile_dir"), self.config.get("node.id"), engine))
+        try:
+            lock.acquire()
+        except ProfileInUse as exc:
+            report_error(self.settings, f"could not start {engine}: {exc}")
+            raise SystemExit(1) from None
+        lock.release()
+
+    def check_database(self) -> None:
+        """Refuse, in one line, to start when the database cannot be reached (or its schema brought up to date).
+
+        The schema extension would find out first thing, from inside Scrapy, with tracebacks. Once a crawl runs,
+        the database may come and go: the store keeps what is scraped (see :mod:`topicstreams.storage.durable`).
+        """
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from topicstreams.config.loading import mask_url
+        from topicstreams.storage import upgrade_once
+        from topicstreams.storage.failures import describe
+
+        url = self.settings.get("TOPICSTREAMS_DATABASE_URL") or self.config.get("database.url")
+        try:
+            upgrade_once(url)  # what the schema extension does, once per process
+        except SQLAlchemyError as exc:
+            report_error(
+                self.settings,
+                f"could not start: the database {mask_url(url)} cannot be reached "
+                f"({describe(exc)}); nothing is crawled until it answers",
+            )
+            raise SystemExit(1) from None
+
+    def run(self, args: list[str], opts) -> None:
+        super().run(args, opts)
+        crawlers = self.__dict__.get("started_crawlers", [])
+        failed = [crawler.spidercls.name for crawler in crawlers if finish_reason(crawler) == "start_error"]
+        refused = [crawler.spidercls.name for crawler in crawlers if finish_reason(crawler) == "topics_refused"]
+        if failed:
+            print(f"could not start: {', '.join(failed)} (see the log above)", file=sys.stderr)
+            self.exitcode = self.exitcode or 1
+        if refused:
+            print(f"could not start: {', '.join(refused)}: -a topics is refused (see the log above)", file=sys.stderr)
+            self.exitcode = self.exitcode or 2
+
+
+def finish_reason(crawler) -> str | None:
+    """The crawl's ``finish_reason`` stat; None for a crawler whose crawl never began (it has no stats)."""
+    try:
+        stats = crawler.stats
+    except RuntimeError:  # Scrapy: "Crawler.stats is not set yet"
+        return None
+    return stats.get_value("finish_reason") if stats else None

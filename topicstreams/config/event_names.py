@@ -1,0 +1,19 @@
+"""The names of the events ``alerting.events`` may list: the configuration checks them, alerts are made of them."""
+
+PAUSED, RESUMED, RECOVERED, DEGRADED = "paused", "resumed", "recovered", "degraded"
+SATURATION, CANARY_MISMATCH, PARSER_CRITICAL = "saturation", "canary_mismatch", "parser_critical"
+COVERAGE_DROP, SILENCE, NETWORK_DOWN = "coverage_drop", "silence", "network_down"
+
+EVENTS: tuple[str, ...] = (
+    PAUSED,
+    RESUMED,
+    RECOVERED,
+    DEGRADED,
+    SATURATION,
+    CANARY_MISMATCH,
+    PARSER_CRITICAL,
+    COVERAGE_DROP,
+    SILENCE,
+    NETWORK_DOWN,
+)
+"""Every event ``alerting.events`` may name (its default: all of them)."""

@@ -1,0 +1,109 @@
+"""The signals topicstreams sends through the crawler's signal manager.
+
+``response_classified`` — sent once for every request to an engine (probes and canaries included) when its
+class is known, with one keyword argument, ``classification``: a :class:`Classification`.
+
+``page_parsed`` — sent by the spider once it has built the items of a results page it received, with one
+keyword argument, ``outcome``: a :class:`PageParsed`, which carries the page's ``Classification`` (the very
+object sent before), so a listener joins the two.
+
+``canary_checked`` — sent by the spider once it has read a canary query's results page (``canaries.*``), with
+one keyword argument, ``check``: a :class:`CanaryChecked`.
+
+``events_stored`` — sent by the store pipeline (on the crawl's event loop) after a write of its batches added feed
+events, with one keyword argument, ``stored``: an :class:`EventsStored`. The alerting extension's as-it-happens
+digests listen (:mod:`topicstreams.extensions.digest_watch`): the process that stored the events sends them.
+
+``topic_swept`` — sent by the spider when every page of a topic was read, with two keyword arguments, ``engine`` and
+``topic`` (names). Membership counts them (:mod:`topicstreams.extensions.membership`: ``scrapy nodes``).
+
+Health listens to the first three; nothing in the request path depends on who listens::
+
+    crawler.signals.connect(handler, signal=topicstreams.crawl.signals.response_classified)
+
+    def handler(classification): ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from topicstreams.engines.classify import ResponseClass
+
+response_classified = object()
+page_parsed = object()
+canary_checked = object()
+events_stored = object()
+topic_swept = object()
+
+
+@dataclass(frozen=True)
+class Classification:
+    """One engine response (or failure), as the blocks middleware classed it."""
+
+    engine: str
+    topic: str | None
+    page: int | None
+    page_type: str
+    """``first`` (a topic's first results page) or ``next`` (a later one): sizes are compared within a type."""
+    url: str
+    status: int | None
+    """The HTTP status; None when no response came (a reset, a refusal, a timeout)."""
+    cls: ResponseClass
+    reason: str
+    latency: float | None
+    """Seconds from the moment the request left to its rendered response or its failure."""
+    bytes: int
+    """The rendered page's size (0 without a response)."""
+    items: int
+    """Result items read from the page."""
+    probe: bool
+    """Whether it was the single probe after a cooldown."""
+    bench: float | None
+    """The cooldown it started (seconds), if any."""
+    at: datetime
+    canary: bool = False
+    """Whether it was a canary query's page (``topic`` is then the query)."""
+
+
+@dataclass(frozen=True)
+class PageParsed:
+    """What the spider made of one results page: its items, the valid ones among them, or a parse error."""
+
+    classification: Classification | None
+    """The page's classification (None when the blocks middleware did not run)."""
+    items: int
+    valid_items: int
+    """Items carrying every required field (:data:`topicstreams.engines.items.REQUIRED_RESULT_FIELDS`)."""
+    error: str | None = None
+    """The parse error, when the parser failed on the page."""
+    missing: Mapping[str, int] = field(default_factory=dict)
+    """Required field -> how many of the page's items lack it."""
+
+
+@dataclass(frozen=True)
+class CanaryChecked:
+    """A canary query's answer, as the spider read it from a results page that looked normal."""
+
+    engine: str
+    query: str
+    matched: bool
+    results: int
+    """Results read from the page."""
+    problem: str | None
+    """What was wrong with the answer (None when it matched)."""
+    at: datetime
+
+
+@dataclass(frozen=True)
+class EventsStored:
+    """Feed events a write of the store added (``topic_news`` rows new to the database)."""
+
+    engine: str
+    """The crawler whose store wrote them."""
+    keys: tuple[tuple[int, str], ...]
+    """The events, as ``(topic_id, news_id)``."""
+    at: datetime
+    """Their ``first_seen_at``."""
