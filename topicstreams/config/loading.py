@@ -548,7 +548,7 @@ def load_defaults() -> dict:
     """The packaged defaults (read with pkgutil: they load from an egg too)."""
     raw = pkgutil.get_data("topicstreams.config", "defaults.yml")
     if raw is None:  # pragma: no cover - a broken install
-        raise RuntimeError("topicstreams/defaults.yml is missing from the installed package")
+        raise RuntimeError("topicstreams/config/defaults.yml is missing from the installed package")
     return yaml.safe_load(raw)
 
 
