@@ -1,4 +1,4 @@
-# topicstreams — set-up, main job, tests, demo. Every target sets up first; `make setup` is idempotent.
+# topicstreams — set-up, main job, lint, tests, demo. Every target sets up first; `make setup` is idempotent.
 
 PYTHON ?= python3
 VENV := .venv
@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 SCRAPY := $(VENV)/bin/scrapy
 STAMP := $(VENV)/.setup-done
 
-.PHONY: setup browser postgresql run test test-fast demo bench clean
+.PHONY: setup browser postgresql run lint test test-fast demo bench clean
 
 setup: $(STAMP) browser
 
@@ -35,10 +35,20 @@ postgresql:
 run: setup
 	TOPICSTREAMS_CONFIG="$${TOPICSTREAMS_CONFIG:-config.example.yml}" exec $(PY) -m topicstreams.cli.together
 
-# Two pytest-xdist workers, a test file each at a time: most tests wait on a paced crawl, not on the CPU. The files go
+# The house's rules (pyproject.toml): ruff's lint and format, the import contracts (layers, no cycles, no fakes in the
+# product), mypy --strict on the pure cores. Every check runs, even after one fails, so that one run shows them all.
+LINT_CHECKS := "ruff check --output-format concise ." "ruff format --check ." "lint-imports" "mypy"
+
+lint: $(STAMP)
+	@failed=; for check in $(LINT_CHECKS); do \
+		echo "== $$check"; $(VENV)/bin/$$check || failed="$$failed [$$check]"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "lint failed:$$failed"; exit 1; fi
+
+# The rules first, then the tests. Two pytest-xdist workers, a test file each at a time: most tests wait on a paced crawl, not on the CPU. The files go
 # out in the order tests/conftest.py gives them (no reordering by size): pytest-playwright's browser tests must be
 # the last of their worker, and the short soak's test the first of its own.
-test: setup postgresql
+test: setup postgresql lint
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # The fast tests alone (tests/unit: no browser, no server, no crawl), in well under a minute.

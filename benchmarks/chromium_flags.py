@@ -51,10 +51,10 @@ they go (or --pace seconds apart), for each flag set (--flags) and strategy (--s
 for good), ``tab:N`` (close the tab and open a fresh one in the same context every N navigations),
 ``context:N`` (every N navigations save ``context.storage_state()``, close the context and open a new one with
 that state, route and tab), ``gc:N`` (``page.request_gc()`` every N navigations), or several joined with
-``+`` (``tab:300+gc:10``). Every --sample-every navigations: PSS per kind of process, this process's RSS, the Playwright client's
-live objects (``connection._objects``, by type) and Python's allocated blocks. After the last sample the tab is
-closed and the client's objects counted again. Prints the growth per 1,000 navigations (least-squares slope
-over the samples after the first) of each kind of process and of the client.
+``+`` (``tab:300+gc:10``). Every --sample-every navigations: PSS per kind of process, this process's RSS, the Playwright
+client's live objects (``connection._objects``, by type) and Python's allocated blocks. After the last sample the tab is
+closed and the client's objects counted again. Prints the growth per 1,000 navigations (least-squares slope over the
+samples after the first) of each kind of process and of the client.
 
 Exit 1 when a page fails its check or a run fails; 0 otherwise, whatever the figures.
 """
@@ -291,7 +291,10 @@ async def playwright_defaults(executable: str) -> PlaywrightDefaults:
 SHIPPED = Variation(
     "shipped",
     node_options=DRIVER_NODE_OPTIONS,
-    note=f"what the project ships: the base + driver:{DRIVER_NODE_OPTIONS} (topicstreams.browser.chromium.DRIVER_NODE_OPTIONS)",
+    note=(
+        f"what the project ships: the base + driver:{DRIVER_NODE_OPTIONS} "
+        "(topicstreams.browser.chromium.DRIVER_NODE_OPTIONS)"
+    ),
 )
 """What the project ships on top of the base. Measured here (Chromium 150 headless shell, Playwright 1.65, 4 engines
 x 20 pages, medians of 3): a 1 MiB young generation for the driver's V8 took about 25 MiB off the driver with no
@@ -535,7 +538,8 @@ def print_table(chosen: list[Variation], runs: dict[str, list[dict[str, Any]]]) 
         f"{'dirty':>5} {'Δ':>4} {'procs':>5} " + " ".join(f"{k[:6]:>6}" for k in KINDS) + f" {'OK':>7} js"
     )
     print(
-        "\nmedians; memory in MiB: PSS of the tree (driver + Chromium) at its peak, final (1 s after the last page) and "
+        "\nmedians; memory in MiB: PSS of the tree (driver + Chromium) at its peak, "
+        "final (1 s after the last page) and "
         "GC (after request_gc() in every tab), private dirty after GC; Δ against base; ± = spread of GC PSS over runs; "
         "per-kind PSS after GC"
     )
@@ -552,7 +556,8 @@ def print_table(chosen: list[Variation], runs: dict[str, list[dict[str, Any]]]) 
         delta_gc = f["gc"] - base["gc"] if base else 0.0
         print(
             f"{v.name:<46} {f['pages_s']:>7.2f} {speed:>+4.0f} {f['peak']:>5.0f} {f['final']:>5.0f} {delta:>+4.0f} "
-            f"{f['gc']:>5.0f} {delta_gc:>+4.0f} {f['spread']:>3.0f} {f['dirty']:>5.0f} {f['dirty'] - base['dirty'] if base else 0.0:>+4.0f} {f['processes']:>5.0f} "
+            f"{f['gc']:>5.0f} {delta_gc:>+4.0f} {f['spread']:>3.0f} {f['dirty']:>5.0f} "
+            f"{f['dirty'] - base['dirty'] if base else 0.0:>+4.0f} {f['processes']:>5.0f} "
             + " ".join(f"{f['kinds'][k]:>6.0f}" for k in KINDS)
             + f" {f['ok']:>3}/{f['pages']:<3} {'ok' if f['js_ok'] else 'NO'}"
         )

@@ -553,7 +553,8 @@ class Counters:
                 ), 0
             transactions, statements = conn.execute(
                 text(
-                    "SELECT sum(calls) FILTER (WHERE query IN ('COMMIT', 'ROLLBACK')), sum(calls) FROM pg_stat_statements s"
+                    "SELECT sum(calls) FILTER (WHERE query IN ('COMMIT', 'ROLLBACK')), sum(calls)"
+                    " FROM pg_stat_statements s"
                     " JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database()"
                 )
             ).one()
@@ -570,7 +571,8 @@ class Counters:
             with self.db.connect() as conn:
                 mean, most = conn.execute(
                     text(
-                        "SELECT sum(total_exec_time) / nullif(sum(calls), 0), max(max_exec_time) FROM pg_stat_statements"
+                        "SELECT sum(total_exec_time) / nullif(sum(calls), 0), max(max_exec_time)"
+                        " FROM pg_stat_statements"
                         " WHERE query LIKE '%FOR UPDATE OF s SKIP LOCKED%'"
                     )
                 ).one()

@@ -50,9 +50,10 @@ Columns, in ms (p50 and p95 of each):
 Each series goes in rounds, one request of each shape a round, so that background load, the page cache and the
 server's state weigh on every shape alike; it stops early once its rounds have taken --budget seconds a shape
 (the n column says how many requests were made), and the walk to page N once it has taken twice that (page N's
-cursor is then read from the index, and said so): a slow app still gets measured within ~10 minutes. Then the first page with 8 concurrent clients (threads, each its own
-httpx.Client) for --seconds: requests per second. Then, for each shape, the plan of its events query (SQLite:
-EXPLAIN QUERY PLAN on one line; PostgreSQL: the first lines of EXPLAIN), and of the two statements loading a page.
+cursor is then read from the index, and said so): a slow app still gets measured within ~10 minutes. Then the first page
+with 8 concurrent clients (threads, each its own httpx.Client) for --seconds: requests per second. Then, for each shape,
+the plan of its events query (SQLite: EXPLAIN QUERY PLAN on one line; PostgreSQL: the first lines of EXPLAIN), and of
+the two statements loading a page.
 
 Targets: every shape's p95 through the app ≤ 50 ms (set for SQLite; shown for PostgreSQL too); page N by cursor
 within 1.5× of page 1 (both p50 and p95). The script exits 0 whatever the figures; non-zero if the app fails or

@@ -542,12 +542,14 @@ class LogTexts:
                 (
                     (
                         "topicstreams.extensions.saturation_watch",
-                        f"EXIT IP SATURATION SUSPECTED: robust engines cooling: bing, google (node {node}): the node's exit "
+                        f"EXIT IP SATURATION SUSPECTED: robust engines cooling: bing, google (node {node}): "
+                        f"the node's exit "
                         f"IP is probably at capacity; add a node with its own exit IP rather than slowing down",
                     ),
                     (
                         "topicstreams.storage.durable",
-                        f"The database sqlite:///var/lib/topicstreams/topicstreams.db cannot be written (OperationalError: "
+                        f"The database sqlite:///var/lib/topicstreams/topicstreams.db cannot be written "
+                        f"(OperationalError: "
                         f"database is locked): nothing is lost — {rnd.randint(1, 40)} item(s) in the journal; retrying "
                         f"with backoff until it is back",
                     ),
@@ -577,7 +579,8 @@ class LogTexts:
                     (
                         "scrapy.core.scraper",
                         f'Error downloading <GET {url}>\nTraceback (most recent call last):\n  File "playwright/_impl/'
-                        f'_page.py", line 475, in goto\nplaywright._impl._errors.TimeoutError: Page.goto: Timeout 30000ms '
+                        f'_page.py", line 475, in goto\n'
+                        f"playwright._impl._errors.TimeoutError: Page.goto: Timeout 30000ms "
                         f"exceeded.",
                     ),
                 )

@@ -269,7 +269,7 @@ def ttf_font(name: str, size: int = 20_000) -> bytes:
         coords: list[tuple[int, int]] = []
         ends: list[int] = []
         per = [points // contours + (1 if k < points % contours else 0) for k in range(contours)]
-        for k, count in enumerate(per):
+        for count in per:
             cx, cy = 60 + rnd.randrange(advance - 120), 100 + rnd.randrange(500)
             rx, ry = 40 + rnd.randrange(120), 60 + rnd.randrange(200)
             for p in range(count):

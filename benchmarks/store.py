@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import atexit
+import contextlib
 import multiprocessing
 import queue
 import random
@@ -356,10 +357,8 @@ def run_writers(url: str, item_args: tuple, expected_items: int, writers: int, b
     ]
     for process in processes:
         process.start()
-    try:
+    with contextlib.suppress(threading.BrokenBarrierError):  # a writer failed before the start: its report says why
         start.wait(timeout=600)
-    except threading.BrokenBarrierError:
-        pass  # a writer failed before the start: its report says why
     started = time.perf_counter()
     reports = collect(results, processes)
     elapsed = time.perf_counter() - started

@@ -77,7 +77,7 @@ def test_two_scrapyd_nodes_split_the_topics_and_store_each_article_once_in_one_p
             for name, node in nodes.items()
             for engine in CRAWLED
         }
-        for (name, engine), job in jobs.items():
+        for (name, _), job in jobs.items():
             nodes[name].wait(job, timeout=300)
         logs = {key: nodes[key[0]].job_log(key[1], job) for key, job in jobs.items()}
 

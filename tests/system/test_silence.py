@@ -164,7 +164,7 @@ def test_of_many_callers_racing_one_makes_each_transition(feed_url):
     for to_state, from_states in (("silent", ["ok"]), ("ok", ["silent"]), ("silent", ["ok"])):
         start = threading.Barrier(8)
 
-        def race(_: int, to_state=to_state, from_states=from_states) -> bool:
+        def race(_: int, to_state=to_state, from_states=from_states, start=start, moment=moment) -> bool:
             start.wait()
             return transition(db, "silence:race", from_states, to_state, moment, {"to": to_state})
 

@@ -2,8 +2,8 @@
 status (live, stale, stopped), heartbeat age, live processes, engines, topics scraped in the last interval per
 engine, each engine's state there, and in lease mode the leases it holds now.
 
-Either assignment, SQLite or PostgreSQL: the report is :mod:`topicstreams.reports.nodes_report`'s to build (a process is live
-for four ``TOPICSTREAMS_NODE_HEARTBEAT``); this command reads the configuration, prints the table or the JSON
+Either assignment, SQLite or PostgreSQL: the report is :mod:`topicstreams.reports.nodes_report`'s to build (a process is
+live for four ``TOPICSTREAMS_NODE_HEARTBEAT``); this command reads the configuration, prints the table or the JSON
 object, and exits 0 — or 1 when the database cannot be read (one line naming ``scrapy db upgrade``).
 """
 

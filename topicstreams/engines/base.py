@@ -66,7 +66,7 @@ class Engine:
         """The results URL for ``topic``, newest first, in the freshness window, page ``page`` (0-based)."""
         raise NotImplementedError
 
-    def result_nodes(self, page: Selector) -> SelectorList:
+    def result_nodes(self, page: Selector) -> SelectorList[Selector]:
         """The result items of a rendered results page: those of the first known layout that has any."""
         for selector in self.layouts.values():
             nodes = page.css(selector)
@@ -98,7 +98,7 @@ class Engine:
         return parsed
 
 
-def text_of(selection: SelectorList | Selector | None) -> str | None:
+def text_of(selection: SelectorList[Selector] | Selector | None) -> str | None:
     """The whitespace-collapsed text of a selection, or None when empty."""
     if selection is None:
         return None

@@ -49,7 +49,7 @@ class Brave(Engine):
     )
 
     def results_url(self, topic: str, page: int) -> str:
-        query = {"q": topic, "source": "web"}
+        query: dict[str, str | None] = {"q": topic, "source": "web"}
         if FRESHNESS[self.freshness]:
             query["tf"] = FRESHNESS[self.freshness]
         if page:

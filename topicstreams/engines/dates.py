@@ -127,8 +127,10 @@ def _parse_relative(text: str, base: datetime, languages: Sequence[str] | None) 
     amount, unit = match.groups()
     count = int(amount) if amount.isdigit() else 1
     key = _UNITS[unit.lower()]
-    if key in ("months", "years"):
-        return base - relativedelta(**{key: count})
+    if key == "months":
+        return base - relativedelta(months=count)
+    if key == "years":
+        return base - relativedelta(years=count)
     return base - timedelta(**{key: count})
 
 

@@ -18,6 +18,7 @@ Pure: it takes the parsed HTML tree (lxml) and plain values, and knows no engine
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import cast
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
@@ -184,14 +185,14 @@ def _nearest_heading(block: etree._Element, anchors: list[etree._Element]) -> et
     for anchor in anchors:
         for heading in anchor.xpath(f"descendant-or-self::*[{HEADING}] | ancestor::*[{HEADING}]"):
             if _inside(heading, block) and _text(heading):
-                return heading
+                return cast(etree._Element, heading)
     for anchor in anchors:
         if anchor is block:
             continue
         for level in anchor.iterancestors():
             for heading in level.xpath(f"descendant::*[{HEADING}]"):
                 if _text(heading):
-                    return heading
+                    return cast(etree._Element, heading)
             if level is block:
                 break
     return None

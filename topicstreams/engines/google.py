@@ -55,7 +55,7 @@ class Google(Engine):
 
     def results_url(self, topic: str, page: int) -> str:
         tbs = ",".join(part for part in (FRESHNESS[self.freshness], "sbd:1") if part)
-        query = {"q": topic, "tbm": "nws", "tbs": tbs}
+        query: dict[str, str | int] = {"q": topic, "tbm": "nws", "tbs": tbs}
         if page:
             query["start"] = page * self.results_per_page
         return f"{self.base_url}/search?{urlencode(query)}"

@@ -197,7 +197,7 @@ def _redirect_target(canonical: str, hosts: frozenset[str]) -> str | None:
     host = parts.hostname or ""
     extra = host in hosts
     if parts.path == "/url" and parts.query and (extra or RULES["google"].owns(host)):
-        params = {}
+        params: dict[str, str] = {}
         for key, value in parse_qsl(parts.query, keep_blank_values=True):
             params.setdefault(key.lower(), value.strip())
         for key in GOOGLE_TARGET_PARAMS:

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from urllib.parse import urljoin
 
 from parsel import Selector, SelectorList
+from scrapy.settings import BaseSettings
 from w3lib.html import get_base_url
 
 from topicstreams.engines import make_engine
@@ -181,7 +182,7 @@ class PageReader:
             return url
 
 
-def reader_from_settings(name: str, settings) -> PageReader:
+def reader_from_settings(name: str, settings: BaseSettings) -> PageReader:
     """The reader of engine ``name`` as a crawl's settings configure it (``TOPICSTREAMS_ENGINES``): its origin and
     freshness, and every engine's host as a redirector host."""
     engines = settings.getdict("TOPICSTREAMS_ENGINES")

@@ -22,7 +22,7 @@ nothing is); :func:`check_topics` raises :class:`TopicsRefused` naming each refu
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from scrapy import Request
@@ -149,7 +149,7 @@ def url_length_limit(settings: Any = None) -> int:
     """``URLLENGTH_LIMIT`` of ``settings`` (Scrapy settings or a plain mapping), else Scrapy's default."""
     if settings is None:
         return DEFAULT_URL_LIMIT
-    getint = getattr(settings, "getint", None)
+    getint: Callable[[str, int], int] | None = getattr(settings, "getint", None)
     if getint is not None:
         return getint("URLLENGTH_LIMIT", DEFAULT_URL_LIMIT)
     value = settings.get("URLLENGTH_LIMIT")

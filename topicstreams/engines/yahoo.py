@@ -53,7 +53,11 @@ class Yahoo(Engine):
     )
 
     def results_url(self, topic: str, page: int) -> str:
-        query = {"p": topic, "b": str(page * self.results_per_page + 1), "pz": str(self.results_per_page)}
+        query: dict[str, str | None] = {
+            "p": topic,
+            "b": str(page * self.results_per_page + 1),
+            "pz": str(self.results_per_page),
+        }
         if FRESHNESS[self.freshness]:
             query["btf"] = FRESHNESS[self.freshness]
         return f"{self.base_url}/search?{urlencode(query)}"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from topicstreams import ENGINES
 from topicstreams.engines.states import COOLING, PAUSED
@@ -56,7 +56,7 @@ class RouteVerdict:
     fine: tuple[str, ...] = ()
     """The nodes where it is not, sorted."""
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"engine": self.engine, "verdict": self.verdict, "nodes": list(self.nodes)}
 
     def describe(self) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from topicstreams.engines.states import COOLING
 
@@ -59,7 +59,7 @@ class Saturation:
     cooling: tuple[str, ...]
     """The robust engines cooling, sorted."""
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"suspected": self.suspected, "cooling": list(self.cooling)}
 
     def describe(self) -> str:

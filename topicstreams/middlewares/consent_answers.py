@@ -6,8 +6,8 @@ When a results page comes back as one of the engine's consent walls (:meth:`Engi
 
 1. it presses the wall's own button for that choice in the engine's tab (the page's own form: no request is
    forged), and waits for the navigation it starts, redirects back included;
-2. it loads the results page again, once, in the same tab, and hands that page on instead of the wall. The choice
-   now lives in the engine's browser context (its cookies), saved in its profile folder, so the next start meets no wall.
+2. it loads the results page again, once, in the same tab, and hands that page on instead of the wall. The choice now
+   lives in the engine's browser context (its cookies), saved in its profile folder, so the next start meets no wall.
 
 ``topicstreams/<engine>/consents_answered`` counts the answers; the first one of a crawl is logged at INFO, with the
 profile that keeps it. The blocks middleware then reads the page it is given like any other: results are stored,

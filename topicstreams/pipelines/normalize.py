@@ -1,5 +1,5 @@
-"""The normalize pipeline: each item's URL normalized (:mod:`topicstreams.engines.news_urls`), its ``news_id`` set, its text
-cleaned."""
+"""The normalize pipeline: each item's URL normalized (:mod:`topicstreams.engines.news_urls`), its ``news_id`` set, its
+text cleaned."""
 
 from __future__ import annotations
 

@@ -188,8 +188,8 @@ class StorePipeline:
             self._announce(EventsStored(self.name, tuple(result.event_keys), result.written_at or utcnow()))
 
     def _announce(self, stored: EventsStored) -> None:
-        """The writer's thread: send :data:`~topicstreams.crawl.signals.events_stored` on the crawl's event loop (in this
-        thread when the pipeline runs without one)."""
+        """The writer's thread: send :data:`~topicstreams.crawl.signals.events_stored` on the crawl's event loop (in
+        this thread when the pipeline runs without one)."""
         loop = self._loop
         if loop is None:
             self._send(stored)
