@@ -110,7 +110,7 @@ def test_resume_answers_each_case_and_keeps_the_pause_on_every_refusal(url, capl
     assert "web.admin_token" in off.json()["detail"] and "scrapy health resume bing" in off.json()["detail"]
 
     client = app_client(url, admin_token=TOKEN)
-    with caplog.at_level(logging.INFO, logger="topicstreams.web.monitor_pages"):
+    with caplog.at_level(logging.INFO, logger="topicstreams.web.engine_resume"):
         assert client.post(path).status_code == 401  # no token
         wrong = client.post(path, headers={"Authorization": "Bearer not-the-token-at-all"})
         assert wrong.status_code == 401 and wrong.headers["www-authenticate"].startswith("Bearer")

@@ -20,7 +20,7 @@ from topicstreams.health.coverage_model import (
 from topicstreams.reports.health_report import EngineReport, engine_json, exit_status, format_table
 from topicstreams.storage.engine_status import RUNNING, EngineStatusRow
 from topicstreams.web.app import ServiceLevels
-from topicstreams.web.monitor_pages import Row, coverage_view
+from topicstreams.web.monitor_rows import Row, coverage_view
 
 NOW = datetime(2026, 11, 29, 21, 0, 0, tzinfo=UTC)
 NO_COVERAGE = {"window": None, "baseline": None, "drop": None}

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from topicstreams.config.loading import Config, ConfigError, load_defaults, merge, validate
 from topicstreams.web.app import ServiceLevels
 from topicstreams.web.charts import Series, hour_ticks, line_chart, milliseconds, month_ticks, nice_ceiling
-from topicstreams.web.monitor_pages import error_share, errors_level, latency_level
+from topicstreams.web.monitor_rows import error_share, errors_level, latency_level
 from topicstreams.web.tokens import FIRST_DELAY, MAX_DELAY, TokenCheck, bearer_token, same_token
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC).timestamp()

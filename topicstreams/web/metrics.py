@@ -5,7 +5,8 @@ Nothing is counted in this process: a custom collector (:class:`DatabaseCollecto
 Prometheus asks, so the app holds no series of its own and none outlives its row (an engine whose status row is
 gone is gone from the next scrape). It reads small tables only — ``engine_status`` (through the health report,
 :func:`topicstreams.reports.health_report.build_report`, so states, staleness and saturation are judged as
-``scrapy health`` judges them) and ``engine_totals`` — and counts ``news`` once.
+``scrapy health`` judges them) and ``engine_totals`` — and counts ``news`` once
+(:mod:`topicstreams.storage.metric_counts`).
 
 * **Gauges** (what holds now): each engine's smoothed health score and parser score, its state (one series per
   state, 1 for the current one: a cooldown that has ended reads ``running``), its p50/p95 latency, when its last
@@ -36,15 +37,14 @@ from fastapi.responses import PlainTextResponse, Response
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine
 
 from topicstreams import ENGINES
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.engines.states import COOLING, PAUSED, RUNNING
 from topicstreams.reports.health_report import EngineReport, HealthReport, build_report
 from topicstreams.storage import utcnow
-from topicstreams.storage.models import engine_totals_table as engine_totals
-from topicstreams.storage.models import news_table as news
+from topicstreams.storage.metric_counts import read_metric_counts
 from topicstreams.web.tokens import bearer_token, same_token
 
 PREFIX = "topicstreams_"
@@ -118,10 +118,8 @@ def read_snapshot(
     and ``policy`` as ``scrapy health`` takes them), every ``engine_totals`` row, and the number of articles."""
     now = now or utcnow()
     report = build_report(db, node=node, enabled=enabled, policy=policy, all_nodes=True, now=now)
-    with db.connect() as conn:
-        totals = {(row.engine, row.node): row._mapping for row in conn.execute(select(engine_totals))}
-        articles = conn.execute(select(func.count()).select_from(news)).scalar_one()
-    return Snapshot(report, totals, int(articles))
+    counts = read_metric_counts(db)
+    return Snapshot(report, counts.totals, counts.news)
 
 
 def _engine_family(kind: type[Metric], name: str, *extra: str) -> Any:
