@@ -56,8 +56,8 @@ from fake_engines.catalogue import (
     number,
     with_tracking,
 )
+from fake_engines.engine_pages import EnginePages, Reply, RequestContext
 from fake_engines.markup import esc, filler_css, token
-from fake_engines.server import EnginePages, Reply, RequestContext
 
 RESULTS_PATH = "/news"
 PER_PAGE = 20
