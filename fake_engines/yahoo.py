@@ -56,11 +56,13 @@ from fake_engines.catalogue import (
     with_tracking,
 )
 from fake_engines.engine_pages import EnginePages, Reply, RequestContext
-from fake_engines.google import (
+from fake_engines.markup import (
     INVALID_HOST,
+    esc,
+    filler_css,
     relative_age,
+    token,
 )
-from fake_engines.markup import esc, filler_css, token
 
 RESULTS_PATH = "/search"
 REDIRECT_HOST = "r.search.yahoo.com"
