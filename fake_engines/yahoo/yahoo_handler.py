@@ -52,6 +52,7 @@ def _safe_done(done: str, ctx: RequestContext) -> str:
     """Never send a client off this machine."""
     if done.startswith(ctx.base_url + "/") or (done.startswith("/") and not done.startswith("//")):
         return done
+    return ctx.base_url + "/"
 
 
 class YahooPages(EnginePages):
