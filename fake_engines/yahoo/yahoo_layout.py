@@ -239,7 +239,7 @@ def trending_terms(topic: str, page: int) -> list[str]:
     return order[:6]
 
 
-def _top_stories(topic: str, page: int) -> list[tuple[str, str]]:
+def top_stories(topic: str, page: int) -> list[tuple[str, str]]:
     stories = []
     for k in range(4):
         slug = _TOP_SOURCES[number("yahoo-top-src", topic, page, k) % len(_TOP_SOURCES)]
@@ -251,4 +251,4 @@ def _top_stories(topic: str, page: int) -> list[tuple[str, str]]:
 
 def sidebar_urls(topic: str, page: int) -> list[str]:
     """The off-engine "Top stories" URLs of a results page: never in the catalogue, never to be stored."""
-    return [url for url, _ in _top_stories(topic, page)]
+    return [url for url, _ in top_stories(topic, page)]

@@ -9,7 +9,7 @@ from urllib.parse import quote_plus
 
 from fake_engines.catalogue import PER_PAGE, Article
 from fake_engines.markup import INVALID_HOST, esc, filler_css, token
-from fake_engines.yahoo.yahoo_layout import Layout, Slot, _top_stories, layout, search_path, trending_terms
+from fake_engines.yahoo.yahoo_layout import Layout, Slot, layout, search_path, top_stories, trending_terms
 
 INVALID_YAHOO = "https://search.fake-yahoo.invalid"
 """Where the other tabs (web, images…) point: a host that never resolves."""
@@ -213,7 +213,7 @@ def _right_html(topic: str, page: int, with_top: bool) -> str:
     top = ""
     if with_top:
         items = "".join(
-            f'    <li><a href="{esc(url)}">{esc(text)}</a></li>\n' for url, text in _top_stories(topic, page)
+            f'    <li><a href="{esc(url)}">{esc(text)}</a></li>\n' for url, text in top_stories(topic, page)
         )
         top = _TOP.format(items=items)
     return _RIGHT.format(trending=trending, top=top)
