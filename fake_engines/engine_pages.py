@@ -130,7 +130,7 @@ class Reply:
 
 
 class EnginePages:
-    """The pages of one engine. A module ``fake_engines.<engine>`` exposes an instance as ``PAGES``."""
+    """The pages of one engine. The package ``fake_engines.<engine>`` exposes an instance as ``PAGES``."""
 
     name: str = ""
     page_kinds: frozenset[str] = frozenset({"results"})

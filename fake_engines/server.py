@@ -1,6 +1,6 @@
 """Fake news engines on loopback: one ``ThreadingHTTPServer`` per engine, scriptable from tests.
 
-Each engine's pages live in their own module (``fake_engines.<engine>``), which exposes ``PAGES``,
+Each engine's pages live in their own package (``fake_engines.<engine>``), which exposes ``PAGES``,
 an :class:`EnginePages`. The server does the rest for every engine alike: the step queue and per-topic
 routes, delays, the request log, the shared assets (``/thumbs/…`` PNGs, ``/fonts/…``) and the
 ``/__fakes__/…`` control endpoints.
@@ -51,7 +51,7 @@ when the fakes have no world. :meth:`FakeEngines.reset` of an engine also makes 
 Extensions: ``FakeEngines(engines, extensions=[...])`` adds to every engine's server alike what is not the fake
 engines' own (see :class:`Extension`): more asset paths, asset replies that come first (and may wait), a
 change to every results reply. The package ships none: the render benchmark's page weight
-(``benchmarks/page_weight.py``) is one. Without extensions (the default) pages are as the engine modules write them.
+(``benchmarks/page_weight.py``) is one. Without extensions (the default) pages are as the engine packages write them.
 """
 
 from __future__ import annotations
