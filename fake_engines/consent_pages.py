@@ -3,7 +3,7 @@
 Control (off by default, and again after ``reset``): ``fakes.consent(engine, mode, language="en")``, the control
 endpoint ``POST /__fakes__/consent`` with ``{"mode": …, "language": …}`` (``GET`` answers the current
 ``{"mode", "language"}``), or ``python -m fake_engines serve --consent MODE[:LANG]``. Modes
-(:data:`~fake_engines.server.CONSENT_MODES`):
+(:data:`~fake_engines.engine_pages.CONSENT_MODES`):
 
 * ``off`` — pages as without walls;
 * ``wall`` — a results request without the engine's consent cookie gets the wall itself, at the results URL,
@@ -13,7 +13,7 @@ endpoint ``POST /__fakes__/consent`` with ``{"mode": …, "language": …}`` (``
   loopback itself, trying ``::1`` then ``127.0.0.1``; the fakes listen on 127.0.0.1 only);
 * ``broken`` — like ``wall``, but the answer never works: the save redirects back without any cookie.
 
-A wall is served as written: an :class:`~fake_engines.server.Extension`'s ``results`` hook never sees it.
+A wall is served as written: an :class:`~fake_engines.engine_pages.Extension`'s ``results`` hook never sees it.
 
 Languages: "en" or the engine's second one (google "de", yahoo "it", bing "fr", brave "es"): the title,
 paragraphs, buttons and ``<html lang>``; the form, its fields and its buttons' names, ids and values are the same
@@ -22,7 +22,7 @@ in both.
 The answer: the wall's form posts to the save path of the host that served it. On the results host (127.0.0.1)
 the save sets the cookie (``Path=/``, ``Max-Age`` of 13 months: it outlives browser restarts) and 302s to the
 continue URL (the results URL that met the wall). On the consent host it 302s to
-``http://127.0.0.1:PORT/consent/set?choice=…&continue=…`` (:data:`~fake_engines.server.CONSENT_SET_PATH`),
+``http://127.0.0.1:PORT/consent/set?choice=…&continue=…`` (:data:`~fake_engines.engine_pages.CONSENT_SET_PATH`),
 which sets the cookie for 127.0.0.1 and 302s on. A continue URL off this machine becomes ``http://127.0.0.1:PORT/``.
 
 Per engine: the wall on the consent host (GET), the save (POST), the cookie:
@@ -56,13 +56,13 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from fake_engines.markup import esc
-from fake_engines.server import (
+from fake_engines.engine_pages import (
     CONSENT_SET_PATH,
     EnginePages,
     Reply,
     RequestContext,
 )
+from fake_engines.markup import esc
 
 COOKIE_MAX_AGE = 33_696_000
 """13 months, in seconds (Chromium keeps a cookie at most 400 days)."""

@@ -1,4 +1,5 @@
-"""Small pieces every fake engine's markup uses: escaping, stable tokens, filler CSS."""
+"""Small pieces the fake engines' markup shares: escaping, stable tokens, filler CSS, an unreachable asset host,
+Google's (and Yahoo's) relative ages."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import html
 from functools import lru_cache
 
 from fake_engines.catalogue import digest, number
+
+INVALID_HOST = "http://assets.fake-engine.invalid"
+"""A host that never resolves (``.invalid``): page weight that can never leave the machine (Google, Bing, Yahoo)."""
 
 
 def esc(text: object) -> str:
@@ -31,3 +35,15 @@ def filler_css(engine: str, rules: int, prefix: str) -> str:
             f"color:#{n % 0xFFFFFF:06x};line-height:{16 + n % 9}px;border-radius:{n % 12}px}}"
         )
     return "\n".join(lines)
+
+
+def relative_age(seconds: int) -> str:
+    """What Google shows for an age: "1 minute ago", "14 minutes ago", "1 hour ago", "5 hours ago"."""
+    minutes = max(1, seconds // 60)
+    if minutes < 60:
+        return "1 minute ago" if minutes == 1 else f"{minutes} minutes ago"
+    hours = minutes // 60
+    if hours < 24:
+        return "1 hour ago" if hours == 1 else f"{hours} hours ago"
+    days = hours // 24
+    return "1 day ago" if days == 1 else f"{days} days ago"

@@ -1,9 +1,14 @@
 """Fake news engines on loopback: one ``ThreadingHTTPServer`` per engine, scriptable from tests.
 
-Each engine's pages live in their own module (``fake_engines.<engine>``), which exposes ``PAGES``,
+Each engine's pages live in their own package (``fake_engines.<engine>``), which exposes ``PAGES``,
 an :class:`EnginePages`. The server does the rest for every engine alike: the step queue and per-topic
 routes, delays, the request log, the shared assets (``/thumbs/…`` PNGs, ``/fonts/…``) and the
 ``/__fakes__/…`` control endpoints.
+
+This module is the HTTP side and the public object (:class:`FakeEngines`). What the pages and the server hand each
+other (:class:`RequestContext`, :class:`Reply`, :class:`EnginePages`, :class:`Extension`) is in
+:mod:`fake_engines.engine_pages` (and importable from here); one engine's steps, routes, log and request routing in
+:mod:`fake_engines.scripted_engine`; the thumbnails and fonts in :mod:`fake_engines.shared_assets`.
 
     with FakeEngines(("google",)) as fakes:
         fakes.script("google", [{"page": "sorry"}, {"page": "results", "delay": 0.5}])
@@ -46,492 +51,52 @@ when the fakes have no world. :meth:`FakeEngines.reset` of an engine also makes 
 Extensions: ``FakeEngines(engines, extensions=[...])`` adds to every engine's server alike what is not the fake
 engines' own (see :class:`Extension`): more asset paths, asset replies that come first (and may wait), a
 change to every results reply. The package ships none: the render benchmark's page weight
-(``benchmarks/page_weight.py``) is one. Without extensions (the default) pages are as the engine modules write them.
+(``benchmarks/page_weight.py``) is one. Without extensions (the default) pages are as the engine packages write them.
 """
 
 from __future__ import annotations
 
-import html
-import importlib
 import json
-import struct
 import sys
 import threading
 import time
-import zlib
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from collections.abc import Iterable, Mapping
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from fake_engines.catalogue import Article
+from fake_engines.engine_pages import (
+    ASSET_PREFIXES,
+    CONSENT_HOST,
+    CONSENT_MODES,
+    CONSENT_SET_PATH,
+    EnginePages,
+    Extension,
+    Reply,
+    RequestContext,
+    consent_base_url,
+)
+from fake_engines.scripted_engine import ScriptedEngine, load_pages
 from fake_engines.world import NewsWorld
 from topicstreams import ENGINES
 
-STEP_KEYS = frozenset({"page", "status", "delay", "headers", "body"})
+__all__ = [
+    "ASSET_PREFIXES",
+    "CONSENT_HOST",
+    "CONSENT_MODES",
+    "CONSENT_SET_PATH",
+    "CONTROL_PREFIX",
+    "EnginePages",
+    "Extension",
+    "FakeEngines",
+    "Reply",
+    "RequestContext",
+]
+
 CONTROL_PREFIX = "/__fakes__/"
-CONSENT_MODES = ("off", "wall", "redirect", "broken")
-"""The consent modes of an engine (see :mod:`fake_engines.consent_pages`)."""
-CONSENT_HOST = "localhost"
-"""The host name of every engine's consent host: the same fake server, reached by another name than 127.0.0.1."""
-CONSENT_SET_PATH = "/consent/set"
-"""Every engine's endpoint on the results host that sets the consent cookie there and redirects on (the hop from
-a save on the consent host)."""
-ASSET_PREFIXES = ("/thumbs/", "/fonts/", "/favicon.ico")
-"""The shared assets' paths, on every engine (an :class:`Extension` may claim more)."""
-
-
-@dataclass
-class RequestContext:
-    """What a page renderer needs to know about one request."""
-
-    engine: str
-    method: str
-    path: str
-    query: dict[str, str]
-    """First value of each query parameter."""
-    query_lists: dict[str, list[str]]
-    raw_target: str
-    """The request target as sent (path and query)."""
-    base_url: str
-    headers: dict[str, str]
-    now: float
-    body: bytes = b""
-    consent_mode: str = "off"
-    """The engine's consent mode when the request came (one of :data:`CONSENT_MODES`)."""
-    consent_language: str = "en"
-    """The language of the engine's consent walls when the request came."""
-    articles: Callable[[str], Sequence[Article]] | None = None
-    """With a news world: a topic's whole list of articles on this engine at the world's time of the call, newest
-    first (``NewsWorld.articles`` of the engine); None without one (the pages take the catalogue's)."""
-
-    @property
-    def url(self) -> str:
-        """The absolute URL of this request on the fake host."""
-        return self.base_url + self.raw_target
-
-    @property
-    def host(self) -> str:
-        """The host name the client asked for (``Host`` header, port and case dropped), e.g. "127.0.0.1"."""
-        return host_name(self.headers.get("host", "")) or (urlsplit(self.base_url).hostname or "")
-
-    @property
-    def consent_base_url(self) -> str:
-        """``http://localhost:PORT``: this server under the name of its consent host."""
-        return consent_base_url(self.base_url)
-
-    @property
-    def origin(self) -> str:
-        """The origin the client asked for: :attr:`base_url` or :attr:`consent_base_url` (any other Host: base_url)."""
-        if self.base_url and self.host == CONSENT_HOST:
-            return self.consent_base_url
-        return self.base_url
-
-    @property
-    def on_consent_host(self) -> bool:
-        """Whether the request came to the consent host (``localhost``) rather than the results host."""
-        return self.host == CONSENT_HOST and self.base_url != self.consent_base_url
-
-    def articles_of(self, topic: str) -> tuple[Article, ...] | None:
-        """``topic``'s whole list on this engine from the news world, newest first; None without a world."""
-        return None if self.articles is None else tuple(self.articles(topic))
-
-    def cookies(self) -> dict[str, str]:
-        """The request's cookies, name -> value (the first of a repeated name)."""
-        jar: dict[str, str] = {}
-        for part in self.headers.get("cookie", "").split(";"):
-            name, sep, value = part.strip().partition("=")
-            if sep and name:
-                jar.setdefault(name.strip(), value.strip())
-        return jar
-
-
-def host_name(host_header: str) -> str:
-    """The host name of a ``Host`` header value ("127.0.0.1:8000" -> "127.0.0.1", "[::1]:80" -> "::1")."""
-    host = host_header.strip().lower()
-    if host.startswith("["):
-        return host[1:].partition("]")[0]
-    return host.rpartition(":")[0] if host.count(":") == 1 else host
-
-
-def consent_base_url(base_url: str) -> str:
-    """``base_url`` with its host replaced by :data:`CONSENT_HOST` (same scheme and port)."""
-    parts = urlsplit(base_url)
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{CONSENT_HOST}{port}" if parts.scheme else ""
-
-
-@dataclass
-class Reply:
-    """A response a page renderer hands back to the server."""
-
-    status: int = 200
-    body: bytes | str = b""
-    content_type: str = "text/html; charset=utf-8"
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    served: str | None = None
-    """The page kind served, for the request log."""
-    kind: str | None = None
-    """The log's ``kind`` when not decided by the server ("other" by default for non-results paths)."""
-    log: dict[str, Any] = field(default_factory=dict)
-    """More fields for the request log entry (e.g. ``consent_choice``); they never replace the server's own."""
-
-    def payload(self) -> bytes:
-        return self.body.encode("utf-8") if isinstance(self.body, str) else self.body
-
-
-class EnginePages:
-    """The pages of one engine. A module ``fake_engines.<engine>`` exposes an instance as ``PAGES``."""
-
-    name: str = ""
-    page_kinds: frozenset[str] = frozenset({"results"})
-    query_param: str = "q"
-
-    def is_results(self, ctx: RequestContext) -> bool:
-        """Whether ``ctx`` asks for a results page (those consume steps)."""
-        raise NotImplementedError
-
-    def topic(self, ctx: RequestContext) -> str:
-        """The query of a results request (what routes match)."""
-        return ctx.query.get(self.query_param, "")
-
-    def render(self, kind: str, ctx: RequestContext) -> Reply:
-        """The response of a results request served as page kind ``kind``."""
-        raise NotImplementedError
-
-    def other(self, ctx: RequestContext) -> Reply | None:
-        """Any other path of the engine (challenge pages, redirect pages…); None for a 404."""
-        return None
-
-    # -- consent walls (see fake_engines.consent_pages) -------------------------------------------------
-
-    consent_languages: tuple[str, ...] = ("en",)
-    """The languages of the engine's consent walls, "en" first."""
-    consent_cookies: tuple[str, ...] = ()
-    """The names of the cookies that tell the engine a consent was given; the first is the one a save sets."""
-
-    def has_consent(self, ctx: RequestContext) -> bool:
-        """Whether the request carries one of :attr:`consent_cookies` (with a value)."""
-        jar = ctx.cookies()
-        return any(jar.get(name) for name in self.consent_cookies)
-
-    def consent_cookie_value(self, choice: str, ctx: RequestContext) -> str:
-        """The value of the consent cookie for ``choice`` ("reject" or "accept")."""
-        raise NotImplementedError
-
-    def consent_wall(self, ctx: RequestContext) -> Reply:
-        """The wall served at a results URL that lacks the consent cookie (modes wall and broken)."""
-        raise NotImplementedError
-
-    def consent_redirect(self, ctx: RequestContext) -> Reply:
-        """The 302 from a results URL that lacks the consent cookie to the wall on the consent host."""
-        raise NotImplementedError
-
-
-class Extension:
-    """What code outside the package adds to every engine's server alike (the render benchmark's page weight).
-
-    Subclass it and override what you need: the base class changes nothing. ``FakeEngines(engines,
-    extensions=[...])`` calls the extensions in their order. A hook that raises is a bug in a page: the client
-    gets a 500, as for an engine's own page.
-    """
-
-    asset_prefixes: tuple[str, ...] = ()
-    """Path prefixes served as assets besides :data:`ASSET_PREFIXES` (logged with ``kind`` "asset")."""
-
-    def asset(self, ctx: RequestContext) -> Reply | None:
-        """The reply to an asset request (any asset path, shared or claimed), or None to leave it to the next
-        extension, then to the server (a shared asset; a 404 on a path only an extension claims).
-
-        A hook may wait before answering (a slow CDN); it then sets ``ctx.now`` to when it answers, which the
-        request log keeps as the request's ``time``.
-        """
-        return None
-
-    def results(self, reply: Reply, ctx: RequestContext) -> Reply:
-        """The reply to send for a results request, given the one the step made (any page kind, any status).
-
-        A consent wall served in place of the step (see :mod:`fake_engines.consent_pages`) is not handed to it."""
-        return reply
-
-
-def load_pages(engine: str) -> EnginePages:
-    """The :class:`EnginePages` of ``engine``, from ``fake_engines.<engine>``."""
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; engines are {', '.join(ENGINES)}")
-    try:
-        module = importlib.import_module(f"{__package__}.{engine}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__package__}.{engine}":
-            raise
-        raise ValueError(f"there are no fake pages for engine {engine!r} yet") from None
-    return module.PAGES
-
-
-def normalize_step(step: Any, pages: EnginePages) -> dict[str, Any]:
-    """A validated copy of ``step`` (a dict or a page kind name)."""
-    if isinstance(step, str):
-        step = {"page": step}
-    if not isinstance(step, Mapping):
-        raise ValueError(f"a step is a dict or a page kind name, not {step!r}")
-    unknown = set(step) - STEP_KEYS
-    if unknown:
-        raise ValueError(f"unknown step keys {sorted(unknown)}; known: {sorted(STEP_KEYS)}")
-    out: dict[str, Any] = {}
-    if "body" in step and step["body"] is not None:
-        if not isinstance(step["body"], (str, bytes)):
-            raise ValueError("a step's body is a string")
-        out["body"] = step["body"]
-    page = step.get("page")
-    if page is None and "body" not in out:
-        page = "results"
-    if page is not None:
-        if page not in pages.page_kinds:
-            raise ValueError(f"unknown page kind {page!r} for {pages.name}; kinds: {sorted(pages.page_kinds)}")
-        out["page"] = page
-    if step.get("status") is not None:
-        status = step["status"]
-        if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
-            raise ValueError(f"bad status {status!r}")
-        out["status"] = status
-    if step.get("delay") is not None:
-        delay = step["delay"]
-        if not isinstance(delay, (int, float)) or isinstance(delay, bool) or delay < 0:
-            raise ValueError(f"bad delay {delay!r}")
-        out["delay"] = float(delay)
-    if step.get("headers"):
-        headers = step["headers"]
-        if not isinstance(headers, Mapping):
-            raise ValueError("a step's headers are a mapping")
-        out["headers"] = {str(name): str(value) for name, value in headers.items()}
-    return out
-
-
-def _steps_list(steps: Any) -> list[Any]:
-    if isinstance(steps, (str, Mapping)):
-        return [steps]
-    return list(steps)
-
-
-def route_key(query: str) -> str:
-    """How routes match queries: whitespace collapsed, case folded."""
-    return " ".join(query.split()).casefold()
-
-
-class _Engine:
-    """The state of one engine's server: its pages, steps, routes and log."""
-
-    def __init__(
-        self, name: str, pages: EnginePages, extensions: tuple[Extension, ...] = (), world: NewsWorld | None = None
-    ) -> None:
-        self.name = name
-        self.pages = pages
-        self.extensions = extensions
-        self.world = world
-        self.asset_prefixes = ASSET_PREFIXES + tuple(p for e in extensions for p in e.asset_prefixes)
-        self.lock = threading.Lock()
-        self.queue: deque[dict[str, Any]] = deque()
-        self.routes: dict[str, list[Any]] = {}  # key -> [steps, next index]
-        self.log: list[dict[str, Any]] = []
-        self.consent_mode = "off"
-        self.consent_language = "en"
-        self.base_url = ""
-        self.server: ThreadingHTTPServer | None = None
-        self.thread: threading.Thread | None = None
-
-    # -- scripting ------------------------------------------------------------------------------------
-
-    def script(self, steps: Any) -> int:
-        checked = [normalize_step(step, self.pages) for step in _steps_list(steps)]
-        with self.lock:
-            self.queue.extend(checked)
-            return len(self.queue)
-
-    def route(self, query: str, steps: Any) -> None:
-        checked = [normalize_step(step, self.pages) for step in _steps_list(steps)]
-        with self.lock:
-            if checked:
-                self.routes[route_key(query)] = [checked, 0]
-            else:
-                self.routes.pop(route_key(query), None)
-
-    def reset(self) -> None:
-        with self.lock:
-            self.queue.clear()
-            self.routes.clear()
-            self.log.clear()
-            self.consent_mode, self.consent_language = "off", "en"
-        if self.world is not None:
-            self.world.set_stale(self.name, False)
-
-    def set_consent(self, mode: Any, language: Any = "en") -> dict[str, str]:
-        if mode not in CONSENT_MODES:
-            raise ValueError(f"unknown consent mode {mode!r}; modes: {', '.join(CONSENT_MODES)}")
-        if language not in self.pages.consent_languages:
-            raise ValueError(
-                f"unknown consent language {language!r} for {self.name}; languages: "
-                f"{', '.join(self.pages.consent_languages)}"
-            )
-        with self.lock:
-            self.consent_mode, self.consent_language = mode, language
-        return self.consent_state()
-
-    def consent_state(self) -> dict[str, str]:
-        with self.lock:
-            return {"mode": self.consent_mode, "language": self.consent_language}
-
-    def clear_log(self) -> None:
-        with self.lock:
-            self.log.clear()
-
-    def requests(self) -> list[dict[str, Any]]:
-        with self.lock:
-            return [dict(entry, query=dict(entry["query"])) for entry in self.log]
-
-    def next_step(self, topic: str) -> dict[str, Any]:
-        with self.lock:
-            routed = self.routes.get(route_key(topic))
-            if routed is not None:
-                steps, index = routed
-                routed[1] = index + 1
-                return steps[min(index, len(steps) - 1)]
-            if self.queue:
-                return self.queue.popleft()
-        return {"page": "results"}
-
-    # -- serving --------------------------------------------------------------------------------------
-
-    def dispatch(self, ctx: RequestContext) -> Reply:
-        entry: dict[str, Any] = {
-            "path": ctx.path,
-            "query": dict(ctx.query),
-            "time": ctx.now,
-            "method": ctx.method,
-            "kind": "other",
-            "step": None,
-            "status": None,
-            "user_agent": ctx.headers.get("user-agent", ""),
-            "accept_language": ctx.headers.get("accept-language", ""),
-            "host": ctx.host,
-            "cookies": sorted(ctx.cookies()),
-        }
-        with self.lock:
-            ctx.consent_mode, ctx.consent_language = self.consent_mode, self.consent_language
-        try:
-            if ctx.path.startswith(self.asset_prefixes):
-                entry["kind"] = "asset"
-                reply = self.serve_asset(ctx)
-                entry["time"] = ctx.now  # when it was answered, if an extension waited
-            elif self.pages.is_results(ctx):
-                entry["kind"] = "results"
-                entry["consent_cookie"] = consented = self.pages.has_consent(ctx)
-                if ctx.consent_mode != "off" and not consented:
-                    # the wall instead of the step: the step (or route) waits for the request after the consent
-                    redirect = ctx.consent_mode == "redirect"
-                    reply = self.pages.consent_redirect(ctx) if redirect else self.pages.consent_wall(ctx)
-                else:
-                    reply = self.serve_step(self.next_step(self.pages.topic(ctx)), ctx)
-                    for extension in self.extensions:
-                        reply = extension.results(reply, ctx)
-            elif ctx.path == CONSENT_SET_PATH and self.pages.consent_cookies:
-                reply = self.set_consent_cookie(ctx)
-            else:
-                reply = self.pages.other(ctx) or not_found(ctx.path)
-                entry["kind"] = reply.kind or "other"
-        except Exception as exc:  # a bug in a page: say so rather than hang the client
-            reply = Reply(500, f"<h1>fake engine error</h1><pre>{type(exc).__name__}: {exc}</pre>", served="error")
-        reply.body = reply.payload()  # encoded once: counted here, sent as is
-        entry["step"] = reply.served
-        entry["status"] = reply.status
-        entry["bytes"] = 0 if ctx.method == "HEAD" else len(reply.body)
-        for name, value in reply.log.items():
-            entry.setdefault(name, value)
-        with self.lock:
-            self.log.append(entry)
-        return reply
-
-    def set_consent_cookie(self, ctx: RequestContext) -> Reply:
-        """``/consent/set?choice=…&continue=…``: the consent cookie for the host asked (the results host, after a
-        save on the consent host), then a redirect to ``continue`` (never off this machine)."""
-        from fake_engines.consent_pages import cookie_reply, parse_choice, safe_continue
-
-        choice = parse_choice(ctx.query.get("choice"))
-        return cookie_reply(
-            self.pages, ctx, choice, safe_continue(ctx.query.get("continue", ""), ctx), served="consent_set"
-        )
-
-    def serve_asset(self, ctx: RequestContext) -> Reply:
-        for extension in self.extensions:
-            reply = extension.asset(ctx)
-            if reply is not None:
-                return reply
-        return asset(ctx.path) if ctx.path.startswith(ASSET_PREFIXES) else not_found(ctx.path)
-
-    def serve_step(self, step: dict[str, Any], ctx: RequestContext) -> Reply:
-        if step.get("delay"):
-            time.sleep(step["delay"])
-            ctx.now = time.time()
-        if "body" in step:
-            reply = Reply(200, step["body"], served=step.get("page", "body"))
-        else:
-            reply = self.pages.render(step["page"], ctx)
-        if "status" in step:
-            reply.status = step["status"]
-        reply.headers.extend(step.get("headers", {}).items())
-        return reply
-
-
-def not_found(path: str) -> Reply:
-    return Reply(
-        404,
-        f"<!DOCTYPE html><title>404 Not Found</title><p>The URL {_esc(path)} was not found.</p>",
-        served="not_found",
-    )
-
-
-def _esc(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
-# -- shared assets --------------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=256)
-def png_bytes(name: str, size: int = 16) -> bytes:
-    """A small valid PNG, a solid colour chosen from ``name``."""
-    seed = zlib.crc32(name.encode("utf-8"))
-    rgb = bytes(((seed >> 16) & 0xFF, (seed >> 8) & 0xFF, seed & 0xFF))
-    raw = b"".join(b"\x00" + rgb * size for _ in range(size))
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
-
-    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
-
-
-@lru_cache(maxsize=16)
-def font_bytes(name: str) -> bytes:
-    """Some bytes standing in for a web font (browsers reject them and fall back, which is fine)."""
-    filler = b"".join(struct.pack(">I", zlib.crc32(f"{name}/{i}".encode())) for i in range(512))
-    return b"wOF2" + filler
-
-
-def asset(path: str) -> Reply:
-    cache = [("Cache-Control", "public, max-age=86400")]
-    if path.startswith("/fonts/"):
-        return Reply(200, font_bytes(path), "font/woff2", cache, served="font", kind="asset")
-    if path == "/favicon.ico":
-        return Reply(200, png_bytes(path), "image/x-icon", cache, served="image", kind="asset")
-    return Reply(
-        200, png_bytes(path, 32 if "logo" not in path else 24), "image/png", cache, served="image", kind="asset"
-    )
-
 
 # -- HTTP -----------------------------------------------------------------------------------------------
 
@@ -586,7 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         self._send(engine.dispatch(ctx), method)
 
-    def _control(self, engine: _Engine, method: str, action: str, body: bytes) -> Reply:
+    def _control(self, engine: ScriptedEngine, method: str, action: str, body: bytes) -> Reply:
         try:
             data = json.loads(body or b"null")
             if method == "POST" and action == "script":
@@ -651,7 +216,9 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], engine: _Engine, verbose: bool, served: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, address: tuple[str, int], engine: ScriptedEngine, verbose: bool, served: tuple[str, ...] = ()
+    ) -> None:
         self.engine = engine
         self.verbose = verbose
         self.served = served or (engine.name,)  # the engines of its FakeEngines: those a world may make stale
@@ -699,7 +266,7 @@ class FakeEngines:
         if world is not None and not isinstance(world, NewsWorld):
             raise TypeError(f"world: a NewsWorld or None, not {world!r}")
         self.world = world  # the news world the engines' results pages show, or None (the static catalogue)
-        self._engines = {name: _Engine(name, load_pages(name), added, world) for name in dict.fromkeys(names)}
+        self._engines = {name: ScriptedEngine(name, load_pages(name), added, world) for name in dict.fromkeys(names)}
         if ports is None:
             self._ports = dict.fromkeys(self._engines, 0)
         elif isinstance(ports, int):
@@ -761,7 +328,7 @@ class FakeEngines:
     def engines(self) -> tuple[str, ...]:
         return tuple(self._engines)
 
-    def _engine(self, engine: str) -> _Engine:
+    def _engine(self, engine: str) -> ScriptedEngine:
         try:
             return self._engines[engine]
         except KeyError:
