@@ -25,21 +25,16 @@ from typing import Any
 import yaml
 
 from topicstreams import ENGINES
-from topicstreams.config.errors import EX_CONFIG, ConfigError
-from topicstreams.config.packaged import load_defaults, read_packaged
-from topicstreams.config.schema import validate
-from topicstreams.config.secrets import config_secrets, mask_url, mask_webhook, masked_config
+from topicstreams.config.errors import EX_CONFIG as EX_CONFIG  # long imported from here too (as are the next ones)
+from topicstreams.config.errors import ConfigError as ConfigError
+from topicstreams.config.packaged import load_defaults as load_defaults
+from topicstreams.config.packaged import read_packaged
+from topicstreams.config.schema import validate as validate
+from topicstreams.config.secrets import config_secrets, masked_config
+from topicstreams.config.secrets import mask_url as mask_url
+from topicstreams.config.secrets import mask_webhook as mask_webhook
 from topicstreams.config.sections import Sections
 from topicstreams.engines.topic_names import url_length_limit
-
-__all__ = [  # what this module has long been imported for, beside its own names
-    "EX_CONFIG",
-    "ConfigError",
-    "load_defaults",
-    "mask_url",
-    "mask_webhook",
-    "validate",
-]
 
 CONFIG_SETTING = "TOPICSTREAMS_CONFIG"
 """The Scrapy setting, and the environment variable, that name the user's YAML file."""

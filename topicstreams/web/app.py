@@ -41,15 +41,15 @@ UPGRADE_HINT = "run `scrapy db upgrade`"
 STATIC_PREFIX = "/static/"
 
 
-def packaged(dotted: str) -> Callable[[], Any]:
+def packaged(dotted: str, kind: Callable[[Any], Any]) -> Callable[[], Any]:
     """A field's ``default_factory``: the packaged default of the configuration key ``dotted`` (``defaults.yml``,
-    the one place of the defaults), for an app built without a configuration (a test's, a benchmark's)."""
+    the one place of the defaults) as ``kind``, for an app built without a configuration (a test's, a benchmark's)."""
 
     def default() -> Any:
         value: Any = load_defaults()
         for part in dotted.split("."):
             value = value[part]
-        return value
+        return kind(value)
 
     return default
 
@@ -64,10 +64,10 @@ class ServiceLevels:
     """``web.sla.*``: the monitor colours a p95 latency below ``latency_good_ms`` good, above
     ``latency_critical_ms`` critical, a warning between; likewise the window's error share with ``errors_*``."""
 
-    latency_good_ms: float = field(default_factory=packaged("web.sla.latency_good_ms"))
-    latency_critical_ms: float = field(default_factory=packaged("web.sla.latency_critical_ms"))
-    errors_good: float = field(default_factory=packaged("web.sla.errors_good"))
-    errors_critical: float = field(default_factory=packaged("web.sla.errors_critical"))
+    latency_good_ms: float = field(default_factory=packaged("web.sla.latency_good_ms", float))
+    latency_critical_ms: float = field(default_factory=packaged("web.sla.latency_critical_ms", float))
+    errors_good: float = field(default_factory=packaged("web.sla.errors_good", float))
+    errors_critical: float = field(default_factory=packaged("web.sla.errors_critical", float))
 
     @classmethod
     def of(cls, sla: SlaSection) -> ServiceLevels:
@@ -81,12 +81,12 @@ class WebSettings:
     defaults."""
 
     database_url: str
-    host: str = field(default_factory=packaged("web.host"))
-    port: int = field(default_factory=packaged("web.port"))
-    page_size: int = field(default_factory=packaged("web.page_size"))
-    admin_token: str = field(default_factory=packaged("web.admin_token"), repr=False)
+    host: str = field(default_factory=packaged("web.host", str))
+    port: int = field(default_factory=packaged("web.port", int))
+    page_size: int = field(default_factory=packaged("web.page_size", int))
+    admin_token: str = field(default_factory=packaged("web.admin_token", str), repr=False)
     """``web.admin_token``: lets a person resume a paused engine (empty: nobody can, from the web)."""
-    metrics_token: str = field(default_factory=packaged("web.metrics_token"), repr=False)
+    metrics_token: str = field(default_factory=packaged("web.metrics_token", str), repr=False)
     """``web.metrics_token``: when set, ``/metrics`` asks for it as a Bearer token."""
     sla: ServiceLevels = field(default_factory=ServiceLevels)
     node: str = "local"
