@@ -213,20 +213,21 @@ def side_settings(side: str, concurrency: int, executable: str, engines: int) ->
     return settings, notes
 
 
-def packaged_defaults(executable: str) -> dict:
-    """The packaged configuration defaults (whatever the environment says), on ``executable``."""
+def packaged_defaults(executable: str) -> Any:
+    """The packaged configuration defaults (whatever the environment says), on ``executable``: typed sections."""
+    from dataclasses import replace
+
     from topicstreams.config.loading import load_config
 
-    config = load_config({}, environ={}).data
-    config["browser"]["executable_path"] = executable
-    return config
+    sections = load_config({}, environ={}).sections
+    return replace(sections, browser=replace(sections.browser, executable_path=executable))
 
 
 def project_launch_options(executable: str) -> dict:
     """The project's launch options of its one browser (``launch_options()`` of the packaged defaults)."""
     from topicstreams.browser.chromium import launch_options
 
-    return launch_options(packaged_defaults(executable))
+    return launch_options(packaged_defaults(executable).browser)
 
 
 def project_spider(engine: str, base_url: str, profiles: Path, executable: str) -> Any:
@@ -247,7 +248,7 @@ def project_spider(engine: str, base_url: str, profiles: Path, executable: str) 
     probe.tab_gc_every, probe.tab_limit = project.TOPICSTREAMS_TAB_GC_PAGES, project.TOPICSTREAMS_TAB_PAGES
     probe.stat = lambda key, count=1: None
     probe.context_kwargs = {
-        **context_options(packaged_defaults(executable)),
+        **context_options(packaged_defaults(executable).anti_detection),
         "storage_state": str(state_path(profiles / engine)),
     }
     return probe

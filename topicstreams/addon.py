@@ -7,35 +7,18 @@ from scrapy.settings import BaseSettings
 
 from topicstreams.browser.chromium import context_options, launch_options, profile_path
 from topicstreams.config.loading import Config, load_config
+from topicstreams.config.setting_names import SECTIONS_SETTING, sections_with_settings, setting_values
 from topicstreams.storage.journal import journal_folder
 
 
 def config_settings(config: Config) -> dict:
-    """The ``TOPICSTREAMS_*`` settings (and the Scrapy ones derived) for a validated configuration."""
-    data = config.data
-    scraper = data["scraper"]
+    """The ``TOPICSTREAMS_*`` settings (:data:`~topicstreams.config.setting_names.SETTING_KEYS`) and the browser's
+    options for a validated configuration."""
+    sections = config.sections
     return {
-        "TOPICSTREAMS_DATABASE_URL": data["database"]["url"],
-        "TOPICSTREAMS_NODE_ID": data["node"]["id"],
-        "TOPICSTREAMS_TOPICS": list(data["topics"]),
-        "TOPICSTREAMS_ENGINES": data["engines"],
-        "TOPICSTREAMS_SCRAPE_INTERVAL": scraper["scrape_interval"],
-        "TOPICSTREAMS_MAX_PAGES": scraper["max_pages"],
-        "TOPICSTREAMS_ONCE_ATTEMPTS": scraper["once_attempts"],
-        "TOPICSTREAMS_PACING": scraper["pacing"],
-        "TOPICSTREAMS_COOLDOWN": scraper["cooldown"],
-        "TOPICSTREAMS_SOFT_BLOCK_MIN_SIZE_RATIO": scraper["soft_block"]["min_size_ratio"],
-        "TOPICSTREAMS_SATURATION": scraper["saturation"],
-        "TOPICSTREAMS_SHARD": scraper["shard"],
-        "TOPICSTREAMS_ASSIGNMENT": scraper["assignment"],
-        "TOPICSTREAMS_LEASE_SECONDS": scraper["lease_seconds"],
-        "TOPICSTREAMS_RETENTION_DAYS": scraper["retention_days"],
-        "TOPICSTREAMS_HEALTH": data["health"],
-        "TOPICSTREAMS_ALERTING": data["alerting"],
-        "TOPICSTREAMS_CANARIES": data["canaries"],
-        "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(data),
-        "PLAYWRIGHT_LAUNCH_OPTIONS": launch_options(data),
-        "TOPICSTREAMS_CONSENT": data["browser"]["consent"],
+        **setting_values(config),
+        "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(sections.anti_detection),
+        "PLAYWRIGHT_LAUNCH_OPTIONS": launch_options(sections.browser),
     }
 
 
@@ -71,25 +54,28 @@ class TopicstreamsAddon:
         settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", BlocksMiddleware, 940)
         settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", ConsentMiddleware, 945)
         settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", PacingMiddleware, 950)
-        config = load_config(settings)  # the command's own load, shared (load_config loads once per process)
+        config = load_config(settings)  # the command's own load, shared (through its loader, in the settings)
         settings.setdict(config_settings(config), priority="addon")
+        # The typed sections, with any TOPICSTREAMS_* setting that won over the add-on's in its place.
+        settings.set(SECTIONS_SETTING, sections_with_settings(config, settings), priority="addon")
+        sections = config.sections
         # The store's journal folder, for every crawler (derived, so no default in settings.py either).
         settings.set(
             "TOPICSTREAMS_JOURNAL_DIR",
-            str(journal_folder(config.get("browser.profile_dir"), config.get("node.id"))),
+            str(journal_folder(sections.browser.profile_dir, sections.node.id)),
             priority="addon",
         )
         engine = getattr(self.crawler.spidercls, "name", None)
-        if engine in config.data["engines"]:
+        if engine in sections.engines:
             # Derived here only, with no default in settings.py: a project-priority default would win over the
             # add-on's priority. Absent on a crawler that is not an engine's.
             settings.set(
                 "TOPICSTREAMS_PROFILE_PATH",
-                str(profile_path(config.get("browser.profile_dir"), config.get("node.id"), engine)),
+                str(profile_path(sections.browser.profile_dir, sections.node.id, engine)),
                 priority="addon",
             )
             # The engine's floor: the pacing middleware keeps it; with it off, Scrapy's own delay does.
-            floor = config.min_interval(engine)
+            floor = sections.scraper.pacing.floor(engine)
             settings.set("TOPICSTREAMS_MIN_INTERVAL", floor, priority="addon")
             paced = settings.getbool("TOPICSTREAMS_PACING_ENABLED")
             settings.set("DOWNLOAD_DELAY", 0 if paced else floor, priority="addon")

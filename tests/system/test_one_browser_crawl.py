@@ -218,7 +218,7 @@ def test_a_renderer_that_crashes_takes_one_engines_page_and_the_others_go_on(fak
         engines=ENGINES,
         scraper={"cooldown": FAST_COOLDOWN, "once_attempts": 1, **same_pace(floor)},
     )
-    launch = launch_options(load_config({}, environ={}).data)
+    launch = launch_options(load_config({}, environ={}).sections.browser)
     launch["args"] = [*launch["args"], "--js-flags=--max-old-space-size=64"]  # the hoarding page dies in a second
     crawl = start_crawlall(
         tmp_path,

@@ -236,3 +236,67 @@ def test_the_addon_enables_what_every_crawl_needs_whatever_a_user_sets(tmp_path,
         tmp_path / "p" / load(None).get("node.id") / "google"
     )
     assert (tmp_path / "a.db").exists()  # the schema extension ran with the crawler
+
+
+def test_typed_sections_follow_the_configuration(tmp_path):
+    from topicstreams.config.sections import CanaryQuerySection, DigestSection, PacingSection
+
+    path = write(
+        tmp_path,
+        """
+scraper: {max_pages: 2, pacing: {per_engine: {google: 1.5}}}
+alerting:
+  urls: ['json://localhost/hook']
+  digests: [{name: daily, every: day}]
+canaries: {queries: {bing: [{query: weather}]}}
+engines: {yahoo: {enabled: false}}
+""",
+    )
+    config = load(path)
+    sections = config.sections
+    assert sections.scraper.max_pages == 2 and isinstance(sections.scraper.scrape_interval, float)
+    assert sections.scraper.pacing == PacingSection(2.0, 0.25, {"google": 1.5, "brave": 4.0})
+    assert sections.scraper.pacing.floor("google") == config.min_interval("google") == 1.5
+    assert sections.scraper.pacing.floor("bing") == config.min_interval("bing") == 2.0
+    assert sections.scraper.saturation.canary_engines == ("brave",)
+    assert sections.node.id == config.get("node.id")
+    assert sections.enabled_engines() == config.enabled_engines() == ["google", "bing", "brave"]
+    assert sections.engines["google"].base_url == "https://www.google.com"
+    # an entry's packaged defaults (defaults.yml's second document) are filled in
+    assert sections.alerting.digests == (DigestSection("daily", (), (), "", "day", "08:00", (), 50),)
+    assert sections.canaries.queries["bing"] == (CanaryQuerySection("weather", 1, ""),)
+    assert sections.web.sla.errors_critical == 0.05 and sections.anti_detection.geolocation is None
+    assert "admin_token" not in repr(sections.web)
+
+
+def test_crawler_settings_carry_the_typed_sections(tmp_path):
+    from dataclasses import replace
+
+    from scrapy.settings import Settings
+
+    from topicstreams.config.loading import LOADER_SETTING, ConfigLoader
+    from topicstreams.config.setting_names import SECTIONS_SETTING, sections_from, sections_with_settings
+
+    path = write(tmp_path, "scraper: {scrape_interval: 30}\n")
+    # a crawler the add-on did not configure: its configuration, its own TOPICSTREAMS_* settings in their places
+    settings = Settings(
+        {
+            "TOPICSTREAMS_CONFIG": str(path),
+            "TOPICSTREAMS_PACING": {"jitter_ratio": 0.0},
+            "TOPICSTREAMS_MAX_PAGES": "3",  # as -s gives it
+            "TOPICSTREAMS_CONSENT": "none",
+        }
+    )
+    sections = sections_from(settings)
+    assert sections.scraper.scrape_interval == 30.0
+    assert sections.scraper.max_pages == 3
+    assert sections.scraper.pacing == replace(load(path).sections.scraper.pacing, jitter_ratio=0.0)
+    assert sections.browser.consent == "none"
+    # the add-on's: kept in the settings, and each crawler's copy of the settings has them
+    settings.set(SECTIONS_SETTING, sections_with_settings(load(path), settings))
+    assert sections_from(settings.copy()) == sections
+    # a command's loader is shared by the copies of its settings: its crawlers load through it
+    loader = ConfigLoader()
+    settings.set(LOADER_SETTING, loader)
+    assert settings.copy().get(LOADER_SETTING) is loader
+    assert load_config(settings.copy(), environ={}) == load_config(settings, environ={}) == load(path)

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from topicstreams.config.sections import AntiDetectionSection, BrowserSection
+
 KNOWN_EXECUTABLES = (
     "/usr/lib/chromium/chromium-headless-shell",
     "/usr/bin/chromium-headless-shell",
@@ -136,33 +138,32 @@ def playwright_proxy(url: str) -> dict[str, str]:
     return proxy
 
 
-def launch_options(config_data: dict) -> dict[str, Any]:
-    """Options of the process's one Chromium (``PLAYWRIGHT_LAUNCH_OPTIONS``), from the validated config.
+def launch_options(browser: BrowserSection) -> dict[str, Any]:
+    """Options of the process's one Chromium (``PLAYWRIGHT_LAUNCH_OPTIONS``), from the configuration's ``browser``.
 
     ``handle_sigint`` is off: a Ctrl-C at the terminal reaches the whole process group, the Playwright driver too,
     which would otherwise kill the browser under every engine while Scrapy is stopping them gracefully; the crawl
     closes its browser itself (each engine's state saved first).
     """
-    browser = config_data["browser"]
-    options: dict[str, Any] = {"headless": browser["headless"], "args": list(CHROMIUM_ARGS), "handle_sigint": False}
-    executable = find_executable(browser["executable_path"])
+    options: dict[str, Any] = {"headless": browser.headless, "args": list(CHROMIUM_ARGS), "handle_sigint": False}
+    executable = find_executable(browser.executable_path)
     if executable:
         options["executable_path"] = executable
     return options
 
 
-def context_options(config_data: dict) -> dict[str, Any]:
-    """Options of every engine's browser context, from the validated config (its saved state apart)."""
-    anti = config_data["anti_detection"]
+def context_options(anti: AntiDetectionSection) -> dict[str, Any]:
+    """Options of every engine's browser context, from the configuration's ``anti_detection`` (its saved state
+    apart)."""
     options: dict[str, Any] = {}
-    if anti["proxy"]["enabled"]:
-        options["proxy"] = playwright_proxy(_proxy_for_run(tuple(anti["proxy"]["proxies"])))
-    if anti["timezone_id"]:
-        options["timezone_id"] = anti["timezone_id"]
-    if anti["locale"]:
-        options["locale"] = anti["locale"]
-    if anti["geolocation"]:
-        options["geolocation"] = dict(anti["geolocation"])
+    if anti.proxy.enabled:
+        options["proxy"] = playwright_proxy(_proxy_for_run(anti.proxy.proxies))
+    if anti.timezone_id:
+        options["timezone_id"] = anti.timezone_id
+    if anti.locale:
+        options["locale"] = anti.locale
+    if anti.geolocation:
+        options["geolocation"] = {"latitude": anti.geolocation.latitude, "longitude": anti.geolocation.longitude}
         options["permissions"] = ["geolocation"]
     return options
 
@@ -238,10 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] != ["ensure"]:
         print("usage: python -m topicstreams.browser.chromium ensure", file=sys.stderr)
         return 2
-    from topicstreams.config.loading import EX_CONFIG, ConfigError, load_config
+    from topicstreams.config.errors import EX_CONFIG, ConfigError
+    from topicstreams.config.loading import load_config
 
     try:
-        configured = load_config().get("browser.executable_path")
+        configured = load_config().sections.browser.executable_path
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return EX_CONFIG

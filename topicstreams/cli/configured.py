@@ -10,7 +10,8 @@ from scrapy.exceptions import UsageError
 
 from topicstreams import ENGINES
 from topicstreams.browser.chromium import ProfileInUse, ProfileLock, profile_path
-from topicstreams.config.loading import EX_CONFIG, Config, ConfigError, load_config
+from topicstreams.config.errors import EX_CONFIG, ConfigError
+from topicstreams.config.loading import LOADER_SETTING, Config, ConfigLoader, load_config
 from topicstreams.crawl.arguments import split_names
 from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
 
@@ -63,6 +64,8 @@ class ConfiguredCommand(ScrapyCommand):
     def process_options(self, args: list[str], opts) -> None:
         super().process_options(args, opts)
         self.refuse(args)
+        # The command's loader: its crawlers load through it (the add-on, the log store), so they share this load.
+        self.settings.set(LOADER_SETTING, ConfigLoader(), priority="command")
         self.config = load_config_or_exit(self.settings)
 
     def refuse(self, args: list[str]) -> None:
@@ -73,7 +76,7 @@ class ConfiguredCommand(ScrapyCommand):
         """The configured database's handle, its schema brought to the latest revision first (once per process)."""
         from topicstreams.storage import database_for, upgrade_once
 
-        url = config.get("database.url")
+        url = config.sections.database.url
         upgrade_once(url)
         return database_for(url)
 
@@ -126,11 +129,11 @@ class CrawlingCommand(ConfiguredCommand):
             )
         else:
             settings = self.settings
-            max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES", self.config.get("scraper.max_pages"))
+            max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES", self.config.sections.scraper.max_pages)
             try:
                 check_topics(
                     names,
-                    configured_engines(self.config.get("engines"), engines),
+                    configured_engines(self.config.get("engines"), engines),  # the engines read a mapping
                     limit=url_length_limit(settings),
                     max_pages=max_pages,
                 )
@@ -156,7 +159,8 @@ class CrawlingCommand(ConfiguredCommand):
         The spider takes the profile lock itself (and keeps it); from inside Scrapy its refusal would come with
         tracebacks. Checked here, before any crawler starts, it is one line (and one ERROR in a Scrapyd job's log).
         """
-        lock = ProfileLock(profile_path(self.config.get("browser.profile_dir"), self.config.get("node.id"), engine))
+        sections = self.config.sections
+        lock = ProfileLock(profile_path(sections.browser.profile_dir, sections.node.id, engine))
         try:
             lock.acquire()
         except ProfileInUse as exc:
@@ -172,11 +176,11 @@ class CrawlingCommand(ConfiguredCommand):
         """
         from sqlalchemy.exc import SQLAlchemyError
 
-        from topicstreams.config.loading import mask_url
+        from topicstreams.config.secrets import mask_url
         from topicstreams.storage import upgrade_once
         from topicstreams.storage.failures import describe
 
-        url = self.settings.get("TOPICSTREAMS_DATABASE_URL") or self.config.get("database.url")
+        url = self.settings.get("TOPICSTREAMS_DATABASE_URL") or self.config.sections.database.url
         try:
             upgrade_once(url)  # what the schema extension does, once per process
         except SQLAlchemyError as exc:

@@ -20,7 +20,8 @@ import subprocess
 import sys
 import time
 
-from topicstreams.config.loading import EX_CONFIG, ConfigError, load_config
+from topicstreams.config.errors import EX_CONFIG, ConfigError
+from topicstreams.config.loading import load_config
 from topicstreams.web.app import WebSettings
 
 GRACE = 30.0

@@ -25,7 +25,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from topicstreams.alerts import inert_text as inert
 from topicstreams.alerts.events import TEST, Alert
 from topicstreams.cli.configured import SubcommandCommand
-from topicstreams.config.loading import mask_url
+from topicstreams.config.secrets import mask_url
+from topicstreams.config.sections import AlertingSection
 from topicstreams.storage import utcnow
 from topicstreams.storage.failures import describe
 
@@ -58,11 +59,11 @@ def parse_since(value: str) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def configured_urls(alerting: dict[str, Any]) -> list[str]:
+def configured_urls(alerting: AlertingSection) -> list[str]:
     """Every configured target, each once: ``alerting.urls``, the digests' ``urls``, ``alerting.webhook_url``."""
-    urls = [*alerting.get("urls", []), *(url for each in alerting.get("digests", []) for url in each["urls"])]
-    if alerting.get("webhook_url"):
-        urls.append(alerting["webhook_url"])
+    urls = [*alerting.urls, *(url for each in alerting.digests for url in each.urls)]
+    if alerting.webhook_url:
+        urls.append(alerting.webhook_url)
     return list(dict.fromkeys(urls))
 
 
@@ -158,12 +159,12 @@ class Command(SubcommandCommand):
     def do_test(self, config, args, opts) -> int:
         from topicstreams.alerts.delivery import Notifier
 
-        alerting = config.get("alerting")
-        urls = configured_urls(alerting)
+        sections = config.sections
+        urls = configured_urls(sections.alerting)
         if not urls:
             print(NONE_CONFIGURED, file=sys.stderr)
             return 1
-        database_url = config.get("database.url")
+        database_url = sections.database.url
         record = True
         try:
             self.database(config)
@@ -174,8 +175,8 @@ class Command(SubcommandCommand):
                 f"({describe(exc)})",
                 file=sys.stderr,
             )
-        node = config.get("node.id")
-        notifier = Notifier(database_url, alerting, node, record=record)
+        node = sections.node.id
+        notifier = Notifier(database_url, config.get("alerting"), node, record=record)  # the alerts read a mapping
         results = notifier.deliver_now(message_for_test(node, utcnow()), urls, attempts=1)
         for shown, ok, detail in results:
             print(f"{shown}: delivered" if ok else f"{shown}: FAILED: {detail}")
@@ -189,7 +190,7 @@ class Command(SubcommandCommand):
             rows = read_recent(self.database(config), since, limit=LIST_LIMIT)
         except SQLAlchemyError as exc:
             print(
-                f"cannot read the alerts from the database {mask_url(config.get('database.url'))}: "
+                f"cannot read the alerts from the database {mask_url(config.sections.database.url)}: "
                 f"{describe(exc)} (run `scrapy db upgrade` once it can be reached)",
                 file=sys.stderr,
             )

@@ -29,7 +29,7 @@ class Command(CrawlingCommand, BaseRunSpiderCommand):
         super().process_options(args, opts)
         named = opts.spargs.pop("engines", None)
         self.named = named is not None
-        self.engines = split_names(named) if self.named else self.config.enabled_engines()
+        self.engines = split_names(named) if self.named else self.config.sections.enabled_engines()
         refuse_engines(self.engines)
         self.refuse_topics_argument(self.engines, opts)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from scrapy.exceptions import UsageError
 
 from topicstreams.cli.configured import SubcommandCommand
-from topicstreams.config.loading import mask_url
+from topicstreams.config.secrets import mask_url
 from topicstreams.storage import upgrade
 from topicstreams.storage.durable import replay_file
 from topicstreams.storage.failures import describe
@@ -37,7 +37,7 @@ class Command(SubcommandCommand):
         return "Manage the topicstreams database"
 
     def do_upgrade(self, config, args, opts) -> int:
-        url = config.get("database.url")
+        url = config.sections.database.url
         upgrade(url)
         print(f"database up to date: {mask_url(url)}")
         return 0
@@ -50,7 +50,7 @@ class Command(SubcommandCommand):
             if not target.exists():
                 raise UsageError(f"no such journal or folder: {target}")
         else:
-            target = journal_folder(config.get("browser.profile_dir"), config.get("node.id"))
+            target = journal_folder(config.sections.browser.profile_dir, config.sections.node.id)
         if target.is_dir():  # its journals that hold items (reject files only when named)
             files = [path for path, _ in pending_files(target) if not is_rejects(path)]
         else:
@@ -62,7 +62,7 @@ class Command(SubcommandCommand):
             writer = NewsWriter(self.database(config))
         except Exception as exc:
             print(
-                f"cannot reach the database {mask_url(config.get('database.url'))}: {describe(exc)}; the "
+                f"cannot reach the database {mask_url(config.sections.database.url)}: {describe(exc)}; the "
                 f"journals are kept as they are",
                 file=sys.stderr,
             )

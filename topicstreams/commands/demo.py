@@ -38,6 +38,7 @@ from fake_engines import FakeEngines, NewsWorld
 from topicstreams import ENGINES
 from topicstreams.cli.configured import ConfiguredCommand, finish_reason
 from topicstreams.config.loading import DB_URL_ENV, PROXY_ENV
+from topicstreams.config.packaged import load_defaults
 from topicstreams.storage import (
     News,
     Topic,
@@ -77,12 +78,13 @@ def demo_config(fakes: FakeEngines) -> dict:
 
 
 def free_port() -> int:
-    """A port nobody listens on, on 127.0.0.1 (never 8080, the default of the user's own ``scrapy serve``)."""
+    """A port nobody listens on, on 127.0.0.1 (never ``web.port``'s default, the user's own ``scrapy serve``'s)."""
+    taken = load_defaults()["web"]["port"]
     while True:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
-        if port != 8080:
+        if port != taken:
             return port
 
 

@@ -19,8 +19,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams import ENGINES
 from topicstreams.cli.configured import SubcommandCommand
-from topicstreams.config.loading import mask_url
-from topicstreams.reports.health_report import build_report, lease_interval_of, policy_from_settings
+from topicstreams.config.secrets import mask_url
+from topicstreams.reports.health_report import build_report, lease_interval_of, saturation_policy
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import resume
 from topicstreams.storage.failures import describe
@@ -34,7 +34,7 @@ EXIT_UNKNOWN = 3
 
 def journal_backlog(config) -> list[tuple[Path, str, int]]:
     """This node's non-empty journal and reject files: (path, "journal" or "rejects", items)."""
-    folder = journal_folder(config.get("browser.profile_dir"), config.get("node.id"))
+    folder = journal_folder(config.sections.browser.profile_dir, config.sections.node.id)
     return [(path, "rejects" if is_rejects(path) else "journal", items) for path, items in pending_files(folder)]
 
 
@@ -113,19 +113,20 @@ class Command(SubcommandCommand):
 
     def do_report(self, config, args, opts) -> int:
         backlog = journal_backlog(config)
+        sections = config.sections
         try:
             report = build_report(
                 self.database(config),
-                node=config.get("node.id"),
-                enabled=config.enabled_engines(),
-                policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES),
+                node=sections.node.id,
+                enabled=sections.enabled_engines(),
+                policy=saturation_policy(sections.scraper),
                 all_nodes=opts.all_nodes,
                 now=utcnow(),
                 lease_interval=lease_interval_of(config),
             )
         except SQLAlchemyError as exc:
             print(
-                f"cannot read the health from the database {mask_url(config.get('database.url'))}: {describe(exc)}",
+                f"cannot read the health from the database {mask_url(sections.database.url)}: {describe(exc)}",
                 file=sys.stderr,
             )
             for line in backlog_lines(backlog):
@@ -144,7 +145,7 @@ class Command(SubcommandCommand):
 
     def do_resume(self, config, args, opts) -> int:
         engine = args[0]
-        node = opts.node.strip() if opts.node is not None else config.get("node.id")
+        node = opts.node.strip() if opts.node is not None else config.sections.node.id
         if not resume(self.database(config), engine, node, at=utcnow()):
             print(f"{engine} is not paused on node {node}", file=sys.stderr)
             return 1

@@ -2,8 +2,8 @@
 status (live, stale, stopped), heartbeat age, live processes, engines, topics scraped in the last interval per
 engine, each engine's state there, and in lease mode the leases it holds now.
 
-Either assignment, SQLite or PostgreSQL: the report is :mod:`topicstreams.reports.nodes_report`'s to build (a process is
-live for four ``TOPICSTREAMS_NODE_HEARTBEAT``); this command reads the configuration, prints the table or the JSON
+Either assignment, SQLite or PostgreSQL: the report is :mod:`topicstreams.reports.nodes_report`'s to build (a process
+is live for four ``TOPICSTREAMS_NODE_HEARTBEAT``); this command reads the configuration, prints the table or the JSON
 object, and exits 0 — or 1 when the database cannot be read (one line naming ``scrapy db upgrade``).
 """
 
@@ -16,7 +16,7 @@ from scrapy.exceptions import UsageError
 from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams.cli.configured import ConfiguredCommand
-from topicstreams.config.loading import mask_url
+from topicstreams.config.secrets import mask_url
 from topicstreams.reports.nodes_report import build_nodes_report
 from topicstreams.storage import utcnow
 from topicstreams.storage.failures import describe
@@ -56,12 +56,12 @@ class Command(ConfiguredCommand):
             report = build_nodes_report(
                 self.database(config),
                 heartbeat=self.settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"),
-                lease_mode=config.get("scraper.assignment") == "lease",
+                lease_mode=config.sections.scraper.assignment == "lease",
                 now=utcnow(),
             )
         except SQLAlchemyError as exc:
             print(
-                f"cannot read the nodes from the database {mask_url(config.get('database.url'))}: "
+                f"cannot read the nodes from the database {mask_url(config.sections.database.url)}: "
                 f"{describe(exc)} (run `scrapy db upgrade` once it can be reached)",
                 file=sys.stderr,
             )

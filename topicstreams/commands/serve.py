@@ -13,6 +13,7 @@ import socket
 from scrapy.exceptions import UsageError
 
 from topicstreams.cli.configured import ConfiguredCommand, report_error
+from topicstreams.config.packaged import load_defaults
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +39,9 @@ class Command(ConfiguredCommand):
 
     def add_options(self, parser) -> None:
         super().add_options(parser)
-        parser.add_argument("--host", help="the address to listen on (default: web.host, 127.0.0.1)")
-        parser.add_argument("--port", type=int, help="the port to listen on (default: web.port, 8080)")
+        web = load_defaults()["web"]
+        parser.add_argument("--host", help=f"the address to listen on (default: web.host, {web['host']})")
+        parser.add_argument("--port", type=int, help=f"the port to listen on (default: web.port, {web['port']})")
 
     def run(self, args: list[str], opts) -> None:
         if args:

@@ -36,9 +36,9 @@ class Command(SubcommandCommand):
         try:
             check_topics(
                 names,
-                configured_engines(config.get("engines")),
+                configured_engines(config.get("engines")),  # the engines read a mapping
                 limit=url_length_limit(self.settings),
-                max_pages=config.get("scraper.max_pages"),
+                max_pages=config.sections.scraper.max_pages,
             )
         except TopicsRefused as exc:
             raise UsageError(f"{exc}\nnothing was added") from None

@@ -41,7 +41,8 @@ def masked(url: str) -> str:
     only its scheme."""
     service = service_of(url.strip()) if isinstance(url, str) and url.strip() else None
     if service is not None:
-        return service.url(privacy=True).split("?", 1)[0]
+        shown: str = service.url(privacy=True)
+        return shown.split("?", 1)[0]
     try:
         scheme = urlsplit(url).scheme
     except (ValueError, AttributeError):

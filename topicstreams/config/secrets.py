@@ -1,4 +1,9 @@
-"""Secrets taken out of a log message before it is stored (``scraper_logs``) and shown to whoever reads the logs.
+"""Secrets masked: in the configuration as ``config show`` prints it, in a URL shown, and in a log message before it
+is stored (``scraper_logs``) and shown to whoever reads the logs.
+
+The configuration's own: :func:`mask_url` (a password), :func:`mask_webhook` (a webhook's token),
+:func:`masked_config` (every secret of a validated configuration, for printing) and :func:`config_secrets` (the
+secret values, as they could appear in a log line).
 
 A crawl's log lines carry URLs and headers, and some of those carry secrets: a proxy URL with its credentials, a
 webhook or a notification URL with a token in its query, an ``Authorization`` header. The log store keeps what a
@@ -6,23 +11,25 @@ person needs to follow a crawl, never what would let them act as it, so every me
 :class:`Masker` first:
 
 * a URL with ``user:password@`` (any scheme: ``http``, ``socks5``, ``postgresql+psycopg``) keeps its user and loses
-  its password, as :func:`topicstreams.config.loading.mask_url` writes it (``http://user:***@proxy:3128``);
+  its password, as :func:`mask_url` writes it (``http://user:***@proxy:3128``);
 * ``Authorization: Bearer X`` / ``Bearer X`` / ``Authorization: Basic X`` keep the scheme: ``Bearer ***``;
 * ``token=X``-style pairs (a query value, or a ``key=value`` in prose) of the usual secret names keep the name:
   ``token=***``;
-* every secret the configuration holds (:meth:`topicstreams.config.loading.Config.secrets`: the web tokens, the webhook
-  URL, proxy and database passwords), wherever it appears, as it is or URL-encoded, is ``***``. A secret shorter
-  than :data:`MIN_SECRET_LENGTH` characters is left to the patterns above: masking every ``ab`` of a log would make
-  it unreadable and wrong (a count, a word cut in two) while hiding nothing a pattern does not.
+* every secret the configuration holds (:func:`config_secrets`: the web tokens, the webhook URL, the Apprise URLs'
+  secret parts, proxy and database passwords), wherever it appears, as it is or URL-encoded, is ``***``. A secret
+  shorter than :data:`MIN_SECRET_LENGTH` characters is left to the patterns above: masking every ``ab`` of a log
+  would make it unreadable and wrong (a count, a word cut in two) while hiding nothing a pattern does not.
 
 Pure: no logging, no configuration read here; the log store builds one Masker per process.
 """
 
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Iterable
-from urllib.parse import quote, quote_plus
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import quote, quote_plus, urlsplit
 
 MASK = "***"
 
@@ -96,10 +103,82 @@ class Masker:
         return message
 
 
-def _masked_password(match: re.Match) -> str:
+def _masked_password(match: re.Match[str]) -> str:
     return f"{match['head']}:{MASK}@"
 
 
 def mask(message: str, secrets: Iterable[str] = ()) -> str:
     """*message* masked with a one-off :class:`Masker` (a caller that masks many builds one and keeps it)."""
     return Masker(secrets).mask(message)
+
+
+SECRET_TOKENS = ("admin_token", "metrics_token")
+"""The ``web.*`` keys that hold secrets (masked by ``config show``)."""
+
+
+def mask_url(url: str) -> str:
+    """The URL with any password replaced by ``***`` (the user name is kept)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return MASK
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return parts._replace(netloc=f"{user}:{MASK}@{netloc}").geturl()
+
+
+def mask_webhook(url: str) -> str:
+    """A webhook URL without its secret: the scheme and host are kept, the path and query (the token) masked."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return MASK
+    if not (parts.path.strip("/") or parts.query or parts.fragment or parts.username or parts.password):
+        return url
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{port}' if port else ''}/{MASK}"
+
+
+def masked_config(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A validated configuration with its secrets (proxy and database passwords, the webhook's token, the Apprise
+    URLs' secrets, the web tokens) masked, for printing."""
+    masked: dict[str, Any] = copy.deepcopy(dict(data))
+    proxy = masked["anti_detection"]["proxy"]
+    proxy["proxies"] = [mask_url(p) for p in proxy["proxies"]]
+    masked["database"]["url"] = mask_url(masked["database"]["url"])
+    alerting = masked["alerting"]
+    if alerting["webhook_url"]:
+        alerting["webhook_url"] = mask_webhook(alerting["webhook_url"])
+    if alerting["urls"] or alerting["digests"]:
+        from topicstreams.config.apprise_urls import masked as masked_apprise
+
+        alerting["urls"] = [masked_apprise(url) for url in alerting["urls"]]
+        for each in alerting["digests"]:
+            each["urls"] = [masked_apprise(url) for url in each["urls"]]
+    for name in SECRET_TOKENS:
+        if masked["web"][name]:
+            masked["web"][name] = MASK
+    return masked
+
+
+def config_secrets(data: Mapping[str, Any]) -> list[str]:
+    """The secret values of a validated configuration as they could appear in a log line: the tokens, the webhook
+    URL, the Apprise URLs' secret parts, proxy and database passwords (for a :class:`Masker`)."""
+    found: list[str] = [data["web"][name] for name in SECRET_TOKENS]
+    found.append(data["alerting"]["webhook_url"])
+    urls = [
+        *data["alerting"]["urls"],
+        *(url for each in data["alerting"]["digests"] for url in each["urls"]),
+    ]
+    if urls:
+        from topicstreams.config.apprise_urls import secret_parts
+
+        found.extend(part for url in urls for part in secret_parts(url))
+    for url in [*data["anti_detection"]["proxy"]["proxies"], data["database"]["url"]]:
+        try:
+            found.append(urlsplit(url).password or "")
+        except ValueError:
+            continue
+    return [value for value in found if value]

@@ -50,7 +50,8 @@ from typing import Any
 from sqlalchemy import Engine
 
 from topicstreams import ENGINES
-from topicstreams.config.loading import floor_for
+from topicstreams.config.loading import Config, floor_for
+from topicstreams.config.sections import ScraperSection
 from topicstreams.crawl.canaries import CANARY_MISMATCH
 from topicstreams.engines.states import COOLING, PAUSED
 from topicstreams.health.coverage_model import COVERAGE
@@ -481,12 +482,21 @@ def read_carriers(db: Engine, now: datetime, interval: float) -> dict[str, list[
     return {engine: sorted(nodes) for engine, nodes in carriers(db, carried_since(now, interval)).items()}
 
 
-def lease_interval_of(config: Any) -> float | None:
-    """The scrape interval when the configuration (a :class:`~topicstreams.config.loading.Config`) says
-    ``scraper.assignment: lease``, else None: what :func:`build_report` takes as ``lease_interval``."""
-    if config.get("scraper.assignment") != "lease":
-        return None
-    return float(config.get("scraper.scrape_interval"))
+def lease_interval_of(config: Config) -> float | None:
+    """The scrape interval when the configuration says ``scraper.assignment: lease``, else None: what
+    :func:`build_report` takes as ``lease_interval``."""
+    scraper = config.sections.scraper
+    return scraper.scrape_interval if scraper.assignment == "lease" else None
+
+
+def saturation_policy(scraper: ScraperSection, engines: Collection[str] = ENGINES) -> SaturationPolicy:
+    """The saturation policy of the configuration's ``scraper`` section: its canary engines, its threshold, and the
+    pacing floor of each of ``engines``."""
+    return SaturationPolicy(
+        frozenset(scraper.saturation.canary_engines),
+        scraper.saturation.robust_threshold,
+        {engine: scraper.pacing.floor(engine) for engine in engines},
+    )
 
 
 def policy_from_settings(saturation: Mapping, pacing: Mapping, engines: Collection[str]) -> SaturationPolicy:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -21,9 +22,12 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from topicstreams import ENGINES
-from topicstreams.config.loading import Config, load_defaults, mask_url
+from topicstreams.config.loading import Config
+from topicstreams.config.packaged import load_defaults
+from topicstreams.config.secrets import mask_url
+from topicstreams.config.sections import ScraperSection, SlaSection, build_section
 from topicstreams.health.saturation import SaturationPolicy
-from topicstreams.reports.health_report import lease_interval_of, policy_from_settings
+from topicstreams.reports.health_report import lease_interval_of, saturation_policy
 from topicstreams.storage.cycle_timeline import KEEP_SECONDS, ChartReads
 from topicstreams.storage.db import make_reader
 from topicstreams.storage.feed_reads import FeedReader
@@ -37,59 +41,82 @@ UPGRADE_HINT = "run `scrapy db upgrade`"
 STATIC_PREFIX = "/static/"
 
 
+def packaged(dotted: str, kind: Callable[[Any], Any]) -> Callable[[], Any]:
+    """A field's ``default_factory``: the packaged default of the configuration key ``dotted`` (``defaults.yml``,
+    the one place of the defaults) as ``kind``, for an app built without a configuration (a test's, a benchmark's)."""
+
+    def default() -> Any:
+        value: Any = load_defaults()
+        for part in dotted.split("."):
+            value = value[part]
+        return kind(value)
+
+    return default
+
+
+def packaged_policy() -> SaturationPolicy:
+    """The saturation policy of the packaged ``scraper`` section."""
+    return saturation_policy(build_section(ScraperSection, load_defaults()["scraper"], "scraper"))
+
+
 @dataclass(frozen=True)
 class ServiceLevels:
     """``web.sla.*``: the monitor colours a p95 latency below ``latency_good_ms`` good, above
     ``latency_critical_ms`` critical, a warning between; likewise the window's error share with ``errors_*``."""
 
-    latency_good_ms: float = 500.0
-    latency_critical_ms: float = 2000.0
-    errors_good: float = 0.005
-    errors_critical: float = 0.05
+    latency_good_ms: float = field(default_factory=packaged("web.sla.latency_good_ms", float))
+    latency_critical_ms: float = field(default_factory=packaged("web.sla.latency_critical_ms", float))
+    errors_good: float = field(default_factory=packaged("web.sla.errors_good", float))
+    errors_critical: float = field(default_factory=packaged("web.sla.errors_critical", float))
+
+    @classmethod
+    def of(cls, sla: SlaSection) -> ServiceLevels:
+        return cls(sla.latency_good_ms, sla.latency_critical_ms, sla.errors_good, sla.errors_critical)
 
 
 @dataclass(frozen=True)
 class WebSettings:
+    """What the app is built with: ``web.*``, the database, and what the monitor's health report needs. Built
+    from a configuration (:meth:`from_config`, what ``scrapy serve`` does), else the keys not given are the packaged
+    defaults."""
+
     database_url: str
-    host: str = "127.0.0.1"
-    port: int = 8080
-    page_size: int = 50
-    admin_token: str = field(default="", repr=False)
+    host: str = field(default_factory=packaged("web.host", str))
+    port: int = field(default_factory=packaged("web.port", int))
+    page_size: int = field(default_factory=packaged("web.page_size", int))
+    admin_token: str = field(default_factory=packaged("web.admin_token", str), repr=False)
     """``web.admin_token``: lets a person resume a paused engine (empty: nobody can, from the web)."""
-    metrics_token: str = field(default="", repr=False)
+    metrics_token: str = field(default_factory=packaged("web.metrics_token", str), repr=False)
     """``web.metrics_token``: when set, ``/metrics`` asks for it as a Bearer token."""
     sla: ServiceLevels = field(default_factory=ServiceLevels)
     node: str = "local"
     """This node's id (``node.id``): the health report lists its enabled engines even without a status row."""
     enabled: tuple[str, ...] = ENGINES
     """This node's enabled engines."""
-    policy: SaturationPolicy = field(
-        default_factory=lambda: policy_from_settings(
-            load_defaults()["scraper"]["saturation"], load_defaults()["scraper"]["pacing"], ENGINES
-        )
-    )
+    policy: SaturationPolicy = field(default_factory=packaged_policy)
     """How each node's exit-IP saturation is judged (``scraper.saturation``, the pacing floors)."""
     chart_keep_seconds: float = KEEP_SECONDS
-    """How long the monitor keeps its charts' closed hours and days (:mod:`topicstreams.storage.cycle_timeline`); 0 reads
-    everything at each request (the benchmark's cold figures)."""
+    """How long the monitor keeps its charts' closed hours and days (:mod:`topicstreams.storage.cycle_timeline`); 0
+    reads everything at each request (the benchmark's cold figures)."""
     lease_interval: float | None = None
     """The scrape interval in lease mode (``scraper.assignment: lease``): the health report then says which nodes
     carry each engine (``carried_by``); None in shard mode."""
 
     @classmethod
     def from_config(cls, config: Config) -> WebSettings:
-        web = config.get("web")
+        sections = config.sections
+        web = sections.web
         return cls(
-            config.get("database.url"),
-            web["host"],
-            web["port"],
-            web["page_size"],
-            admin_token=web["admin_token"],
-            metrics_token=web["metrics_token"],
-            sla=ServiceLevels(**web["sla"]),
-            node=config.get("node.id"),
-            enabled=tuple(config.enabled_engines()),
-            policy=policy_from_settings(config.get("scraper.saturation"), config.get("scraper.pacing"), ENGINES),
+            sections.database.url,
+            host=web.host,
+            port=web.port,
+            page_size=web.page_size,
+            admin_token=web.admin_token,
+            metrics_token=web.metrics_token,
+            sla=ServiceLevels.of(web.sla),
+            node=sections.node.id,
+            enabled=tuple(sections.enabled_engines()),
+            policy=saturation_policy(sections.scraper),
             lease_interval=lease_interval_of(config),
         )
 
