@@ -332,8 +332,8 @@ _RESPONSES = {
 @router.get("/feed.atom", summary="Atom 1.0 feed", responses=_RESPONSES, response_class=Response)
 def atom(
     request: Request,
-    topic: TopicParam = [],
-    engine: EngineParam = [],  # noqa: B006 - FastAPI copies them
+    topic: TopicParam = [],  # noqa: B006 - FastAPI copies a default list for each request
+    engine: EngineParam = [],  # noqa: B006
     q: SearchParam = None,
 ) -> Response:
     return serve(request, "atom", topic, engine, q)
@@ -343,7 +343,7 @@ def atom(
 @router.get("/feed.rss", summary="RSS 2.0 feed", responses=_RESPONSES, response_class=Response)
 def rss(
     request: Request,
-    topic: TopicParam = [],
+    topic: TopicParam = [],  # noqa: B006
     engine: EngineParam = [],  # noqa: B006
     q: SearchParam = None,
 ) -> Response:
@@ -354,7 +354,7 @@ def rss(
 @router.get("/feed.json", summary="JSON Feed 1.1", responses=_RESPONSES, response_class=Response)
 def json_feed(
     request: Request,
-    topic: TopicParam = [],
+    topic: TopicParam = [],  # noqa: B006
     engine: EngineParam = [],  # noqa: B006
     q: SearchParam = None,
 ) -> Response:
