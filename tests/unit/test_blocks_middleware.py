@@ -34,6 +34,7 @@ REDESIGNED = """<html lang="en"><body><div id="main">
 @pytest.fixture
 def middleware():
     crawler = get_crawler(GoogleSpider, SETTINGS)
+    crawler.spider = GoogleSpider.from_crawler(crawler)  # its reader is the crawl's, the middleware's too
     return BlocksMiddleware.from_crawler(crawler)
 
 

@@ -13,7 +13,7 @@ from fake_engines import FakeEngines
 from fake_engines.catalogue import all_articles
 from tests.conftest import parsing_reader, parsing_spider, reading_of
 from topicstreams.crawl import meta as keys
-from topicstreams.crawl.spider import TopicRun
+from topicstreams.crawl.topic_run import TopicRun
 from topicstreams.engines.news_urls import normalize_url
 from topicstreams.spiders.bing import BingSpider
 from topicstreams.spiders.brave import BraveSpider

@@ -6,15 +6,15 @@ The spider's loop (:mod:`topicstreams.crawl.spider`) asks a :class:`TopicSupply`
 (:meth:`~TopicSupply.done`, which answers what becomes of the topic: swept, retried, given up). The loop knows
 nothing else of the topics.
 
-Behind it, in lease mode's continuous runs, :class:`~topicstreams.crawl.leased_supply.LeasedTopics` (claims on the schedule
-every node shares); otherwise :class:`PassTopics`: the schedule (:class:`~topicstreams.crawl.topic_schedule.TopicSchedule`) over the
-topics of a pass —
+Behind it, in lease mode's continuous runs, :class:`~topicstreams.crawl.leased_supply.LeasedTopics` (claims on the
+schedule every node shares); otherwise :class:`PassTopics`: the schedule
+(:class:`~topicstreams.crawl.topic_schedule.TopicSchedule`) over the topics of a pass —
 
 * the ``topics`` argument (missing names inserted inactive: a one-off run never joins the standing list), else
   the table's active topics, seeded from the configuration's ``topics``, followed by a reconcile every interval;
 * only the topics of this node's shard (``scraper.shard``, a hash stable across machines and runs);
-* only names the engine can take (``problem_of``: :mod:`topicstreams.engines.topic_names`' rule). A name of the table that
-  breaks it (stored before names were checked) is skipped, with one WARNING per supply — once per engine and
+* only names the engine can take (``problem_of``: :mod:`topicstreams.engines.topic_names`' rule). A name of the
+  table that breaks it (stored before names were checked) is skipped, with one WARNING per supply — once per engine and
   process — never a crash nor a warning every pass;
 * in once mode every topic due at once, each tried up to ``scraper.once_attempts`` times; otherwise staggered over
   one interval and re-armed an interval (× the engine's pace multiplier, jittered) after each sweep;

@@ -1,7 +1,10 @@
-"""The downloader middlewares of the engine spiders: pacing (floor, jitter, bench, probe) and blocks (classify).
+"""The downloader middlewares of the engine spiders: pacing (floor, jitter, bench, probe), consent (answer a wall)
+and blocks (read, classify).
 
 They act on an engine's results-page requests only (``topicstreams_engine`` in their meta, see
-:mod:`topicstreams.crawl.meta`); a page's own assets are the browser's business.
+:mod:`topicstreams.crawl.meta`); a page's own assets are the browser's business. They share the crawl's engine
+state (:func:`~topicstreams.crawl.engine_state.state_for`) and its one engine object: the engine spider's page
+reader (:attr:`EngineSpider.reader <topicstreams.crawl.spider.EngineSpider.reader>`), never one of their own.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from scrapy.crawler import Crawler
 
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.engine_state import EngineState, state_for
+from topicstreams.engines.reader import PageReader
 
 
 def is_engine_request(request: Request) -> bool:
@@ -31,6 +35,12 @@ class EngineMiddleware:
     @property
     def state(self) -> EngineState:
         return state_for(self.crawler)
+
+    @property
+    def reader(self) -> PageReader:
+        """The crawl's page reader and its engine: the engine spider's (only an engine spider sends the requests
+        these middlewares act on)."""
+        return self.crawler.spider.reader
 
     def stat(self, key: str) -> None:
         self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/{key}")
