@@ -1,10 +1,7 @@
-"""The downloader middlewares of the engine spiders: pacing (floor, jitter, bench, probe), consent (answer a wall)
-and blocks (read, classify).
+"""The downloader middlewares of the engine spiders: pacing (floor, jitter, bench, probe) and blocks (classify).
 
 They act on an engine's results-page requests only (``topicstreams_engine`` in their meta, see
-:mod:`topicstreams.crawl.meta`); a page's own assets are the browser's business. They share the crawl's engine
-state (:func:`~topicstreams.crawl.engine_state.state_for`) and its one engine object: the engine spider's page
-reader (:attr:`EngineSpider.reader <topicstreams.crawl.spider.EngineSpider.reader>`), never one of their own.
+:mod:`topicstreams.crawl.meta`); a page's own assets are the browser's business.
 """
 
 from __future__ import annotations
@@ -36,11 +33,11 @@ class EngineMiddleware:
     def state(self) -> EngineState:
         return state_for(self.crawler)
 
-    @property
-    def reader(self) -> PageReader:
-        """The crawl's page reader and its engine: the engine spider's (only an engine spider sends the requests
-        these middlewares act on)."""
-        return self.crawler.spider.reader
-
     def stat(self, key: str) -> None:
         self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/{key}")
+
+    @property
+    def reader(self) -> PageReader:
+        """The crawl's one engine object: the engine spider's page reader, never one of their own (only an engine
+        spider sends the requests these middlewares act on)."""
+        return self.crawler.spider.reader
