@@ -16,7 +16,7 @@ lane sends its next page when its last one is back, as an engine spider goes fro
             ``launch_options()`` of the packaged defaults — the executable, headless, the project's
             Chromium arguments — and in it one context per engine, its state kept in a temp folder;
             ``wait_until="domcontentloaded"``; the engine's tab kept and navigated again for its next
-            page, as the spider does, with its hygiene: ``EngineSpider.keep_page`` asks for a garbage
+            page, as the spider does, with its hygiene: ``EngineTab.keep`` asks for a garbage
             collection every ``TOPICSTREAMS_TAB_GC_PAGES`` pages and renews the tab after
             ``TOPICSTREAMS_TAB_PAGES``).
             PLAYWRIGHT_MAX_PAGES_PER_CONTEXT is raised to --concurrency when it is lower, so that this
@@ -233,8 +233,10 @@ def project_launch_options(executable: str) -> dict:
 def project_spider(engine: str, base_url: str, profiles: Path, executable: str) -> Any:
     """A spider of the project for ``engine`` whose ``page_request`` gives the project's playwright meta."""
     from topicstreams.browser.chromium import context_options, state_path
+    from topicstreams.browser.tabs import EngineTab
     from topicstreams.crawl.spider import EngineSpider
     from topicstreams.engines import REGISTRY
+    from topicstreams.engines.reader import PageReader
 
     class Probe(EngineSpider):
         engine_class = REGISTRY[engine]
@@ -243,22 +245,25 @@ def project_spider(engine: str, base_url: str, profiles: Path, executable: str) 
     from topicstreams import settings as project
 
     probe = Probe()
-    probe.engine = Probe.engine_class(base_url)
-    # the spider's tab hygiene (keep_page): a garbage collection every so many pages, renewal after so many
-    probe.tab_gc_every, probe.tab_limit = project.TOPICSTREAMS_TAB_GC_PAGES, project.TOPICSTREAMS_TAB_PAGES
-    probe.stat = lambda key, count=1: None
-    probe.context_kwargs = {
-        **context_options(packaged_defaults(executable).anti_detection),
-        "storage_state": str(state_path(profiles / engine)),
-    }
+    probe.reader = PageReader(Probe.engine_class(base_url))
+    # the spider's tab hygiene (EngineTab.keep): a garbage collection every so many pages, renewal after so many
+    probe.tab = EngineTab(
+        engine,
+        {
+            **context_options(packaged_defaults(executable).anti_detection),
+            "storage_state": str(state_path(profiles / engine)),
+        },
+        gc_every=project.TOPICSTREAMS_TAB_GC_PAGES,
+        limit=project.TOPICSTREAMS_TAB_PAGES,
+    )
     return probe
 
 
 def project_meta(probe: Any, page: Any) -> dict:
     """The playwright meta the project's spider sends with its tab ``page`` (from ``EngineSpider.page_request``)."""
-    from topicstreams.crawl.spider import TopicRun
+    from topicstreams.crawl.topic_run import TopicRun
 
-    probe.page, probe.run = page, TopicRun("topic", done=None)
+    probe.tab.page, probe.run = page, TopicRun("topic", done=None)
     request = probe.page_request(0)
     return {k: v for k, v in request.meta.items() if k.startswith("playwright") or k == "handle_httpstatus_all"}
 
@@ -375,11 +380,11 @@ def run_side(spec: dict) -> None:
             self.finish(item, problem, response.meta["bench_sent"])
             page, lane, engine = response.meta.get("playwright_page"), item["lane"], item["engine"]
             if page is not None and lane >= 0:
-                if side == "project":  # kept as the spider keeps its tab (keep_page), with its hygiene
-                    probe = self.probes[engine]
-                    probe.page, probe.tab_pages = self.tabs[lane].get(engine), self.tab_pages[lane].get(engine, 0)
-                    probe.keep_page(page)
-                    page, self.tab_pages[lane][engine] = probe.page, probe.tab_pages
+                if side == "project":  # kept as the spider keeps its tab (EngineTab.keep), with its hygiene
+                    tab = self.probes[engine].tab
+                    tab.page, tab.pages = self.tabs[lane].get(engine), self.tab_pages[lane].get(engine, 0)
+                    tab.keep(page)
+                    page, self.tab_pages[lane][engine] = tab.page, tab.pages
                 self.tabs[lane][engine] = page
             follow = self.next_in_lane(item)
             if follow is not None:

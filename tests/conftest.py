@@ -99,12 +99,15 @@ def parsing_spider(spider_class, base_url: str, freshness: str = "hour"):
     """An engine spider ready to turn readings into items without a crawl (no profile, no browser)."""
     from scrapy.utils.test import get_crawler
 
+    from topicstreams.browser.tabs import EngineTab
+    from topicstreams.crawl.page_items import PageItems
+
     spider = spider_class()
     spider._set_crawler(get_crawler(spider_class))
     spider.reader = parsing_reader(spider.name, base_url, freshness)
-    spider.engine = spider.reader.engine
+    spider.page_items = PageItems(spider.crawler, spider.reader, spider.logger)
+    spider.tab = EngineTab(spider.name, {})
     spider.max_pages = 1
-    spider.page = None
     return spider
 
 

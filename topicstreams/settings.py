@@ -28,7 +28,7 @@ PLAYWRIGHT_PROCESS_REQUEST_HEADERS = None
 PLAYWRIGHT_ABORT_REQUEST = "topicstreams.browser.chromium.should_abort_request"
 PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 30_000
 PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 2
-# An engine's tab is navigated from page to page (topicstreams.crawl.spider: keep_page). Every TAB_GC_PAGES pages its
+# An engine's tab is navigated from page to page (topicstreams.browser.tabs: EngineTab). Every TAB_GC_PAGES pages its
 # renderer is asked for a garbage collection: left alone, it keeps the pages it left in memory long after (0 = never
 # asked). After TAB_PAGES pages the tab is renewed (closed; the next page opens a fresh one): a tab keeps every
 # request and response it has seen until it closes — in Chromium, in the Playwright driver and in Playwright's

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -14,6 +15,7 @@ from topicstreams.crawl.signals import Classification, response_classified
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.engines.reader import Reading
 from topicstreams.middlewares.blocks import BlocksMiddleware
+from topicstreams.middlewares.consent_answers import ConsentMiddleware
 from topicstreams.spiders.google import GoogleSpider
 
 SETTINGS = {
@@ -34,6 +36,7 @@ REDESIGNED = """<html lang="en"><body><div id="main">
 @pytest.fixture
 def middleware():
     crawler = get_crawler(GoogleSpider, SETTINGS)
+    crawler.spider = GoogleSpider.from_crawler(crawler)  # its reader is the crawl's, the middleware's too
     return BlocksMiddleware.from_crawler(crawler)
 
 
@@ -70,3 +73,25 @@ def test_meta_carries_plain_data_only(middleware):
     assert meta[keys.READING].verdict.cls is ResponseClass.SOFT_BLOCK
     plain = (str, int, float, bool, type(None), Reading, Classification)
     assert all(isinstance(value, plain) for value in meta.values()), meta
+
+
+def test_both_middlewares_use_the_spiders_one_engine_object(monkeypatch):
+    import topicstreams.engines.reader as reader_module
+
+    made = []
+
+    def make_engine(*args):
+        made.append(real(*args))
+        return made[-1]
+
+    real = reader_module.make_engine
+    monkeypatch.setattr(reader_module, "make_engine", make_engine)
+    crawler = get_crawler(GoogleSpider, {**SETTINGS, "TOPICSTREAMS_CONSENT": "reject"})
+    spider = crawler.spider = GoogleSpider.from_crawler(crawler)
+    blocks, consent = BlocksMiddleware.from_crawler(crawler), ConsentMiddleware.from_crawler(crawler)
+    request = Request("http://127.0.0.1:9/search?q=alpha", meta={keys.ENGINE: "google", keys.TOPIC: "alpha"})
+    response = HtmlResponse(request.url, body=REDESIGNED.encode(), encoding="utf-8", request=request)
+    assert asyncio.run(consent.process_response(request, response)) is response  # no wall: handed on as it is
+    assert blocks.process_response(request, response) is response
+    assert request.meta[keys.READING].results
+    assert blocks.reader is consent.reader is spider.reader and made == [spider.engine]

@@ -13,7 +13,7 @@ from fake_engines import FakeEngines
 from fake_engines.catalogue import all_articles
 from tests.conftest import parsing_reader, parsing_spider, reading_of
 from topicstreams.crawl import meta as keys
-from topicstreams.crawl.spider import TopicRun
+from topicstreams.crawl.topic_run import TopicRun
 from topicstreams.engines.news_urls import normalize_url
 from topicstreams.spiders.bing import BingSpider
 from topicstreams.spiders.brave import BraveSpider
@@ -132,3 +132,25 @@ def test_an_unknown_time_stays_empty_and_is_counted_never_guessed(fakes):
     assert sum(item["published_at"] is None for item in items) == 1
     assert spider.crawler.stats.get_value("topicstreams/bing/times_unparsed") == 1
     assert spider.crawler.stats.get_value("topicstreams/bing/items_scraped") == 10
+
+
+def test_the_callback_turns_the_middlewares_reading_into_items_and_never_reads_the_page_again(fakes, monkeypatch):
+    spider = parsing_spider(BingSpider, fakes.base_url("bing"))
+    _, response = page(fakes, "bing", "alpha")
+    loop = asyncio.new_event_loop()
+    try:
+        spider.run = run = TopicRun("alpha", loop.create_future())
+        reading = reading_of(spider.reader, response)
+
+        def read_again(*args, **kwargs):
+            raise AssertionError("the page was read a second time")
+
+        monkeypatch.setattr(type(spider.reader), "read", read_again)
+        monkeypatch.setattr(HtmlResponse, "selector", property(read_again))
+        request = Request(response.url, meta={keys.TOPIC: "alpha", keys.PAGE: 0, keys.READING: reading})
+        emptied = response.replace(body=b"<html></html>", request=request)  # what the reading said is all there is
+        items = list(spider.parse_results(emptied))
+    finally:
+        loop.close()
+    assert run.done.result().cls == "ok"
+    assert [item["title"] for item in items] == [result.title for result in reading.results] and len(items) == 10

@@ -19,7 +19,9 @@ from topicstreams.engines.news_urls import (
     news_id,
     normalize_url,
 )
+from topicstreams.engines.results import REQUIRED_RESULT_FIELDS, REQUIRED_TO_KEEP, REQUIRED_TO_STORE
 from topicstreams.pipelines.normalize import NormalizePipeline
+from topicstreams.storage.writer import item_problem
 
 # --- examples, one rule at a time ----------------------------------------------------------
 
@@ -437,6 +439,20 @@ def test_pipeline_drops_and_counts(fields: dict) -> None:
         pipeline.process_item(_item(engine="bing", **fields))
     assert stats.get_value("topicstreams/bing/items_dropped") == 2
     assert stats.get_value("topicstreams/google/items_dropped") is None
+
+
+def test_one_list_of_required_fields_for_the_reader_the_pipeline_and_the_store() -> None:
+    assert REQUIRED_RESULT_FIELDS == ("url", "title", "source", "published_at")
+    assert REQUIRED_TO_KEEP == ("url", "title") and set(REQUIRED_TO_KEEP) <= set(REQUIRED_RESULT_FIELDS)
+    assert REQUIRED_TO_STORE == ("news_id", "url", "topic", "engine")
+    pipeline, _ = _pipeline()
+    for name in REQUIRED_TO_KEEP:
+        with pytest.raises(DropItem):
+            pipeline.process_item(_item(**{name: ...}))
+    stored = dict(pipeline.process_item(_item()))
+    assert item_problem(stored) is None
+    for name in REQUIRED_TO_STORE:
+        assert item_problem({**stored, name: None}) == f"missing {name}"
 
 
 def test_pipeline_drops_without_engine() -> None:

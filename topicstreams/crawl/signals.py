@@ -76,7 +76,7 @@ class PageParsed:
     """The page's classification (None when the blocks middleware did not run)."""
     items: int
     valid_items: int
-    """Items carrying every required field (:data:`topicstreams.engines.items.REQUIRED_RESULT_FIELDS`)."""
+    """Items carrying every required field (:data:`topicstreams.engines.results.REQUIRED_RESULT_FIELDS`)."""
     error: str | None = None
     """The parse error, when the parser failed on the page."""
     missing: Mapping[str, int] = field(default_factory=dict)

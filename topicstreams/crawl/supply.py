@@ -13,8 +13,8 @@ schedule every node shares); otherwise :class:`PassTopics`: the schedule
 * the ``topics`` argument (missing names inserted inactive: a one-off run never joins the standing list), else
   the table's active topics, seeded from the configuration's ``topics``, followed by a reconcile every interval;
 * only the topics of this node's shard (``scraper.shard``, a hash stable across machines and runs);
-* only names the engine can take (``problem_of``: :mod:`topicstreams.engines.topic_names`' rule). A name of the table
-  that breaks it (stored before names were checked) is skipped, with one WARNING per supply — once per engine and
+* only names the engine can take (``problem_of``: :mod:`topicstreams.engines.topic_names`' rule). A name of the
+  table that breaks it (stored before names were checked) is skipped, with one WARNING per supply — once per engine and
   process — never a crash nor a warning every pass;
 * in once mode every topic due at once, each tried up to ``scraper.once_attempts`` times; otherwise staggered over
   one interval and re-armed an interval (× the engine's pace multiplier, jittered) after each sweep;

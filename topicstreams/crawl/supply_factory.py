@@ -49,3 +49,22 @@ def topic_supply_for(
         shard=settings.get("TOPICSTREAMS_SHARD"),
         problem_of=problem_of,
     )
+
+
+def supply_mode(settings, supply: TopicSupply, *, once: bool) -> str:
+    """How a spider takes its topics from ``supply``, in words (its first line): once or continuous, its shard, and
+    whether lease mode claims them from the shared schedule."""
+    if once:
+        mode = "once: each topic one pass, then close"
+    else:
+        mode = f"continuous: every {settings.getfloat('TOPICSTREAMS_SCRAPE_INTERVAL'):g} s until stopped"
+    shard = settings.get("TOPICSTREAMS_SHARD")
+    if shard != "0/1":
+        mode += f"; shard {shard}: the topics whose hash falls here"
+    if settings.get("TOPICSTREAMS_ASSIGNMENT") == "lease":
+        mode += (
+            "; lease mode: topics claimed from the schedule every node shares"
+            if isinstance(supply, LeasedTopics)
+            else "; lease mode, but a one-off run (once=1 or -a topics=) claims nothing from the shared schedule"
+        )
+    return mode

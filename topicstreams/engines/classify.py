@@ -14,8 +14,8 @@ One classifier for every engine, in the order of the contract:
 The markers a maintainer extends live in two places: each engine's own challenge, block and "no results"
 markers on the engine (``markers`` of its class in :mod:`topicstreams.engines`), and :data:`WALL_MARKERS` here,
 the walls in front of any site (checked for every engine). Markers are lowercase substrings of the final URL (its
-query values blanked) or of the page's HTML; HTML markers only count on a page without result items. So a topic or a
-headline that quotes a marker does not bench the engine.
+query values blanked) or of the page's HTML; HTML markers only count on a page without result items. So a topic
+or a headline that quotes a marker does not bench the engine.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A separate signal from the health score (which measures hostility): a redesign t
 every page fine, so blocks never show it. Over the same window of responses, it is the share of **result
 pages** (pages that carry results: ``ok`` pages other than "no results", and pages the parser failed on) that
 yielded items, times the share of items that carry every required field
-(:data:`topicstreams.engines.items.REQUIRED_RESULT_FIELDS`), on 0–100. Its reasons name what slipped:
+(:data:`topicstreams.engines.results.REQUIRED_RESULT_FIELDS`), on 0–100. Its reasons name what slipped:
 
 * ``parse error`` — the parser raised on a page;
 * ``pages without items`` — pages with result items yielded none;

@@ -11,6 +11,7 @@ from scrapy.crawler import Crawler
 
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.engine_state import EngineState, state_for
+from topicstreams.engines.reader import PageReader
 
 
 def is_engine_request(request: Request) -> bool:
@@ -34,3 +35,9 @@ class EngineMiddleware:
 
     def stat(self, key: str) -> None:
         self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/{key}")
+
+    @property
+    def reader(self) -> PageReader:
+        """The crawl's one engine object: the engine spider's page reader, never one of their own (only an engine
+        spider sends the requests these middlewares act on)."""
+        return self.crawler.spider.reader

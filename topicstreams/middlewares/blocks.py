@@ -3,8 +3,8 @@
 A downloader middleware, next to pacing (it sees responses right after it). For each results-page request of
 an engine spider (``topicstreams_engine`` in its meta):
 
-* a response is read once, by the engine's :class:`~topicstreams.engines.reader.PageReader` (the markers,
-  the result items, the structural fallback: a WARNING the first time it reads a page and
+* a response is read once, by the crawl's :class:`~topicstreams.engines.reader.PageReader` (the engine spider's
+  own: the markers, the result items, the structural fallback: a WARNING the first time it reads a page and
   ``topicstreams/<engine>/layout_fallbacks``), then judged by size: an otherwise ok 200 page below
   ``scraper.soft_block.min_size_ratio`` × the engine's running median size of pages with results, for its
   page type (a topic's first page or a later one), is a soft block; a failure (reset, refusal, timeout, …) by
@@ -40,7 +40,7 @@ from topicstreams.engines.classify import (
     classify_failure,
     size_verdict,
 )
-from topicstreams.engines.reader import Page, PageReader, Reading, reader_from_settings
+from topicstreams.engines.reader import Page, Reading
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
 
 logger = logging.getLogger(__name__)
@@ -72,15 +72,7 @@ class BlocksMiddleware(EngineMiddleware):
         self.min_size_ratio = crawler.settings.getfloat("TOPICSTREAMS_SOFT_BLOCK_MIN_SIZE_RATIO")
         self.sizes: dict[str, RunningMedian] = {}
         """The running median size of the engine's ok pages, per page type."""
-        self._reader: PageReader | None = None
         self.fallback_warned = False
-
-    @property
-    def reader(self) -> PageReader:
-        """The engine's page reader (made at the first results page: a crawler of another spider needs none)."""
-        if self._reader is None:
-            self._reader = reader_from_settings(self.state.engine, self.crawler.settings)
-        return self._reader
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if is_engine_request(request):

@@ -6,8 +6,9 @@ When a results page comes back as one of the engine's consent walls (:meth:`Engi
 
 1. it presses the wall's own button for that choice in the engine's tab (the page's own form: no request is
    forged), and waits for the navigation it starts, redirects back included;
-2. it loads the results page again, once, in the same tab, and hands that page on instead of the wall. The choice now
-   lives in the engine's browser context (its cookies), saved in its profile folder, so the next start meets no wall.
+2. it loads the results page again, once, in the same tab, and hands that page on instead of the wall. The choice
+   now lives in the engine's browser context (its cookies), saved in its profile folder, so the next start meets no
+   wall.
 
 ``topicstreams/<engine>/consents_answered`` counts the answers; the first one of a crawl is logged at INFO, with the
 profile that keeps it. The blocks middleware then reads the page it is given like any other: results are stored,
@@ -34,7 +35,6 @@ from scrapy.http import HtmlResponse, Response
 
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.deadline import navigation_timeout
-from topicstreams.engines import Engine, make_engine
 from topicstreams.engines.consent_walls import ConsentWall, answers_walls
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
 
@@ -56,21 +56,13 @@ class ConsentMiddleware(EngineMiddleware):
         self.spent = False
         """An answer was given, and the engine has not cooled down and probed since."""
         self.told = False
-        self._engine: Engine | None = None
-
-    @property
-    def engine(self) -> Engine:
-        """The engine (made at the first results page: a crawler of another spider needs none)."""
-        if self._engine is None:
-            self._engine = make_engine(self.state.engine, self.crawler.settings.getdict("TOPICSTREAMS_ENGINES"))
-        return self._engine
 
     async def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
         if not is_engine_request(request) or not isinstance(response, HtmlResponse):
             return response
         if request.meta.get(keys.PROBE):
             self.spent = False  # the engine cooled down since the last answer: one more is allowed
-        wall = self.engine.consent_wall(response.url, response.text)
+        wall = self.reader.engine.consent_wall(response.url, response.text)
         if wall is None:
             return response
         page = request.meta.get("playwright_page")

@@ -1,5 +1,5 @@
-"""The normalize pipeline: each item's URL normalized (:mod:`topicstreams.engines.news_urls`), its ``news_id`` set, its
-text cleaned."""
+"""The normalize pipeline: each item's URL normalized (:mod:`topicstreams.engines.news_urls`), its ``news_id`` set,
+its text cleaned."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
 
 from topicstreams.engines.news_urls import engine_hosts, news_id, normalize_url
+from topicstreams.engines.results import REQUIRED_TO_KEEP
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -19,14 +20,18 @@ if TYPE_CHECKING:
 MEANINGLESS_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 """Characters scraped text may carry that mean nothing to a reader and that a store may refuse."""
 
+FIELD_NAMES = {"url": "a URL", "title": "a title"}
+"""A required field, as the line of an item dropped without it names it."""
+
 
 class NormalizePipeline:
     """Normalizes each item's URL, sets its ``news_id`` and cleans its text fields: surrounding white space, and
     characters no text means (control characters but tab and line breaks, lone surrogates, non-characters), which
     would make a database refuse the whole batch (PostgreSQL stores no NUL; no database encodes a lone surrogate).
 
-    Drops (``DropItem``) items without a URL or a title, and items whose URL cannot be
-    normalized, counting them under ``topicstreams/<engine>/items_dropped``.
+    Drops (``DropItem``) items without a URL or a title (the fields the step requires,
+    :data:`~topicstreams.engines.results.REQUIRED_TO_KEEP`: text with something in it), and items whose URL cannot
+    be normalized, counting them under ``topicstreams/<engine>/items_dropped``.
     """
 
     TEXT_FIELDS = ("title", "source", "snippet")
@@ -47,11 +52,13 @@ class NormalizePipeline:
             value = adapter.get(field)
             if isinstance(value, str):
                 adapter[field] = MEANINGLESS_CHARACTERS.sub("", value).strip()
-        url = adapter.get("url")
-        if not isinstance(url, str) or not url.strip():
-            self._drop(engine, f"Item without a URL from {engine}: {adapter.get('title')!r}")
-        if not adapter.get("title"):
-            self._drop(engine, f"Item without a title from {engine}: {url!r}")
+        for name in REQUIRED_TO_KEEP:
+            value = adapter.get(name)
+            if not isinstance(value, str) or not value.strip():
+                # the item named by its URL, or by its title when the URL is what it lacks
+                named_by = adapter.get("title" if name == "url" else "url")
+                self._drop(engine, f"Item without {FIELD_NAMES.get(name, name)} from {engine}: {named_by!r}")
+        url = adapter["url"]
         try:
             normalized = normalize_url(url, self.redirector_hosts)
         except ValueError as exc:

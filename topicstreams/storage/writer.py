@@ -46,6 +46,7 @@ from sqlalchemy import Connection, Dialect, Engine, Table, bindparam, func, sele
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from topicstreams.engines.results import REQUIRED_TO_STORE
 from topicstreams.storage import search
 from topicstreams.storage.db import immediate, insert_ignore, utcnow
 from topicstreams.storage.models import (
@@ -57,8 +58,6 @@ from topicstreams.storage.topics import topic_ids
 
 logger = logging.getLogger(__name__)
 
-REQUIRED_FIELDS = ("news_id", "url", "topic", "engine")
-
 TRANSIENT_ATTEMPTS = 3
 """How many times a batch is written when the server rolls it back as a deadlock or serialization failure."""
 
@@ -66,23 +65,25 @@ TRANSIENT_SQLSTATES = {"40P01": "deadlock", "40001": "serialization failure"}
 """PostgreSQL error codes of a transaction that failed only for the transactions beside it: retry it as it was."""
 
 
-def item_problem(item: Mapping[str, Any]) -> str | None:
-    """Why *item* cannot be stored, or None when it can."""
-    topic, published_at = item.get("topic"), item.get("published_at")
-    if (
-        item.get("news_id")
-        and item.get("url")
-        and item.get("engine")
-        and isinstance(topic, str)
-        and topic.strip()
-        and (published_at is None or isinstance(published_at, datetime))
-    ):
-        return None
-    missing = [name for name in REQUIRED_FIELDS if not item.get(name)]
+def key_problem(item: Mapping[str, Any]) -> str | None:
+    """Why *item* cannot be a row of the store: a field of
+    :data:`~topicstreams.engines.results.REQUIRED_TO_STORE` missing, or a topic that is no name; None when it can."""
+    missing = [name for name in REQUIRED_TO_STORE if not item.get(name)]
     if missing:
         return f"missing {', '.join(missing)}"
-    if not isinstance(item["topic"], str) or not item["topic"].strip():
+    topic = item["topic"]
+    if not isinstance(topic, str) or not topic.strip():
         return "empty topic"
+    return None
+
+
+def item_problem(item: Mapping[str, Any]) -> str | None:
+    """Why *item* cannot be stored (:func:`key_problem`, or a ``published_at`` that is not a datetime), or None
+    when it can."""
+    problem = key_problem(item)
+    if problem is not None:
+        return problem
+    published_at = item.get("published_at")
     if published_at is not None and not isinstance(published_at, datetime):
         return f"published_at is a {type(published_at).__name__}, not a datetime"
     return None
@@ -371,10 +372,10 @@ class _Batch:
         self.attributions: dict[tuple[str, str, str], None] = {}
         topics: dict[str, None] = {}
         for item in items:
-            news_id, engine, topic = item.get("news_id"), item.get("engine"), item.get("topic")
-            if not (news_id and engine and item.get("url") and isinstance(topic, str) and topic.strip()):
-                raise ValueError(f"cannot store item {dict(item)!r}: {item_problem(item)}")
-            topic = topic.strip()
+            problem = key_problem(item)
+            if problem is not None:
+                raise ValueError(f"cannot store item {dict(item)!r}: {problem}")
+            news_id, engine, topic = item["news_id"], item["engine"], item["topic"].strip()
             self.items[engine] += 1
             topics[topic] = None
             self.news.setdefault(news_id, item)
