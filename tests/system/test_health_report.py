@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.conftest import write_config
+from tests.support.project import write_config
 from topicstreams import ENGINES
 from topicstreams.reports.health_report import (
     COLUMNS,

@@ -19,8 +19,8 @@ import pytest
 from scrapy.settings import Settings
 from sqlalchemy import Engine, event, text
 
-from tests.conftest import write_config
-from tests.schedule_rows import rows, set_due
+from tests.support.project import write_config
+from tests.support.schedule_rows import rows, set_due
 from topicstreams.addon import config_settings
 from topicstreams.config.loading import load_config
 from topicstreams.crawl.engine_state import CooldownPolicy, EngineState

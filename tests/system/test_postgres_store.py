@@ -1,7 +1,7 @@
 """The storage layer on a real PostgreSQL server (driver psycopg 3): migrations, the writer, topics, health, cycles,
 the commands; and what only PostgreSQL has: several processes writing one database at the same moment.
 
-The server is the session's (tests/postgres_server.py, fixture ``postgres_server``); each test gets a fresh
+The server is the session's (tests/support/postgres_server.py, fixture ``postgres_server``); each test gets a fresh
 database (``postgres_url``). Where SQLite's tests already say what a function must do, the same test functions
 run here on a PostgreSQL engine, unchanged. Skipped, with the reason, where no PostgreSQL server can run.
 """
@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import Engine, func, inspect, select, text
 from sqlalchemy.exc import OperationalError
 
-from tests.conftest import REPO
+from tests.support.project import REPO
 from tests.unit import test_engine_status as sqlite_health
 from tests.unit import test_storage as sqlite_storage
 from topicstreams.storage import (

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import Engine, text
 
-from tests.schedule_rows import rows, set_due
+from tests.support.schedule_rows import rows, set_due
 from topicstreams.storage import add_topics, database_for, set_active
 from topicstreams.storage import leases as shared
 from topicstreams.storage.db import make_database

@@ -10,8 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 
-from tests.alert_receivers import json_receiver  # noqa: F401 (a fixture)
-from tests.feed_data import fresh_database, nid, write_rows
+from tests.support.feed_data import fresh_database, nid, write_rows
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.extensions.digest_watch import AlertingWork
 from topicstreams.storage import database_for
@@ -164,7 +163,7 @@ def test_of_many_callers_racing_one_makes_each_transition(feed_url):
     for to_state, from_states in (("silent", ["ok"]), ("ok", ["silent"]), ("silent", ["ok"])):
         start = threading.Barrier(8)
 
-        def race(_: int, to_state=to_state, from_states=from_states) -> bool:
+        def race(_: int, to_state=to_state, from_states=from_states, start=start, moment=moment) -> bool:
             start.wait()
             return transition(db, "silence:race", from_states, to_state, moment, {"to": to_state})
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.feed_data import (
+from tests.support.feed_data import (
     STORIES,
     RunningApp,
     article,
@@ -33,7 +33,7 @@ from topicstreams import ENGINES
 POLL_MS = 150
 """The poll interval in these tests (the page's default is 10 s)."""
 
-FAST_POLL = "document.addEventListener('DOMContentLoaded', () => { document.body.dataset.pollMs = '%d'; });" % POLL_MS
+FAST_POLL = f"document.addEventListener('DOMContentLoaded', () => {{ document.body.dataset.pollMs = '{POLL_MS}'; }});"
 """Runs before the page's own script starts (listeners run in the order they were added)."""
 
 ENTRIES = """els => els.map(e => ({key: e.dataset.key, title: e.querySelector('.title').innerText,

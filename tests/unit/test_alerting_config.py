@@ -139,7 +139,8 @@ def test_a_digest_gets_its_defaults(tmp_path):
         ),
         (
             {"digests": [{"name": "d", "every": "hour", "query": "!!!"}]},
-            "alerting.digests[0].query: got '!!!', expected search words, or empty for every event (nothing to search for",
+            "alerting.digests[0].query: got '!!!', expected search words, or empty for every event "
+            "(nothing to search for",
         ),
         (
             {"digests": [{"name": "d", "every": "hour", "colour": "red"}]},

@@ -1,5 +1,5 @@
-"""The topic-name rule (topicstreams.engines.topic_names) and the configuration's use of it: empty names, control characters,
-results URLs past Scrapy's URLLENGTH_LIMIT for each engine as configured, and messages that name the topic
+"""The topic-name rule (topicstreams.engines.topic_names) and the configuration's use of it: empty names, control
+characters, results URLs past Scrapy's URLLENGTH_LIMIT for each engine as configured, and messages that name the topic
 (shortened), the engine and the limit."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from parsel import Selector
 
-from tests.feed_data import (
+from tests.support.feed_data import (
     STORIES,
     article,
     client,
