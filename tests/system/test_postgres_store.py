@@ -23,6 +23,7 @@ import pytest
 from sqlalchemy import Engine, func, inspect, select, text
 from sqlalchemy.exc import OperationalError
 
+from tests.support.databases import database_fixture
 from tests.support.project import REPO
 from tests.unit import test_engine_status as sqlite_health
 from tests.unit import test_storage as sqlite_storage
@@ -50,9 +51,7 @@ psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip
 item = sqlite_storage.item  # a news item dict: item(url, topic="climate", engine="google", **fields)
 
 
-@pytest.fixture
-def db(pg_url: str) -> Engine:
-    return database_for(pg_url)
+db = database_fixture("pg_url")
 
 
 def count(engine: Engine, table: str) -> int:

@@ -42,8 +42,8 @@ ENTRIES = """els => els.map(e => ({key: e.dataset.key, title: e.querySelector('.
 
 
 @pytest.fixture
-def db(tmp_path) -> str:
-    return fresh_database(f"sqlite:///{tmp_path / 'feed.db'}")
+def db(sqlite_url: str) -> str:
+    return sqlite_url
 
 
 @pytest.fixture
