@@ -9,8 +9,8 @@
 * :class:`SmtpReceiver` — an ``aiosmtpd`` server on a free port, without TLS, that records every message (parsed
   with :mod:`email`), optionally asking for a login; :meth:`~SmtpReceiver.apprise_url` gives the ``mailto://``
   URL Apprise needs for it (``mode=insecure``: plain SMTP, no STARTTLS; ``from`` and ``to`` in the query);
-* the fixtures ``json_receiver`` and ``smtp_receiver`` (import them into a test module to use them) and
-  :func:`wait_for`.
+* the fixtures ``json_receiver`` and ``smtp_receiver`` (this module is a plugin of tests/conftest.py: a test asks
+  for them by name) and :func:`wait_for`.
 """
 
 from __future__ import annotations

@@ -534,7 +534,7 @@ def test_db_upgrade_and_topics_commands(scrapy_cmd, postgres_url: str) -> None:
 
 
 def test_no_server_binaries_is_a_skip_reason_naming_the_package(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests import postgres_server
+    from tests.support import postgres_server
 
     monkeypatch.setenv(postgres_server.BINDIR_ENV, str(tmp_path))
     with pytest.raises(postgres_server.PostgresUnavailable, match=r"Debian package postgresql\): .*no initdb"):
@@ -542,7 +542,7 @@ def test_no_server_binaries_is_a_skip_reason_naming_the_package(tmp_path, monkey
 
 
 def test_root_without_a_postgres_user_is_a_skip_reason(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests import postgres_server
+    from tests.support import postgres_server
 
     def no_such_user(name: str):
         raise KeyError(name)
