@@ -24,7 +24,7 @@ exit IPs — only a simulation on this machine can show. The targets (design bou
   engine falling in the block is scraped, within an interval of it.
 
 The simulation. The database is PostgreSQL with the project's schema (``topicstreams.storage.upgrade``): a
-throw-away server of its own (``tests/postgres_server.py``, with ``pg_stat_statements`` loaded) unless ``--url``
+throw-away server of its own (``tests/support/postgres_server.py``, with ``pg_stat_statements`` loaded) unless ``--url``
 names an empty database. --topics active topics (``ensure_topics``), the schedule's rows made by ``reconcile`` at
 the start (the first slots spread at random over an interval, as a first node would make them). Time is simulated
 seconds from a fixed moment, running --scale times faster than the wall clock (by default the scale that makes the
@@ -94,7 +94,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if __package__ in (None, ""):  # run as a script: make the project (and tests.postgres_server) importable
+if __package__ in (None, ""):  # run as a script: make the project (and tests.support.postgres_server) importable
     sys.path.insert(0, str(REPO))
 
 from sqlalchemy import Engine, text
@@ -1109,7 +1109,7 @@ def main() -> None:
     if args.url:
         run = run_leases(args.url, plan, script, args.scale, args.minutes, args.real_seconds)
     else:
-        from tests.postgres_server import PostgresServer
+        from tests.support.postgres_server import PostgresServer
 
         with PostgresServer(settings={"shared_preload_libraries": "pg_stat_statements"}) as server:
             print(f"server: {server.version} (a throw-away one; --url to use another)", flush=True)

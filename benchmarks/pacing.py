@@ -87,7 +87,7 @@ def topic_names(count: int) -> list[str]:
 
 
 def write_config(folder: Path, base_url: str, floor: float, jitter: float) -> Path:
-    """The lane's config (as ``tests.conftest.write_config`` writes one): its own database and profiles."""
+    """The lane's config (as ``tests.support.project.write_config`` writes one): its own database and profiles."""
     data = {
         "database": {"url": f"sqlite:///{folder / 'news.db'}"},
         "engines": {ENGINE: {"base_url": base_url}, **{name: {"enabled": False} for name in OTHER_ENGINES}},

@@ -7,7 +7,7 @@ The fake engines (google, bing, yahoo, brave) run here, in this process, on loop
 page weight (:class:`PageWeight` of ``benchmarks/page_weight.py``, as the render benchmark serves them: a
 stylesheet, a script, web fonts, 20 thumbnails, every asset after 50 ms); ``--plain`` serves the pages as
 the fake engines write them. The crawl is a real one, as users run it: ``python -m scrapy crawlall`` (cwd a
-temp project folder, TOPICSTREAMS_CONFIG a config written there the way ``tests/crawl_checks.crawl_config``
+temp project folder, TOPICSTREAMS_CONFIG a config written there the way ``tests/support/crawl_checks.crawl_config``
 writes one: the SQLite database ``news.db`` and ``browser.profile_dir`` in that folder, node ``soak``, every
 engine enabled at its fake's base URL), continuous (no ``once``), on 40 topics given in the config's
 ``topics`` list (which seeds the topics table as active topics). The config keeps the crawl realistic:

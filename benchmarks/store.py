@@ -3,7 +3,7 @@
     python benchmarks/store.py [-n 100000] [--dup 0.2] [--topics 5] [--db URL]
     python benchmarks/store.py --db postgresql+psycopg://user@host:port/db [--writers 1,2,4] [-n 100000]
 
-(a throw-away PostgreSQL server: ``python tests/postgres_server.py`` prints the URL of a new database and runs
+(a throw-away PostgreSQL server: ``python -m tests.support.postgres_server`` prints the URL of a new database and runs
 until Ctrl-C).
 
 Generates N items (a share of them duplicates: the same article found again for its topic, by

@@ -11,14 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.alert_receivers import (  # noqa: F401 (fixtures)
-    SMTP_PASSWORD,
-    SMTP_USER,
-    JsonReceiver,
-    json_receiver,
-    smtp_receiver,
-    wait_for,
-)
+from tests.support.alert_receivers import SMTP_PASSWORD, SMTP_USER, JsonReceiver, wait_for
 from topicstreams.alerts import inert_text as inert
 from topicstreams.alerts.delivery import Notifier, notifier_for
 from topicstreams.alerts.events import Alert

@@ -10,13 +10,8 @@ from pathlib import Path
 import pytest
 from scrapy.exceptions import UsageError
 
-from tests.alert_receivers import (  # noqa: F401 (fixtures)
-    SMTP_PASSWORD,
-    SMTP_USER,
-    json_receiver,
-    smtp_receiver,
-)
-from tests.conftest import write_config
+from tests.support.alert_receivers import SMTP_PASSWORD, SMTP_USER
+from tests.support.project import write_config
 from topicstreams.alerts.events import Alert
 from topicstreams.commands.alerts import parse_since
 from topicstreams.storage import database_for, upgrade, utcnow

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.support.project import REPO
 from topicstreams.browser.chromium import find_executable
 
 

@@ -7,7 +7,7 @@ import sqlite3
 import subprocess
 import sys
 
-from tests.conftest import REPO
+from tests.support.project import REPO
 
 READS = {
     "coverage window_counts, scraped topics": 50,

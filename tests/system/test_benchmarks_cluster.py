@@ -10,7 +10,7 @@ import sys
 
 from sqlalchemy import create_engine, text
 
-from tests.conftest import REPO
+from tests.support.project import REPO
 from topicstreams import ENGINES
 from topicstreams.crawl.supply import in_shard
 

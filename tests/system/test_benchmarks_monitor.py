@@ -8,7 +8,7 @@ import sys
 import time
 from datetime import UTC, datetime
 
-from tests.conftest import REPO
+from tests.support.project import REPO
 
 PATHS = (
     "GET /monitor",

@@ -5,7 +5,7 @@ import sqlite3
 
 import yaml
 
-from tests.conftest import REPO, write_config
+from tests.support.project import REPO, write_config
 from topicstreams.browser.chromium import ProfileLock, profile_path
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from fake_engines import FakeEngines
-from tests.conftest import write_config
-from tests.crawl_checks import expected_urls
-from tests.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.crawl_checks import expected_urls
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.project import write_config
 from topicstreams import ENGINES
 
 pytestmark = pytest.mark.timeout(300)

@@ -12,7 +12,7 @@ import pytest
 
 from fake_engines import FakeEngines
 from fake_engines.server import Extension, Reply, RequestContext
-from tests.crawl_checks import crawl_config, expected_urls, stat_count
+from tests.support.crawl_checks import crawl_config, expected_urls, stat_count
 from tests.unit.test_fallback import scramble_everything
 from topicstreams.engines.domains import RULES
 

@@ -21,8 +21,8 @@ from datetime import timedelta
 import pytest
 
 from fake_engines import FakeEngines, NewsWorld
-from tests.alert_receivers import json_receiver, wait_for  # noqa: F401 - json_receiver: a fixture
-from tests.crawl_checks import crawl_config, rows
+from tests.support.alert_receivers import wait_for
+from tests.support.crawl_checks import crawl_config, rows
 from topicstreams.storage import database_for, dispose_databases, upgrade, utcnow
 from topicstreams.storage.engine_status import save_window
 

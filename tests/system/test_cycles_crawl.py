@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import insert, select
 
 from fake_engines import FakeEngines
-from tests.crawl_checks import crawl_config, rows, stat_count, topics
-from tests.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.crawl_checks import crawl_config, rows, stat_count, topics
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams.extensions.cycle_accounting import COUNTERS
 from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table

@@ -24,10 +24,10 @@ import pytest
 import time_machine
 
 from fake_engines import FakeEngines
-from tests.alert_receivers import json_receiver, wait_for  # noqa: F401 (a fixture)
-from tests.conftest import REPO
-from tests.crawl_checks import crawl_config
-from tests.feed_data import fresh_database, nid, write_rows
+from tests.support.alert_receivers import wait_for
+from tests.support.crawl_checks import crawl_config
+from tests.support.feed_data import fresh_database, nid, write_rows
+from tests.support.project import REPO
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.inert_text import plain
 from topicstreams.extensions.digest_watch import CLAIM_HOLD, AlertingWork
@@ -313,7 +313,7 @@ def test_the_store_announces_exactly_the_feed_events_it_added(feed_url, tmp_path
     from scrapy import Spider
     from scrapy.utils.test import get_crawler
 
-    from tests.feed_data import article
+    from tests.support.feed_data import article
     from topicstreams import settings as project_settings
     from topicstreams.crawl.signals import events_stored
     from topicstreams.pipelines.normalize import NormalizePipeline

@@ -18,8 +18,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from fake_engines import FakeEngines
-from tests.crawl_checks import crawl_config, expected_urls, topics
-from tests.postgres_server import PostgresServer, PostgresUnavailable
+from tests.support.crawl_checks import crawl_config, expected_urls, topics
+from tests.support.postgres_server import PostgresServer, PostgresUnavailable
 from topicstreams import ENGINES
 
 pytestmark = pytest.mark.timeout(420)
@@ -373,7 +373,7 @@ def test_a_crawl_killed_while_the_database_is_away_leaves_a_journal_the_next_sta
 def test_db_replay_writes_this_nodes_journals_leaves_a_held_one_and_tries_a_reject_file_again(scrapy_cmd, tmp_path):
     import json
 
-    from tests.conftest import write_config
+    from tests.support.project import write_config
     from tests.unit.test_durable_store import item
     from topicstreams.storage.journal import Journal, encode
 
@@ -422,7 +422,7 @@ def test_db_replay_writes_this_nodes_journals_leaves_a_held_one_and_tries_a_reje
 
 
 def test_a_crawl_refuses_to_start_in_one_line_when_the_database_cannot_be_reached(scrapy_cmd, tmp_path):
-    from tests.conftest import write_config
+    from tests.support.project import write_config
 
     cfg = write_config(
         tmp_path,
@@ -440,7 +440,7 @@ def test_a_crawl_refuses_to_start_in_one_line_when_the_database_cannot_be_reache
 
 
 def test_scrapy_health_without_its_database_says_why_exits_3_and_still_lists_the_journal(scrapy_cmd, tmp_path):
-    from tests.conftest import write_config
+    from tests.support.project import write_config
     from tests.unit.test_durable_store import item
     from topicstreams.storage.journal import Journal
 

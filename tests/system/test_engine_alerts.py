@@ -13,20 +13,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import time_machine
-import yaml
-from scrapy.utils.test import get_crawler
 
-import topicstreams.settings as project_settings
-from tests.alert_receivers import json_receiver, smtp_receiver, wait_for  # noqa: F401 - fixtures
+from tests.support import crawler
+from tests.support.alert_receivers import wait_for
 from topicstreams.crawl.signals import CanaryChecked, Classification, PageParsed
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.extensions.watch import HealthExtension
 from topicstreams.spiders.bing import BingSpider
-from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, utcnow
 from topicstreams.storage import engine_status as store
 
-PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
 OK, SOFT, HARD, CHALLENGE, ERROR = (
     ResponseClass.OK,
     ResponseClass.SOFT_BLOCK,
@@ -36,31 +32,16 @@ OK, SOFT, HARD, CHALLENGE, ERROR = (
 )
 
 
-def make_crawler(
-    folder: Path,
-    receiver,
-    *,
-    health: dict,
-    spidercls=GoogleSpider,
-    mail: str | None = None,
-    repeat: int = 21600,
-    node: str = "n1",
-):
-    path = folder / "config.yml"
-    urls = [receiver.apprise_url("/alerts")] + ([mail] if mail else [])
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "database": {"url": "sqlite:///alerts.db"},
-                "node": {"id": node},
-                "health": health,
-                "alerting": {"urls": urls, "repeat": repeat, "webhook_url": receiver.http_url("/hook")},
-                "scraper": {"saturation": {"canary_engines": [], "robust_threshold": 2}},
-            }
-        )
-    )
-    return get_crawler(
-        spidercls, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path), "TOPICSTREAMS_ALERT_RETRY_DELAYS": [0.1]}
+def make_crawler(folder: Path, receiver, **options):
+    """The shared crawler (tests/support/crawler.py) alerting through *receiver*, retrying after 0.1 s, with no
+    canary engine to tell the node's saturation."""
+    return crawler.make_crawler(
+        folder,
+        receiver=receiver,
+        database="alerts.db",
+        saturation={"canary_engines": []},
+        TOPICSTREAMS_ALERT_RETRY_DELAYS=[0.1],
+        **options,
     )
 
 

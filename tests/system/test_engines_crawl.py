@@ -16,8 +16,8 @@ import yaml
 
 from fake_engines import FakeEngines
 from fake_engines.catalogue import all_articles
-from tests.conftest import write_config
-from tests.crawl_checks import expected_urls
+from tests.support.crawl_checks import expected_urls
+from tests.support.project import write_config
 from topicstreams import ENGINES
 from topicstreams.engines.news_urls import normalize_url
 

@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
+from tests.support.fakes_http import fetch, reset_fakes_per_test, running_fakes
 from tests.unit.test_fake_consent import (
     CHROMIUM,
     COOKIES,

@@ -22,8 +22,8 @@ import pytest
 
 from fake_engines import FakeEngines, NewsWorld
 from fake_engines.world import DAY
-from tests.crawl_checks import crawl_config
-from tests.fakes_http import fetch
+from tests.support.crawl_checks import crawl_config
+from tests.support.fakes_http import fetch
 from topicstreams.engines.news_urls import normalize_url
 
 pytestmark = pytest.mark.timeout(90)

@@ -13,8 +13,8 @@ import pytest
 from fake_engines import FakeEngines
 from fake_engines.catalogue import articles_for
 from fake_engines.google import expected_articles
-from tests.conftest import write_config
-from tests.crawl_checks import expected_urls
+from tests.support.crawl_checks import expected_urls
+from tests.support.project import write_config
 from topicstreams.engines.news_urls import is_tracking_param
 
 pytestmark = pytest.mark.timeout(240)

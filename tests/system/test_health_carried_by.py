@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import write_config
+from tests.support.project import write_config
 from topicstreams import ENGINES
 from topicstreams.config.loading import load_config
 from topicstreams.reports.health_report import (

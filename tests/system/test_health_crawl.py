@@ -17,16 +17,8 @@ from pathlib import Path
 import pytest
 
 from fake_engines import FakeEngines
-from tests.crawl_checks import (
-    FAST_COOLDOWN,
-    SLACK,
-    crawl_config,
-    gaps,
-    rows,
-    stat_text,
-    topics,
-)
-from tests.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.crawl_checks import FAST_COOLDOWN, SLACK, crawl_config, gaps, rows, stat_text, topics
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.conftest import write_config
+from tests.support.databases import database_fixture
+from tests.support.project import write_config
 from topicstreams import ENGINES
 from topicstreams.reports.health_report import (
     COLUMNS,
@@ -21,7 +22,6 @@ from topicstreams.reports.health_report import (
     report_rows,
     utc_text,
 )
-from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage.engine_status import (
     COOLING,
     PAUSED,
@@ -248,12 +248,7 @@ def test_utc_text_converts_to_utc():
 # --- the command ------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def db(tmp_path):
-    url = f"sqlite:///{tmp_path / 'news.db'}"
-    upgrade(url)
-    yield database_for(url)
-    dispose_databases()
+db = database_fixture("sqlite_url")  # news.db, the file of env's config
 
 
 @pytest.fixture

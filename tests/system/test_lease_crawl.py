@@ -1,5 +1,5 @@
 """Lease mode end to end (``scraper.assignment: lease``): crawl processes with their own node ids — real spiders in
-real Chromium, each against fake engines of its own (tests/lease_cluster.py) — sharing the suite's PostgreSQL.
+real Chromium, each against fake engines of its own (tests/support/lease_cluster.py) — sharing the suite's PostgreSQL.
 
 One cluster for the module, run in phases, each test one behaviour with its own assertions (they run in file order
 and build on the cluster as the previous ones left it: three nodes; node-c killed; node-d added; node-b's google
@@ -29,8 +29,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.crawl_checks import expected_urls
-from tests.lease_cluster import CRAWLED, FAST_SETTINGS, TOO_MANY, LeaseCluster, Scrape
+from tests.support.crawl_checks import expected_urls
+from tests.support.lease_cluster import CRAWLED, FAST_SETTINGS, TOO_MANY, LeaseCluster, Scrape
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -19,8 +19,9 @@ import pytest
 from scrapy.settings import Settings
 from sqlalchemy import Engine, event, text
 
-from tests.conftest import write_config
-from tests.schedule_rows import rows, set_due
+from tests.support.databases import database_fixture
+from tests.support.project import write_config
+from tests.support.schedule_rows import rows, set_due
 from topicstreams.addon import config_settings
 from topicstreams.config.loading import load_config
 from topicstreams.crawl.engine_state import CooldownPolicy, EngineState
@@ -28,7 +29,7 @@ from topicstreams.crawl.leased_supply import LeasedTopics
 from topicstreams.crawl.supply import RECONCILE_RETRY, Fate, PassTopics
 from topicstreams.crawl.supply_factory import leases_topics, topic_supply_for
 from topicstreams.engines.classify import ResponseClass, Verdict
-from topicstreams.storage import add_topics, database_for, set_active
+from topicstreams.storage import add_topics, set_active
 from topicstreams.storage import leases as shared
 from topicstreams.storage.db import utcnow
 
@@ -55,9 +56,7 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-def db(pg_url: str) -> Engine:
-    return database_for(pg_url)
+db = database_fixture("pg_url")
 
 
 def server_now(db: Engine):

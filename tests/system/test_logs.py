@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from markupsafe import escape
 
-from tests.crawl_checks import FAST_COOLDOWN, crawl_config, rows, stat_count
-from tests.fakes_http import reset_fakes_per_test, running_fakes
-from tests.feed_data import client, fresh_database
+from tests.support.crawl_checks import FAST_COOLDOWN, crawl_config, rows, stat_count
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.feed_data import client, fresh_database
 from topicstreams.storage.log_records import LogSink
 
 pytestmark = pytest.mark.timeout(180)

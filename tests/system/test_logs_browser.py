@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.feed_data import fresh_database, serving
+from tests.support.feed_data import fresh_database, serving
 from topicstreams.storage.db import database_for
 from topicstreams.storage.log_records import write_rows
 

@@ -1,7 +1,7 @@
 """No topic can stall an engine, end to end: the real Google spider in real Chromium against the fake Google, with
-test middlewares (tests/dropping_middleware.py) that drop one topic's request without an errback and hold another's
-past its deadline. Each of those topics resolves as an error within the budget, the others are all stored, and the
-once crawl ends."""
+test middlewares (tests/support/dropping_middleware.py) that drop one topic's request without an errback and hold
+another's past its deadline. Each of those topics resolves as an error within the budget, the others are all stored,
+and the once crawl ends."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from tests.crawl_checks import crawl_config, expected_urls, rows, stat_count
-from tests.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.crawl_checks import crawl_config, expected_urls, rows, stat_count
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -42,9 +42,10 @@ def test_a_dropped_and_a_lost_request_resolve_as_errors_and_the_other_topics_go_
         "-s",
         "TOPICSTREAMS_CONSENT=none",
         "-s",
-        "SPIDER_MIDDLEWARES=" + json.dumps({"tests.dropping_middleware.DropTopicsSpiderMiddleware": 100}),
+        "SPIDER_MIDDLEWARES=" + json.dumps({"tests.support.dropping_middleware.DropTopicsSpiderMiddleware": 100}),
         "-s",
-        "DOWNLOADER_MIDDLEWARES=" + json.dumps({"tests.dropping_middleware.HoldTopicsDownloaderMiddleware": 960}),
+        "DOWNLOADER_MIDDLEWARES="
+        + json.dumps({"tests.support.dropping_middleware.HoldTopicsDownloaderMiddleware": 960}),
         "-s",
         "TEST_DROP_TOPICS=beta",
         "-s",

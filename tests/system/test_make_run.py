@@ -10,8 +10,8 @@ import time
 import pytest
 
 from fake_engines import FakeEngines
-from tests.conftest import REPO, write_config
-from tests.postgres_server import free_port
+from tests.support.ports import free_port
+from tests.support.project import REPO, write_config
 from tests.system.test_demo import (
     ENGINES,
     accepts_connections,

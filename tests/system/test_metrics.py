@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import delete
 
-from tests.feed_data import BASE_URL, article, client, fresh_database, serving, store
+from tests.support.feed_data import BASE_URL, article, client, fresh_database, serving, store
 from topicstreams.engines.states import COOLING, PAUSED, RUNNING
 from topicstreams.storage import database_for, utcnow
 from topicstreams.storage.engine_status import pause, save_status

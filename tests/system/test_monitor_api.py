@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.feed_data import BASE_URL
+from tests.support.feed_data import BASE_URL
 from topicstreams.config.loading import load_defaults
 from topicstreams.reports.health_report import build_report, policy_from_settings
 from topicstreams.storage import database_for, dispose_databases, utcnow

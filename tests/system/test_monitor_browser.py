@@ -22,10 +22,10 @@ import pytest
 import yaml
 from playwright.sync_api import Page, expect
 
-from tests.conftest import ScrapyRunner, write_config
-from tests.crawl_checks import FAST_COOLDOWN, crawl_config
-from tests.fakes_http import reset_fakes_per_test, running_fakes
-from tests.feed_data import fresh_database, serving
+from tests.support.crawl_checks import FAST_COOLDOWN, crawl_config
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.feed_data import fresh_database, serving
+from tests.support.project import ScrapyRunner, write_config
 from topicstreams.storage import database_for, dispose_databases, upgrade, utcnow
 from topicstreams.storage.engine_status import save_status
 

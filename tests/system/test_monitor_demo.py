@@ -14,7 +14,7 @@ import time
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.conftest import REPO
+from tests.support.project import REPO
 from tests.system.test_demo import kill_tree, start
 from topicstreams.commands.demo import available_engines
 

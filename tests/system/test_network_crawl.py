@@ -13,9 +13,10 @@ import time
 import pytest
 
 from fake_engines import FakeEngines
-from tests.alert_receivers import free_port, json_receiver, wait_for  # noqa: F401 - json_receiver: a fixture
-from tests.conftest import write_config
-from tests.crawl_checks import FAST_COOLDOWN, rows
+from tests.support.alert_receivers import wait_for
+from tests.support.crawl_checks import FAST_COOLDOWN, rows
+from tests.support.ports import free_port
+from tests.support.project import write_config
 from topicstreams import ENGINES as ALL_ENGINES
 
 pytestmark = pytest.mark.timeout(240)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_config
+from tests.support.project import write_config
 from topicstreams.engines.states import COOLING, PAUSED
 from topicstreams.storage import database_for, upgrade, utcnow
 from topicstreams.storage import leases as schedule

@@ -23,9 +23,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import REPO
-from tests.crawl_checks import FAST_COOLDOWN, crawl_config, gaps, rows
-from tests.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.crawl_checks import FAST_COOLDOWN, crawl_config, gaps, rows
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.project import REPO
 from topicstreams import ENGINES
 from topicstreams.browser.chromium import STATE_FILE
 

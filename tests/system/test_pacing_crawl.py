@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from fake_engines import FakeEngines
-from tests.conftest import write_config
-from tests.crawl_checks import SLACK, gaps, rows, stat_count, topics
-from tests.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.crawl_checks import SLACK, gaps, rows, stat_count, topics
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.project import write_config
 from topicstreams import ENGINES
 
 pytestmark = pytest.mark.timeout(300)
@@ -97,7 +97,7 @@ def test_no_gap_below_the_floor_with_jitter_and_slow_pages_and_each_classificati
         "-a",
         "once=1",
         "-s",
-        'EXTENSIONS={"tests.classification_recorder.ClassificationRecorder": 0}',
+        'EXTENSIONS={"tests.support.classification_recorder.ClassificationRecorder": 0}',
         "-s",
         f"TEST_CLASSIFICATIONS_FILE={log}",
         env={"TOPICSTREAMS_CONFIG": str(cfg)},

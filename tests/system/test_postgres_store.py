@@ -1,7 +1,7 @@
 """The storage layer on a real PostgreSQL server (driver psycopg 3): migrations, the writer, topics, health, cycles,
 the commands; and what only PostgreSQL has: several processes writing one database at the same moment.
 
-The server is the session's (tests/postgres_server.py, fixture ``postgres_server``); each test gets a fresh
+The server is the session's (tests/support/postgres_server.py, fixture ``postgres_server``); each test gets a fresh
 database (``postgres_url``). Where SQLite's tests already say what a function must do, the same test functions
 run here on a PostgreSQL engine, unchanged. Skipped, with the reason, where no PostgreSQL server can run.
 """
@@ -23,7 +23,8 @@ import pytest
 from sqlalchemy import Engine, func, inspect, select, text
 from sqlalchemy.exc import OperationalError
 
-from tests.conftest import REPO
+from tests.support.databases import database_fixture
+from tests.support.project import REPO
 from tests.unit import test_engine_status as sqlite_health
 from tests.unit import test_storage as sqlite_storage
 from topicstreams.storage import (
@@ -50,9 +51,7 @@ psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip
 item = sqlite_storage.item  # a news item dict: item(url, topic="climate", engine="google", **fields)
 
 
-@pytest.fixture
-def db(pg_url: str) -> Engine:
-    return database_for(pg_url)
+db = database_fixture("pg_url")
 
 
 def count(engine: Engine, table: str) -> int:
@@ -535,7 +534,7 @@ def test_db_upgrade_and_topics_commands(scrapy_cmd, postgres_url: str) -> None:
 
 
 def test_no_server_binaries_is_a_skip_reason_naming_the_package(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests import postgres_server
+    from tests.support import postgres_server
 
     monkeypatch.setenv(postgres_server.BINDIR_ENV, str(tmp_path))
     with pytest.raises(postgres_server.PostgresUnavailable, match=r"Debian package postgresql\): .*no initdb"):
@@ -543,7 +542,7 @@ def test_no_server_binaries_is_a_skip_reason_naming_the_package(tmp_path, monkey
 
 
 def test_root_without_a_postgres_user_is_a_skip_reason(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests import postgres_server
+    from tests.support import postgres_server
 
     def no_such_user(name: str):
         raise KeyError(name)

@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.crawl_checks import crawl_config, expected_urls, rows
-from tests.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.crawl_checks import crawl_config, expected_urls, rows
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from fake_engines import FakeEngines
-from tests.conftest import ScrapyRunner
-from tests.crawl_checks import crawl_config, rows
-from tests.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.crawl_checks import crawl_config, rows
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.project import ScrapyRunner
 
 pytestmark = pytest.mark.timeout(180)
 

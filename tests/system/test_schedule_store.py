@@ -16,8 +16,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import Engine, text
 
-from tests.schedule_rows import rows, set_due
-from topicstreams.storage import add_topics, database_for, set_active
+from tests.support.databases import database_fixture
+from tests.support.schedule_rows import rows, set_due
+from topicstreams.storage import add_topics, set_active
 from topicstreams.storage import leases as shared
 from topicstreams.storage.db import make_database
 
@@ -32,9 +33,7 @@ def at(seconds: float) -> datetime:
     return T0 + timedelta(seconds=seconds)
 
 
-@pytest.fixture
-def db(pg_url: str) -> Engine:
-    return database_for(pg_url)
+db = database_fixture("pg_url")
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_config
-from tests.crawl_checks import expected_urls, rows, stat_count
-from tests.fakes_http import reset_fakes_per_test, running_fakes
-from tests.scrapyd_node import ScrapydNode, log_problems, project_copy
+from tests.support.crawl_checks import expected_urls, rows, stat_count
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.project import write_config
+from tests.support.scrapyd_node import ScrapydNode, log_problems, project_copy
 from topicstreams import ENGINES
 
 pytestmark = pytest.mark.timeout(300)

@@ -14,17 +14,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from fake_engines import google as fake_google
-from tests.crawl_checks import (
-    FAST_COOLDOWN,
-    SLACK,
-    crawl_config,
-    gaps,
-    rows,
-    stat_count,
-    stat_text,
-    topics,
-)
-from tests.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.crawl_checks import FAST_COOLDOWN, SLACK, crawl_config, gaps, rows, stat_count, stat_text, topics
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -10,8 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 
-from tests.alert_receivers import json_receiver  # noqa: F401 (a fixture)
-from tests.feed_data import fresh_database, nid, write_rows
+from tests.support.feed_data import fresh_database, nid, write_rows
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.extensions.digest_watch import AlertingWork
 from topicstreams.storage import database_for

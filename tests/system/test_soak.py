@@ -1,5 +1,5 @@
 """A short soak (``benchmarks/soak.py``): two minutes of ``scrapy crawlall`` on the four fake engines, its process
-tree sampled every 5 s. It runs beside the other tests (tests/soak_run.py): from the moment a serial session has
+tree sampled every 5 s. It runs beside the other tests (tests/support/soak_run.py): from the moment a serial session has
 collected this module, or, under pytest-xdist, from this test's start on its worker while the other worker goes on;
 this test reads what it measured. The sampler must really measure (the cadence, Chromium and
 the driver in the tree, PSS, fds, a database that grows), and crawlall's memory must stay under 1 GiB."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.soak_run import EVERY, MINUTES, WARMUP
+from tests.support.soak_run import EVERY, MINUTES, WARMUP
 from topicstreams import ENGINES
 
 pytestmark = pytest.mark.timeout(300)
@@ -18,7 +18,7 @@ MiB = 2**20
 
 @pytest.fixture(scope="module")
 def soak(background_soak) -> dict:
-    """What the session's soak measured (it started when the session was collected, see tests/soak_run.py)."""
+    """What the session's soak measured (it started when the session was collected, see tests/support/soak_run.py)."""
     returncode, data, out = background_soak.result(timeout=280)
     assert returncode == 0, out[-6000:]
     assert data is not None, out[-6000:]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from tests.conftest import write_config
+from tests.support.project import write_config
 
 LONG = "x" * 5000
 SHOWN = repr("x" * 40 + "…" + "x" * 12) + " (5,000 characters)"

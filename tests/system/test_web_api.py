@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.feed_data import article, client, fresh_database, nid, store, write_rows
+from tests.support.feed_data import article, client, fresh_database, nid, store, write_rows
 
 
 def batches(url: str, *groups: list) -> None:

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.feed_data import (
+from tests.support.feed_data import (
     STORIES,
     RunningApp,
     article,
@@ -42,8 +42,8 @@ ENTRIES = """els => els.map(e => ({key: e.dataset.key, title: e.querySelector('.
 
 
 @pytest.fixture
-def db(tmp_path) -> str:
-    return fresh_database(f"sqlite:///{tmp_path / 'feed.db'}")
+def db(sqlite_url: str) -> str:
+    return sqlite_url
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import feedparser
 import pytest
 from lxml import etree
 
-from tests.feed_data import article, client, nid, store, write_rows
+from tests.support.feed_data import article, client, nid, store, write_rows
 from topicstreams.storage.feed_reads import FeedEvent, Sighting
 from topicstreams.web.feeds import RENDERERS, FeedSpec, render_json
 

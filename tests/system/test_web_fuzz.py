@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
-from tests.feed_data import article, client, fresh_database, store, write_rows
+from tests.support.feed_data import article, client, fresh_database, store, write_rows
 from topicstreams.web.app import WebSettings, create_app
 from topicstreams.web.params import BadParameter, feed_filter
 
@@ -114,7 +114,7 @@ def both(filled: str, request: pytest.FixtureRequest) -> dict[str, object]:
         server = request.getfixturevalue("postgres_server")
     except pytest.skip.Exception:
         return readers
-    from tests.conftest import postgres_dbname
+    from tests.support.databases import postgres_dbname
 
     name = postgres_dbname("fuzz_search")
     janitor = server.janitor(name)
@@ -206,7 +206,7 @@ def _resume_client(url: str):
     example is a new client to the token check)."""
     from fastapi.testclient import TestClient
 
-    from tests.feed_data import BASE_URL
+    from tests.support.feed_data import BASE_URL
 
     app = create_app(WebSettings(url, admin_token=RESUME_TOKEN))
     return TestClient(app, base_url=BASE_URL)

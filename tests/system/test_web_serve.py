@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, write_config
-from tests.feed_data import article, free_port, fresh_database, store
+from tests.support.feed_data import article, fresh_database, store
+from tests.support.ports import free_port
+from tests.support.project import REPO, write_config
 
 
 class Served:

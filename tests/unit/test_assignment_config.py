@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import write_config
+from tests.support.project import write_config
 from topicstreams.addon import config_settings
 from topicstreams.config.loading import EX_CONFIG, ConfigError, load_config
 

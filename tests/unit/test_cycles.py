@@ -12,12 +12,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import yaml
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.test import get_crawler
 from sqlalchemy import insert, select
 
-import topicstreams.settings as project_settings
+from tests.support.crawler import make_crawler
 from topicstreams.extensions.cycle_accounting import (
     COUNTERS,
     CounterDiffs,
@@ -32,8 +30,6 @@ from topicstreams.storage import db as db_module
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
 from topicstreams.storage.outbox import outbox_for
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
-
-PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
 
 T0 = 1_700_000_001.5
 """An open time 1.5 s past a boundary of 60 s (1_700_000_040 is 28_333_334 × 60)."""
@@ -216,20 +212,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def make_crawler(folder: Path, spidercls=GoogleSpider, interval: float = 60, retention_days: float = 30, **settings):
-    path = folder / "config.yml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "database": {"url": f"sqlite:///{folder}/cycles.db"},
-                "node": {"id": "n1"},
-                "scraper": {"scrape_interval": interval, "retention_days": retention_days},
-            }
-        )
-    )
-    return get_crawler(spidercls, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path), **settings})
 
 
 class Driven:

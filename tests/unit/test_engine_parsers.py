@@ -11,7 +11,7 @@ from scrapy.http import HtmlResponse, Request
 
 from fake_engines import FakeEngines
 from fake_engines.catalogue import all_articles
-from tests.conftest import parsing_reader, parsing_spider, reading_of
+from tests.support.parsing import parsing_reader, parsing_spider, reading_of
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.topic_run import TopicRun
 from topicstreams.engines.news_urls import normalize_url

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
+from tests.support.databases import database_fixture
 from topicstreams.extensions.watch import baseline_history
 from topicstreams.health.score import Window
 from topicstreams.health.window import WindowStats
-from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import engine_status as store
 from topicstreams.storage.engine_status import EngineStatusRow
 from topicstreams.storage.models import health_windows_table
@@ -21,11 +20,7 @@ from topicstreams.storage.models import health_windows_table
 NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def db(tmp_path: Path):
-    url = f"sqlite:///{tmp_path / 't.db'}"
-    upgrade(url)
-    return database_for(url)
+db = database_fixture("sqlite_url")
 
 
 # ---------------------------------------------------------------------------------------------------------

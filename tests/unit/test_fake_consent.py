@@ -14,7 +14,7 @@ from parsel import Selector
 
 from fake_engines import FakeEngines, bing, brave, google, yahoo
 from fake_engines.catalogue import all_articles
-from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
+from tests.support.fakes_http import fetch, reset_fakes_per_test, running_fakes
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

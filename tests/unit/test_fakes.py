@@ -22,8 +22,8 @@ from scrapy.http import HtmlResponse
 
 from fake_engines import FakeEngines, catalogue, google
 from fake_engines.server import Extension, Reply
-from tests.conftest import parsing_reader, reading_of
-from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
+from tests.support.fakes_http import fetch, reset_fakes_per_test, running_fakes
+from tests.support.parsing import parsing_reader, reading_of
 from topicstreams.engines import Google
 from topicstreams.engines.classify import ResponseClass
 

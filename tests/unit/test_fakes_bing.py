@@ -9,7 +9,7 @@ import pytest
 from parsel import Selector
 
 from fake_engines import FakeEngines, bing, catalogue
-from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
+from tests.support.fakes_http import fetch, reset_fakes_per_test, running_fakes
 from topicstreams.engines.news_urls import is_tracking_param, normalize_url
 
 TOPIC = "climate summit"

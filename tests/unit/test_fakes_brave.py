@@ -12,7 +12,7 @@ import pytest
 from parsel import Selector
 
 from fake_engines import FakeEngines, brave, catalogue
-from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
+from tests.support.fakes_http import fetch, reset_fakes_per_test, running_fakes
 from topicstreams.engines import markers_for
 from topicstreams.engines.classify import ResponseClass, classify_response
 from topicstreams.engines.news_urls import is_tracking_param, normalize_url

@@ -18,7 +18,7 @@ from parsel import Selector
 from benchmarks.page_weight import PageWeight, add_weight, noisy_png, ttf_font
 from fake_engines import FakeEngines
 from fake_engines.server import Reply
-from tests.fakes_http import bytes_served
+from tests.support.fakes_http import bytes_served
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 TOPIC = "climate summit"

@@ -20,8 +20,8 @@ from scrapy.http import HtmlResponse
 
 from fake_engines import FakeEngines, NewsWorld, bing, brave, catalogue, google, yahoo
 from fake_engines.world import DAY, EPOCH, MIN_GAP, WINDOW
-from tests.conftest import parsing_reader, reading_of
-from tests.fakes_http import fetch
+from tests.support.fakes_http import fetch
+from tests.support.parsing import parsing_reader, reading_of
 from topicstreams import ENGINES
 from topicstreams.engines.dates import parse_result_time
 from topicstreams.engines.news_urls import normalize_url

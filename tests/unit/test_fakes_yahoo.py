@@ -11,7 +11,7 @@ import pytest
 from parsel import Selector
 
 from fake_engines import FakeEngines, catalogue, yahoo
-from tests.fakes_http import fetch, reset_fakes_per_test, running_fakes
+from tests.support.fakes_http import fetch, reset_fakes_per_test, running_fakes
 from topicstreams.engines.news_urls import is_tracking_param, normalize_url
 
 TOPIC = "climate summit"

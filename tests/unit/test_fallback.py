@@ -16,7 +16,7 @@ from scrapy.http import HtmlResponse
 
 from fake_engines import FakeEngines
 from fake_engines.catalogue import all_articles
-from tests.conftest import parsing_reader, reading_of
+from tests.support.parsing import parsing_reader, reading_of
 from topicstreams import ENGINES
 from topicstreams.engines import REGISTRY as ENGINE_CLASSES
 from topicstreams.engines.classify import ResponseClass

@@ -8,14 +8,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
-import yaml
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.test import get_crawler
 
-import topicstreams.settings as project_settings
+from tests.support.crawler import make_crawler
 from topicstreams.crawl.engine_state import state_for
 from topicstreams.crawl.signals import Classification, PageParsed
 from topicstreams.engines.classify import ResponseClass
@@ -25,23 +22,6 @@ from topicstreams.health.window import WindowStats
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import engine_status as store
-
-PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-
-
-def make_crawler(folder: Path, health: dict, webhook_url: str = "", spidercls=GoogleSpider, **settings):
-    path = folder / "config.yml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "database": {"url": "sqlite:///health.db"},
-                "node": {"id": "n1"},
-                "health": health,
-                "alerting": {"webhook_url": webhook_url},
-            }
-        )
-    )
-    return get_crawler(spidercls, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path), **settings})
 
 
 def classification(

@@ -13,13 +13,10 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import yaml
-from scrapy.utils.test import get_crawler
 from sqlalchemy import func, insert, select
 
-import topicstreams.settings as project_settings
+from tests.support import crawler
 from topicstreams.extensions.cycle_accounting import CyclesExtension
-from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage.db import make_database
 from topicstreams.storage.health_history import (
@@ -34,7 +31,6 @@ from topicstreams.storage.models import health_daily_table, health_windows_table
 from topicstreams.storage.outbox import outbox_for
 from topicstreams.storage.scraper_cycles import purge_older_than
 
-PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
 ENGINES = ("google", "bing", "yahoo", "brave")
 Y0 = datetime(2025, 1, 1, tzinfo=UTC)
 """The first day of the year of windows."""
@@ -179,19 +175,10 @@ class Clock:
         return self.now
 
 
-def make_crawler(folder: Path, retention_days: float = 30, history_days: float = 730, **settings):
-    path = folder / "config.yml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "database": {"url": f"sqlite:///{folder}/history.db"},
-                "node": {"id": "n1"},
-                "scraper": {"scrape_interval": 6 * 3600, "retention_days": retention_days},
-                "health": {"history_days": history_days},
-            }
-        )
-    )
-    return get_crawler(GoogleSpider, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path), **settings})
+def make_crawler(folder: Path, **options):
+    """The shared crawler (tests/support/crawler.py) on ``history.db`` (where :func:`database` looks), a cycle
+    every six hours."""
+    return crawler.make_crawler(folder, database="history.db", interval=6 * 3600, **options)
 
 
 def run_extension(crawler, now: datetime, body=None) -> CyclesExtension:

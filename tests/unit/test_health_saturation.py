@@ -6,10 +6,10 @@ from __future__ import annotations
 import logging
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
+from tests.support.databases import database_fixture
 from topicstreams.extensions.saturation_watch import (
     CLEAR_AFTER,
     SaturationWatch,
@@ -22,7 +22,6 @@ from topicstreams.health.saturation import (
     judge_saturation,
 )
 from topicstreams.reports.health_report import policy_from_settings
-from topicstreams.storage import database_for, upgrade
 from topicstreams.storage.engine_status import (
     COOLING,
     PAUSED,
@@ -197,15 +196,11 @@ def test_policy_from_settings_reads_the_canaries_the_threshold_and_every_floor()
 
 
 @pytest.fixture
-def url(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'news.db'}"
-    upgrade(url)
-    return url
+def url(sqlite_url: str) -> str:
+    return sqlite_url
 
 
-@pytest.fixture
-def db(url: str):
-    return database_for(url)
+db = database_fixture("url")
 
 
 def cool(db, engine: str, at: datetime, node: str = "node-a", seconds: float = 60) -> None:

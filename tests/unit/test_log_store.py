@@ -19,7 +19,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 from sqlalchemy import event
 
-from tests.conftest import write_config
+from tests.support.project import write_config
 from topicstreams.config.loading import load_config
 from topicstreams.config.secrets import Masker, mask
 from topicstreams.extensions import log_store

@@ -11,27 +11,16 @@ import pytest
 from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse
 from scrapy.settings import Settings
-from scrapy.utils.test import get_crawler
 
 from fake_engines.google import expected_articles, render_search_page
-from tests.conftest import reading_of
-from topicstreams import settings as project_settings
+from tests.support.crawler import project_crawler
+from tests.support.parsing import reading_of
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
 from topicstreams.crawl.engine_state import CooldownPolicy, EngineState
 from topicstreams.crawl.spider import TOPICS_REFUSED
 from topicstreams.engines.classify import ResponseClass, Verdict
 from topicstreams.engines.news_urls import normalize_url
-from topicstreams.spiders.google import GoogleSpider
-
-PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
-
-
-def project_crawler(tmp_path, **settings):
-    """A crawler of the Google spider with the project's settings and the packaged configuration (its relative
-    paths land in ``tmp_path``); nothing is opened, nothing is written."""
-    (tmp_path / "config.yml").write_text("{}\n")
-    return get_crawler(GoogleSpider, {**PROJECT, "TOPICSTREAMS_CONFIG": str(tmp_path / "config.yml"), **settings})
 
 
 class Clock:

@@ -8,12 +8,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-import yaml
-from scrapy.utils.test import get_crawler
-
-import topicstreams.settings as project_settings
+from tests.support.crawler import make_crawler
 from topicstreams.crawl.engine_state import state_for
 from topicstreams.crawl.signals import CanaryChecked, Classification, PageParsed
 from topicstreams.engines.classify import ResponseClass
@@ -24,29 +20,12 @@ from topicstreams.extensions.watch import (
 )
 from topicstreams.health.window import WindowStats
 from topicstreams.reports.health_report import EngineReport, engine_json, format_table
-from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import engine_status as store
 from topicstreams.storage.outbox import outbox_for
 
-PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
 LOGGER = "topicstreams.extensions.watch"
 OK, HARD, ERROR = ResponseClass.OK, ResponseClass.HARD_BLOCK, ResponseClass.ERROR
-
-
-def make_crawler(folder: Path, health: dict | None = None, canaries: list[str] = ()):
-    path = folder / "config.yml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "database": {"url": "sqlite:///health.db"},
-                "node": {"id": "n1"},
-                "health": health or {},
-                "canaries": {"queries": {"google": [{"query": query} for query in canaries]}},
-            }
-        )
-    )
-    return get_crawler(GoogleSpider, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path)})
 
 
 def database(crawler):

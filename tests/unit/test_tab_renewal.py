@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from tests.unit.test_lost_requests import project_crawler
+from tests.support.crawler import project_crawler
 
 
 class Tab:

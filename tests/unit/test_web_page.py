@@ -11,12 +11,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from parsel import Selector
 
-from tests.feed_data import (
+from tests.support.feed_data import (
     STORIES,
     article,
     client,
     expected_stories,
-    fresh_database,
     store,
     store_stories,
     write_rows,
@@ -26,8 +25,8 @@ from topicstreams.storage.topics import add_topics
 
 
 @pytest.fixture
-def db(tmp_path) -> str:
-    return fresh_database(f"sqlite:///{tmp_path / 'feed.db'}")
+def db(sqlite_url: str) -> str:
+    return sqlite_url
 
 
 @pytest.fixture

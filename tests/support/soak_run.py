@@ -14,7 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.project import REPO
+
 MINUTES, EVERY, WARMUP = 2, 5, 30
 MODULE = "tests/system/test_soak.py"
 

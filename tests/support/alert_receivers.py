@@ -9,8 +9,8 @@
 * :class:`SmtpReceiver` — an ``aiosmtpd`` server on a free port, without TLS, that records every message (parsed
   with :mod:`email`), optionally asking for a login; :meth:`~SmtpReceiver.apprise_url` gives the ``mailto://``
   URL Apprise needs for it (``mode=insecure``: plain SMTP, no STARTTLS; ``from`` and ``to`` in the query);
-* the fixtures ``json_receiver`` and ``smtp_receiver`` (import them into a test module to use them) and
-  :func:`wait_for`.
+* the fixtures ``json_receiver`` and ``smtp_receiver`` (this module is a plugin of tests/conftest.py: a test asks
+  for them by name) and :func:`wait_for`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import email
 import email.policy
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,14 +29,10 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.support.ports import free_port
+
 MAIL_FROM = "alerts@topicstreams.example"
 MAIL_TO = "ops@topicstreams.example"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05) -> Any:

@@ -32,8 +32,9 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from fake_engines import FakeEngines
-from tests.conftest import ScrapyRunner, postgres_dbname, write_config
-from tests.postgres_server import PostgresServer
+from tests.support.databases import postgres_dbname
+from tests.support.postgres_server import PostgresServer
+from tests.support.project import ScrapyRunner, write_config
 from topicstreams import ENGINES
 
 CRAWLED = ("google", "bing")

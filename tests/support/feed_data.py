@@ -8,7 +8,6 @@ call, so each call is one ``first_seen_at``), as a crawl does.
 from __future__ import annotations
 
 import asyncio
-import socket
 import tempfile
 import threading
 import time
@@ -24,6 +23,7 @@ from fastapi.testclient import TestClient
 from scrapy import Spider
 from scrapy.utils.test import get_crawler
 
+from tests.support.ports import free_port
 from topicstreams import settings as project_settings
 from topicstreams.engines.items import NewsItem
 from topicstreams.pipelines.normalize import NormalizePipeline
@@ -149,12 +149,6 @@ def fresh_database(url: str) -> str:
 def client(url: str, page_size: int = 50) -> TestClient:
     """The app on *url* through Starlette's test client (as http://127.0.0.1)."""
     return TestClient(create_app(WebSettings(url, page_size=page_size)), base_url=BASE_URL)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from fake_engines import FakeEngines
-from tests.conftest import write_config
+from tests.support.project import write_config
 from topicstreams import ENGINES
 from topicstreams.engines.news_urls import normalize_url
 

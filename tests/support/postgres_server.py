@@ -8,7 +8,7 @@ database superuser is ``postgres`` and loopback connections need no password (``
 The server is tuned for tests, not for safety: no fsync, no synchronous commit, no full-page writes. Its locale
 is C (text sorts by code point, as on SQLite), its encoding UTF-8.
 
-Usage (tests use the ``postgres_server`` and ``postgres_url`` fixtures of tests/conftest.py)::
+Usage (tests use the ``postgres_server`` and ``postgres_url`` fixtures of tests/support/databases.py)::
 
     with PostgresServer() as server:
         server.create_database("demo")
@@ -28,11 +28,12 @@ import logging
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Self
+
+from tests.support.ports import free_port
 
 logger = logging.getLogger(__name__)
 
@@ -97,13 +98,6 @@ def find_bindir() -> Path:
 
 def _version_key(folder: Path) -> tuple[int, ...]:
     return tuple(int(part) for part in folder.parent.name.split(".") if part.isdigit())
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port free on *host* at the moment of asking."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 class PostgresServer:
@@ -352,7 +346,7 @@ def main() -> None:
     import argparse
     import signal
 
-    parser = argparse.ArgumentParser(prog="python tests/postgres_server.py", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.support.postgres_server", description=main.__doc__)
     parser.add_argument("--database", default="topicstreams", help="a database to create (default topicstreams)")
     parser.add_argument(
         "--durable",

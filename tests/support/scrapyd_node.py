@@ -19,8 +19,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from tests.conftest import REPO
-from tests.postgres_server import free_port
+from tests.support.ports import free_port
+from tests.support.project import REPO
 
 PROJECT = "topicstreams"
 SCRAPYD_DEPLOY = Path(sys.executable).with_name("scrapyd-deploy")
