@@ -16,7 +16,7 @@ import time
 import psutil
 import pytest
 
-from tests.fakes_http import fetch
+from tests.support.fakes_http import fetch
 
 ENGINES = {"google", "bing", "yahoo", "brave"}
 
@@ -46,7 +46,7 @@ def test_demo_stores_articles_from_the_fake_engines_into_its_own_database(scrapy
     assert "demo: open" not in result.stdout and "still serving" not in result.stdout  # nothing served
 
 
-# ---- helpers for the tests that run a long-lived process (also used by tests/system/test_make_run.py) ---------------
+# ---- helpers for the tests that run a long-lived process (also used by tests/system/test_make_run.py) ----------------
 
 
 class OutputLines:

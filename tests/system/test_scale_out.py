@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.conftest import write_config
-from tests.crawl_checks import expected_urls
-from tests.fakes_http import reset_fakes_per_test, running_fakes
-from tests.scrapyd_node import ScrapydNode, log_problems, project_copy
+from tests.support.crawl_checks import expected_urls
+from tests.support.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.project import write_config
+from tests.support.scrapyd_node import ScrapydNode, log_problems, project_copy
 from topicstreams import ENGINES
 from topicstreams.crawl.supply import in_shard
 
@@ -77,7 +77,7 @@ def test_two_scrapyd_nodes_split_the_topics_and_store_each_article_once_in_one_p
             for name, node in nodes.items()
             for engine in CRAWLED
         }
-        for (name, _), job in jobs.items():
+        for (name, _engine), job in jobs.items():
             nodes[name].wait(job, timeout=300)
         logs = {key: nodes[key[0]].job_log(key[1], job) for key, job in jobs.items()}
 
