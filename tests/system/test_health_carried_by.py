@@ -16,12 +16,8 @@ from fastapi.testclient import TestClient
 from tests.support.project import write_config
 from topicstreams import ENGINES
 from topicstreams.config.loading import load_config
-from topicstreams.reports.health_report import (
-    build_report,
-    carried_since,
-    lease_interval_of,
-    policy_from_settings,
-)
+from topicstreams.health.saturation import policy_from_settings
+from topicstreams.reports.health_report import build_report, carried_since, lease_interval_of
 from topicstreams.storage import database_for, dispose_databases, upgrade, utcnow
 from topicstreams.storage import leases as schedule
 from topicstreams.storage.topics import add_topics

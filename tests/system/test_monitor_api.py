@@ -15,7 +15,8 @@ from fastapi.testclient import TestClient
 
 from tests.support.feed_data import BASE_URL
 from topicstreams.config.loading import load_defaults
-from topicstreams.reports.health_report import build_report, policy_from_settings
+from topicstreams.health.saturation import policy_from_settings
+from topicstreams.reports.health_report import build_report
 from topicstreams.storage import database_for, dispose_databases, utcnow
 from topicstreams.storage.engine_status import add_alert, pause, read_alerts, read_status, save_status
 from topicstreams.storage.scraper_cycles import save_cycle

@@ -20,8 +20,8 @@ from topicstreams.health.saturation import (
     Saturation,
     SaturationPolicy,
     judge_saturation,
+    policy_from_settings,
 )
-from topicstreams.reports.health_report import policy_from_settings
 from topicstreams.storage.engine_status import (
     COOLING,
     PAUSED,

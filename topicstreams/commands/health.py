@@ -20,7 +20,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from topicstreams import ENGINES
 from topicstreams.cli.configured import SubcommandCommand
 from topicstreams.config.secrets import mask_url
-from topicstreams.reports.health_report import build_report, lease_interval_of, saturation_policy
+from topicstreams.health.saturation import saturation_policy
+from topicstreams.reports.health_report import build_report, lease_interval_of
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import resume
 from topicstreams.storage.failures import describe

@@ -100,9 +100,9 @@ from topicstreams.health.band import (
 )
 from topicstreams.health.cost import cost_drift, per_record
 from topicstreams.health.coverage_model import Coverage, judge_coverage
+from topicstreams.health.saturation import policy_from_settings
 from topicstreams.health.score import CRITICAL, DEGRADED, OK, Window
 from topicstreams.health.window import Sample, WindowStats
-from topicstreams.reports.health_report import policy_from_settings
 from topicstreams.storage import coverage_counts as coverage_store
 from topicstreams.storage import database_for, utcnow
 from topicstreams.storage import engine_status as store

@@ -17,11 +17,14 @@ verdict (:mod:`topicstreams.reports.health_report`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from topicstreams import ENGINES
+from topicstreams.config.loading import floor_for
+from topicstreams.config.sections import ScraperSection
 from topicstreams.engines.states import COOLING
 
 FRESH_SLACK = 60.0
@@ -82,3 +85,24 @@ def judge_saturation(rows: Iterable[StatusRow], now: datetime, policy: Saturatio
         }
     )
     return Saturation(len(cooling) >= policy.robust_threshold, tuple(cooling))
+
+
+def saturation_policy(scraper: ScraperSection, engines: Collection[str] = ENGINES) -> SaturationPolicy:
+    """The saturation policy of the configuration's ``scraper`` section: its canary engines, its threshold, and the
+    pacing floor of each of ``engines``."""
+    return SaturationPolicy(
+        frozenset(scraper.saturation.canary_engines),
+        scraper.saturation.robust_threshold,
+        {engine: scraper.pacing.floor(engine) for engine in engines},
+    )
+
+
+def policy_from_settings(saturation: Mapping[str, Any], pacing: Mapping[str, Any], engines: Collection[str]) -> SaturationPolicy:
+    """The saturation policy from the ``scraper.saturation`` and ``scraper.pacing`` configuration (the
+    ``TOPICSTREAMS_SATURATION`` and ``TOPICSTREAMS_PACING`` settings): the canary engines, the threshold, and the
+    pacing floor of each of ``engines``."""
+    return SaturationPolicy(
+        frozenset(saturation["canary_engines"]),
+        int(saturation["robust_threshold"]),
+        {engine: floor_for(pacing, engine) for engine in engines},
+    )

@@ -5,7 +5,7 @@ object ``scrapy health --json`` prints, the table ``scrapy health`` prints, and 
 :class:`HealthReport`: one :class:`EngineReport` per engine and node — this node's enabled engines and every
 engine with a row, in the order of :data:`topicstreams.ENGINES` (:func:`report_rows`) — and each node's
 saturation (:func:`topicstreams.health.saturation.judge_saturation`, by the policy of
-:func:`policy_from_settings`). :meth:`HealthReport.as_json` is the JSON object (:func:`report_json`),
+:func:`topicstreams.health.saturation.saturation_policy`). :meth:`HealthReport.as_json` is the JSON object (:func:`report_json`),
 :meth:`HealthReport.as_api_json` the same with each engine's route-vs-site verdict (``GET /api/health``;
 :mod:`topicstreams.health.route_verdict`), :meth:`HealthReport.as_table` the table (:func:`format_table`; with every
 node, the verdicts in a line under it), :meth:`HealthReport.exit_status` what monitoring
@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -50,8 +50,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from topicstreams import ENGINES
-from topicstreams.config.loading import Config, floor_for
-from topicstreams.config.sections import ScraperSection
+from topicstreams.config.loading import Config
 from topicstreams.crawl.canaries import CANARY_MISMATCH
 from topicstreams.engines.states import COOLING, PAUSED
 from topicstreams.health.coverage_model import COVERAGE
@@ -487,24 +486,3 @@ def lease_interval_of(config: Config) -> float | None:
     :func:`build_report` takes as ``lease_interval``."""
     scraper = config.sections.scraper
     return scraper.scrape_interval if scraper.assignment == "lease" else None
-
-
-def saturation_policy(scraper: ScraperSection, engines: Collection[str] = ENGINES) -> SaturationPolicy:
-    """The saturation policy of the configuration's ``scraper`` section: its canary engines, its threshold, and the
-    pacing floor of each of ``engines``."""
-    return SaturationPolicy(
-        frozenset(scraper.saturation.canary_engines),
-        scraper.saturation.robust_threshold,
-        {engine: scraper.pacing.floor(engine) for engine in engines},
-    )
-
-
-def policy_from_settings(saturation: Mapping, pacing: Mapping, engines: Collection[str]) -> SaturationPolicy:
-    """The saturation policy from the ``scraper.saturation`` and ``scraper.pacing`` configuration (the
-    ``TOPICSTREAMS_SATURATION`` and ``TOPICSTREAMS_PACING`` settings): the canary engines, the threshold, and the
-    pacing floor of each of ``engines``."""
-    return SaturationPolicy(
-        frozenset(saturation["canary_engines"]),
-        int(saturation["robust_threshold"]),
-        {engine: floor_for(pacing, engine) for engine in engines},
-    )

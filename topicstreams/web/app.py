@@ -26,8 +26,8 @@ from topicstreams.config.loading import Config
 from topicstreams.config.packaged import load_defaults
 from topicstreams.config.secrets import mask_url
 from topicstreams.config.sections import ScraperSection, SlaSection, build_section
-from topicstreams.health.saturation import SaturationPolicy
-from topicstreams.reports.health_report import lease_interval_of, saturation_policy
+from topicstreams.health.saturation import SaturationPolicy, saturation_policy
+from topicstreams.reports.health_report import lease_interval_of
 from topicstreams.storage.cycle_timeline import KEEP_SECONDS, ChartReads
 from topicstreams.storage.db import make_reader
 from topicstreams.storage.feed_reads import FeedReader
