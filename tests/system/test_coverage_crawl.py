@@ -30,9 +30,9 @@ pytestmark = pytest.mark.timeout(300)
 
 ENGINES = ("google", "bing", "yahoo")
 TOPICS = ("harbour", "elections", "rail strike", "heatwave", "chip plant", "museum")
-WINDOW = 40
+WINDOW = 20
 """Seconds of each health window (what coverage is judged on)."""
-INTERVAL = 20
+INTERVAL = 10
 """Seconds between two scrapes of a topic: the coverage's grace."""
 
 
@@ -77,7 +77,7 @@ def coverage_alerts(receiver) -> list[dict]:
 def test_an_engine_serving_stale_pages_loses_coverage_and_is_told_once_the_honest_ones_never(
     scrapy_cmd, json_receiver, tmp_path
 ):
-    world = NewsWorld(speed=40, share=0.85)  # a new article per topic every 7.5 s of the test's time
+    world = NewsWorld(speed=80, share=0.85)  # a new article per topic every 3.75 s of the test's time
     world.set_stale("bing")
     with FakeEngines(ENGINES, world=world) as fakes:
         cfg = crawl_config(

@@ -28,6 +28,13 @@ AWAY = "cannot be written"
 """The start of the one WARNING when the database goes away."""
 BACK = "is back after"
 """The one INFO when all that was kept is written."""
+OUTAGE = 30
+"""Seconds the long outage lasts (the PostgreSQL server down, the SQLite file locked)."""
+ONCE_FLOOR, LITE_FLOOR = 1.8, 1.9
+"""The pacing floors of the long outage's once crawls, on PostgreSQL and on SQLite."""
+SQLITE_BUSY = 5
+"""Seconds an SQLite write waits for the lock in the long outage (its URL's ``timeout``; 30 s by default): well
+inside the outage, so the writes meanwhile fail with 'database is locked'."""
 
 
 @pytest.fixture(scope="module")
@@ -196,17 +203,18 @@ def immutable(paths: list[Path], on: bool) -> None:
             pytest.skip(f"cannot make {path} unwritable here: {result.stderr.strip()}")
 
 
-def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing(
+def test_a_long_outage_of_the_database_on_postgresql_and_on_sqlite_loses_nothing(
     scrapy_cmd, fakes, server, pg_url, tmp_path
 ):
-    """Three crawls at once, for the minute's sake (the test waits it out once): on PostgreSQL, a once crawl of 40
-    topics (node-a) and continuous crawls of the four engines (crawlall, node-b), the server shut down for 60 s;
-    on SQLite, a once crawl of 40 topics against a fake engine of its own, the file locked by another process for
-    the same minute, then its folder made unwritable for a few seconds."""
-    once_topics = topics(40).split(",")
-    # 40 topics in about 75 s: the minute away falls inside it. Tries every 3 s at most (not 15): the test waits less.
+    """Three crawls at once, for the long outage's sake (the test waits it out once): on PostgreSQL, a once crawl of
+    24 topics (node-a) and continuous crawls of the four engines (crawlall, node-b), the server shut down for
+    OUTAGE s; on SQLite, a once crawl of 32 topics against a fake engine of its own, the file locked by another
+    process as long (six times its busy timeout), then its folder made unwritable for a few seconds."""
+    once_topics = topics(24).split(",")
+    lite_topics = topics(32).split(",")
+    # 24 topics in about 43 s: the outage falls inside it. Tries every 3 s at most (not 15): the test waits less.
     quick = ("-s", "TOPICSTREAMS_STORE_RETRY_MAX=3")
-    once_cfg = config(tmp_path, fakes, pg_url, floor=1.8, node="node-a")
+    once_cfg = config(tmp_path, fakes, pg_url, floor=ONCE_FLOOR, node="node-a")
     standing = ["s0", "s1", "s2"]
     all_cfg = crawl_config(
         tmp_path,
@@ -228,7 +236,9 @@ def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing
     unwritable = [database, folder / "news.db-wal", folder]
     logs = {name: tmp_path / f"{name}.log" for name in ("once", "crawlall", "sqlite")}
     with FakeEngines(engines=("google",)) as own:
-        lite_cfg = config(tmp_path, own, f"sqlite:///{database}", floor=1.9, node="node-c")  # 40 topics in 76 s
+        lite_cfg = config(
+            tmp_path, own, f"sqlite:///{database}?timeout={SQLITE_BUSY}", floor=LITE_FLOOR, node="node-c"
+        )  # 32 topics in 61 s: past the outage, the catching up and the 6 s
         crawls = {
             "once": background(
                 scrapy_cmd,
@@ -250,9 +260,10 @@ def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing
                 "crawl",
                 "google",
                 "-a",
-                f"topics={','.join(once_topics)}",
+                f"topics={','.join(lite_topics)}",
                 "-a",
                 "once=1",
+                *quick,
             ),
         }
         locker = None
@@ -272,7 +283,7 @@ def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing
             locker = sqlite3.connect(database, isolation_level=None)
             locker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
             before = {engine: requests_of(fakes, engine) for engine in ENGINES} | {"sqlite": requests_of(own)}
-            time.sleep(60)
+            time.sleep(OUTAGE)
             served = {engine: requests_of(fakes, engine) - before[engine] for engine in ENGINES} | {
                 "sqlite": requests_of(own) - before["sqlite"]
             }
@@ -315,8 +326,10 @@ def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing
                     process.kill()
             if not server._running:
                 server.resume()
-    # Every crawl went on while the database was away.
-    assert served["google"] >= 30 and all(served[engine] >= 3 for engine in ENGINES) and served["sqlite"] >= 20, served
+    # Every crawl went on while the database was away, at its pace: nine tenths of what the floor allows over the
+    # outage on PostgreSQL (the once crawl's; crawlall's google comes on top), two thirds on SQLite.
+    assert served["google"] >= 0.9 * OUTAGE / ONCE_FLOOR and all(served[engine] >= 3 for engine in ENGINES), served
+    assert served["sqlite"] >= 2 / 3 * OUTAGE / LITE_FLOOR, served
     assert served["unwritable"] >= 2, served
     check_log(logs["once"])
     check_log(logs["crawlall"])
@@ -325,7 +338,7 @@ def test_a_minute_without_the_database_on_postgresql_and_on_sqlite_loses_nothing
     assert_all_stored_once(
         pg_url, {"google": once_topics + standing, **{engine: standing for engine in ENGINES if engine != "google"}}
     )
-    assert_all_stored_once(f"sqlite:///{database}", {"google": once_topics})
+    assert_all_stored_once(f"sqlite:///{database}", {"google": lite_topics})
 
 
 def test_a_crawl_killed_while_the_database_is_away_leaves_a_journal_the_next_start_writes_once(

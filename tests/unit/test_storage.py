@@ -109,6 +109,11 @@ def test_sqlite_connections_get_the_pragmas(url: str) -> None:
     assert pragma == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 30_000, "synchronous": 1}
 
 
+def test_an_sqlite_urls_own_timeout_sets_its_busy_timeout(db_path: Path) -> None:
+    with database_for(f"sqlite:///{db_path}?timeout=2.5").connect() as conn:
+        assert conn.exec_driver_sql("pragma busy_timeout").scalar() == 2_500
+
+
 def test_engine_is_cached_per_url(url: str, tmp_path: Path) -> None:
     assert database_for(url) is database_for(url)
     assert database_for(url) is not database_for(f"sqlite:///{tmp_path / 'other.db'}")

@@ -17,7 +17,8 @@ from sqlalchemy.sql.dml import Insert
 logger = logging.getLogger(__name__)
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
-"""How long an SQLite connection waits for another writer before failing with 'database is locked'."""
+"""How long an SQLite connection waits for another writer before failing with 'database is locked' (unless the URL
+says ``timeout``, in seconds, as Python's sqlite3 takes it: ``sqlite:///news.db?timeout=5``)."""
 
 SQLITE_WAL_AUTOCHECKPOINT_PAGES = 10_000
 """Checkpoint the WAL into the database file every ~40 MB instead of SQLite's 4 MB.
@@ -142,13 +143,16 @@ def upsert(
 
 
 def _configure_sqlite(db: Engine, *, foreign_keys: bool) -> None:
+    url_timeout = db.url.query.get("timeout")
+
     @event.listens_for(db, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # SQLAlchemy emits BEGIN itself (see _on_begin), so the driver must not.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
+        busy_ms = SQLITE_BUSY_TIMEOUT_MS if url_timeout is None else round(float(url_timeout) * 1000)
         try:
-            cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute(f"PRAGMA busy_timeout = {busy_ms}")
             cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
