@@ -50,23 +50,6 @@ class ScrapyRunner:
         return result
 
 
-@pytest.fixture(autouse=True)
-def _fresh_schema_memo() -> Iterator[None]:
-    """Each test upgrades its databases anew: the schema extension's once-per-process memo is per test here
-    (tests reuse file paths and database names that a process in production never would); likewise each test
-    starts with no database known to be away and no small writes waiting."""
-    from topicstreams.alerts.delivery import forget_notifiers
-    from topicstreams.storage.availability import forget_availability
-    from topicstreams.storage.migrate import forget_upgrades
-    from topicstreams.storage.outbox import forget_outboxes
-
-    forget_upgrades()
-    forget_availability()
-    forget_outboxes()
-    forget_notifiers()
-    yield
-
-
 @pytest.fixture
 def scrapy_cmd(tmp_path: Path) -> ScrapyRunner:
     return ScrapyRunner(tmp_path)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from topicstreams.extensions.watch import baseline_history
+from topicstreams.extensions.health_rows import baseline_history
 from topicstreams.health.score import Window
 from topicstreams.health.window import WindowStats
 from topicstreams.storage import database_for, upgrade

@@ -18,6 +18,7 @@ from scrapy.utils.test import get_crawler
 from sqlalchemy import func, insert, select
 
 import topicstreams.settings as project_settings
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.cycle_accounting import CyclesExtension
 from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
@@ -31,7 +32,6 @@ from topicstreams.storage.health_history import (
     roll_up,
 )
 from topicstreams.storage.models import health_daily_table, health_windows_table
-from topicstreams.storage.outbox import outbox_for
 from topicstreams.storage.scraper_cycles import purge_older_than
 
 PROJECT = {name: getattr(project_settings, name) for name in dir(project_settings) if name.isupper()}
@@ -210,7 +210,7 @@ def run_extension(crawler, now: datetime, body=None) -> CyclesExtension:
             await extension.spider_closed(None, "finished")
 
     asyncio.run(main())
-    assert outbox_for(crawler.settings.get("TOPICSTREAMS_DATABASE_URL")).flush()
+    assert Runtime.of(crawler).outbox(crawler.settings.get("TOPICSTREAMS_DATABASE_URL")).flush()
     return extension
 
 
@@ -412,7 +412,7 @@ def test_day_by_day_while_the_windows_are_purged_every_window_is_in_the_history(
             stored.update(due)
             clock.now = moment.timestamp()
             extension.tick()
-            assert outbox_for(extension.database_url).flush()
+            assert extension.outbox.flush()
 
     run_extension(crawler, start, body)
     assert len(stored) == len(every)

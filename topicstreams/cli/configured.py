@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 
@@ -12,6 +13,7 @@ from topicstreams import ENGINES
 from topicstreams.browser.chromium import ProfileInUse, ProfileLock, profile_path
 from topicstreams.config.loading import EX_CONFIG, Config, ConfigError, load_config
 from topicstreams.crawl.arguments import split_names
+from topicstreams.crawl.runtime import RUNTIME_SETTING, Runtime
 from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
 
 logger = logging.getLogger(__name__)
@@ -64,18 +66,23 @@ class ConfiguredCommand(ScrapyCommand):
         super().process_options(args, opts)
         self.refuse(args)
         self.config = load_config_or_exit(self.settings)
+        # The crawlers this command's process makes share the command's runtime (their settings carry it).
+        self.settings.set(RUNTIME_SETTING, self.runtime, priority="cmdline")
+
+    @functools.cached_property
+    def runtime(self) -> Runtime:
+        """The process's :class:`~topicstreams.crawl.runtime.Runtime`: the command's database handles, and its
+        crawlers' shared objects."""
+        return Runtime()
 
     def refuse(self, args: list[str]) -> None:
         """Exit early for arguments that can never run (before the configuration is read)."""
 
-    @staticmethod
-    def database(config: Config):
+    def database(self, config: Config):
         """The configured database's handle, its schema brought to the latest revision first (once per process)."""
-        from topicstreams.storage import database_for, upgrade_once
-
         url = config.get("database.url")
-        upgrade_once(url)
-        return database_for(url)
+        self.runtime.upgrade_once(url)
+        return self.runtime.database(url)
 
 
 class SubcommandCommand(ConfiguredCommand):
@@ -173,12 +180,11 @@ class CrawlingCommand(ConfiguredCommand):
         from sqlalchemy.exc import SQLAlchemyError
 
         from topicstreams.config.loading import mask_url
-        from topicstreams.storage import upgrade_once
         from topicstreams.storage.failures import describe
 
         url = self.settings.get("TOPICSTREAMS_DATABASE_URL") or self.config.get("database.url")
         try:
-            upgrade_once(url)  # what the schema extension does, once per process
+            self.runtime.upgrade_once(url)  # what the schema extension does, once per process
         except SQLAlchemyError as exc:
             report_error(
                 self.settings,

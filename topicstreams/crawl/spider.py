@@ -51,8 +51,8 @@ from topicstreams.crawl import meta as keys
 from topicstreams.crawl.arguments import is_true, split_names
 from topicstreams.crawl.canaries import CanaryQuery, canaries_for, check_answer
 from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
-from topicstreams.crawl.engine_state import state_for
 from topicstreams.crawl.leased_supply import LeasedTopics
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import PageParsed, canary_checked, page_parsed, topic_swept
 from topicstreams.crawl.supply import Fate
 from topicstreams.crawl.supply_factory import topic_supply_for
@@ -115,7 +115,7 @@ class EngineSpider(scrapy.Spider):
         self.max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES")
         self.tab_limit = settings.getint("TOPICSTREAMS_TAB_PAGES")
         self.tab_gc_every = settings.getint("TOPICSTREAMS_TAB_GC_PAGES")
-        self.state = state_for(self.crawler)
+        self.state = Runtime.of(self.crawler).engine_state(self.crawler)
         self.response_budget = response_budget(settings)
         self.url_limit = url_length_limit(settings)
         self.supply = topic_supply_for(

@@ -20,7 +20,6 @@ import importlib.resources
 import logging
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.resources.abc import Traversable
@@ -69,25 +68,6 @@ def upgrade(url: str) -> None:
             _check_foreign_keys(conn)
     finally:
         db.dispose()
-
-
-_upgraded: set[str] = set()
-_upgraded_lock = threading.Lock()
-
-
-def upgrade_once(url: str) -> None:
-    """:func:`upgrade`, unless this process already did it for ``url``: the one way a crawl or a command (other
-    than ``scrapy db upgrade``) brings its database to the latest revision."""
-    with _upgraded_lock:
-        if url not in _upgraded:
-            upgrade(url)
-            _upgraded.add(url)
-
-
-def forget_upgrades() -> None:
-    """Upgrade again on the next :func:`upgrade_once` (tests reuse paths and names a process never would)."""
-    with _upgraded_lock:
-        _upgraded.clear()
 
 
 def current_revisions(url: str) -> set[str]:
