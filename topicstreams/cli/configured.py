@@ -13,7 +13,7 @@ from topicstreams import ENGINES
 from topicstreams.browser.chromium import ProfileInUse, ProfileLock, profile_path
 from topicstreams.config.loading import EX_CONFIG, Config, ConfigError, load_config
 from topicstreams.crawl.arguments import split_names
-from topicstreams.crawl.runtime import RUNTIME_SETTING, Runtime
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
 
 logger = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class ConfiguredCommand(ScrapyCommand):
         self.refuse(args)
         self.config = load_config_or_exit(self.settings)
         # The crawlers this command's process makes share the command's runtime (their settings carry it).
-        self.settings.set(RUNTIME_SETTING, self.runtime, priority="cmdline")
+        self.runtime.install(self.settings)
 
     @functools.cached_property
     def runtime(self) -> Runtime:

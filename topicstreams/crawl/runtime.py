@@ -7,8 +7,9 @@ saturation watch per node, one membership row per node and process. A :class:`Ru
 first use; every component reaches it from its crawler (:meth:`Runtime.of`).
 
 How the crawlers of a process get the same one: the command that builds the CrawlerProcess
-(:class:`~topicstreams.cli.configured.CrawlingCommand`) puts one in its settings (``TOPICSTREAMS_RUNTIME``); Scrapy
-deep-copies the settings for each crawler, and a Runtime's copy is itself. A crawler made some other way (Scrapyd's
+(:class:`~topicstreams.cli.configured.ConfiguredCommand`) puts one in its settings (:meth:`Runtime.install`:
+``TOPICSTREAMS_RUNTIME``, and its browsers' provider as ``PLAYWRIGHT_BROWSER_PROVIDER``); Scrapy deep-copies the
+settings for each crawler, and a Runtime's copy is itself. A crawler made some other way (Scrapyd's
 ``scrapy crawl`` through another entry point, a test's ``get_crawler``) without one gets a fresh Runtime of its own.
 
 Components above this layer (extensions, middlewares) keep their shared objects through :meth:`Runtime.shared`,
@@ -26,10 +27,13 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any, TypeVar
 
 from scrapy import signals
+from scrapy.settings import BaseSettings
+from scrapy.utils.misc import load_object
 from sqlalchemy import Engine
 
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.network import NetworkWatch
+from topicstreams.browser.provider import SharedBrowserProvider, SharedBrowsers
 from topicstreams.crawl.engine_state import EngineState, engine_state_from
 from topicstreams.storage.availability import Availability
 from topicstreams.storage.db import Databases
@@ -54,6 +58,8 @@ class Runtime:
         self._lock = threading.RLock()
         self.databases = Databases()
         """The process's database handles (one pool per URL)."""
+        self.browsers = SharedBrowsers()
+        """The process's browser drivers and browsers (:mod:`topicstreams.browser.provider`)."""
         self._availability: dict[str, Availability] = {}
         self._outboxes: dict[str, Outbox] = {}
         self._upgraded: set[str] = set()
@@ -74,6 +80,15 @@ class Runtime:
         return f"<Runtime {id(self):#x}>"
 
     # ---- reaching it ------------------------------------------------------------------------------------------
+    def install(self, settings: BaseSettings) -> None:
+        """Put this runtime in ``settings`` (a command's, before it makes its crawlers): ``TOPICSTREAMS_RUNTIME``,
+        and, when the settings name the project's shared browser provider, this runtime's browsers' provider."""
+        settings.set(RUNTIME_SETTING, self, priority="cmdline")
+        provider = settings.get("PLAYWRIGHT_BROWSER_PROVIDER")
+        if provider and load_object(provider) is SharedBrowserProvider:
+            priority = settings.getpriority("PLAYWRIGHT_BROWSER_PROVIDER")
+            settings.set("PLAYWRIGHT_BROWSER_PROVIDER", self.browsers.provider, priority=priority)
+
     @classmethod
     def of(cls, crawler: Any) -> Runtime:
         """The runtime of ``crawler``: its settings', or else one of its own, made at the first ask."""

@@ -115,11 +115,17 @@ class EngineSpider(scrapy.Spider):
         self.max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES")
         self.tab_limit = settings.getint("TOPICSTREAMS_TAB_PAGES")
         self.tab_gc_every = settings.getint("TOPICSTREAMS_TAB_GC_PAGES")
-        self.state = Runtime.of(self.crawler).engine_state(self.crawler)
+        runtime = Runtime.of(self.crawler)
+        self.state = runtime.engine_state(self.crawler)
         self.response_budget = response_budget(settings)
         self.url_limit = url_length_limit(settings)
         self.supply = topic_supply_for(
-            settings, self.state, topics=self.topics_arg, once=self.once, problem_of=self.topic_problem
+            settings,
+            self.state,
+            topics=self.topics_arg,
+            once=self.once,
+            problem_of=self.topic_problem,
+            database=runtime.database,
         )
         canaries = settings.getdict("TOPICSTREAMS_CANARIES")
         self.canaries = {canary.query: canary for canary in canaries_for(canaries, self.name)}
