@@ -63,7 +63,7 @@ def test_each_engine_has_its_state_made_from_its_crawlers_settings():
 
 def test_the_upgrade_runs_once_per_runtime(tmp_path, monkeypatch):
     done = []
-    monkeypatch.setattr("topicstreams.crawl.runtime.upgrade", done.append)
+    monkeypatch.setattr("topicstreams.crawl.runtime.upgrade", lambda url, db: done.append(url))
     runtime = Runtime()
     runtime.upgrade_once("sqlite:///a.db")
     runtime.upgrade_once("sqlite:///a.db")

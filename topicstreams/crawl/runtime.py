@@ -154,7 +154,7 @@ class Runtime:
         """Bring the database at ``url`` to the latest revision, unless this process already did."""
         with self._lock:
             if url not in self._upgraded:
-                upgrade(url)
+                upgrade(url, self.database(url))
                 self._upgraded.add(url)
 
     def notifier(self, url: str, alerting: Mapping[str, Any], node: str, **options: Any) -> Notifier:
