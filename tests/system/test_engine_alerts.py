@@ -18,6 +18,7 @@ from scrapy.utils.test import get_crawler
 
 import topicstreams.settings as project_settings
 from tests.alert_receivers import json_receiver, smtp_receiver, wait_for  # noqa: F401 - fixtures
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import CanaryChecked, Classification, PageParsed
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.extensions.watch import HealthExtension
@@ -45,6 +46,7 @@ def make_crawler(
     mail: str | None = None,
     repeat: int = 21600,
     node: str = "n1",
+    runtime: Runtime | None = None,
 ):
     path = folder / "config.yml"
     urls = [receiver.apprise_url("/alerts")] + ([mail] if mail else [])
@@ -60,7 +62,13 @@ def make_crawler(
         )
     )
     return get_crawler(
-        spidercls, {**PROJECT, "TOPICSTREAMS_CONFIG": str(path), "TOPICSTREAMS_ALERT_RETRY_DELAYS": [0.1]}
+        spidercls,
+        {
+            **PROJECT,
+            "TOPICSTREAMS_CONFIG": str(path),
+            "TOPICSTREAMS_ALERT_RETRY_DELAYS": [0.1],
+            "TOPICSTREAMS_RUNTIME": runtime,
+        },
     )
 
 
@@ -217,8 +225,12 @@ def test_a_canary_mismatch_and_a_critical_parser_are_told_when_they_begin_and_wh
 def test_saturation_is_told_once_by_one_of_two_processes_when_it_begins_and_when_it_ends(tmp_path, json_receiver):
     """Two crawl processes of one node (two Scrapyd jobs: google, bing) both see the node saturate; the shared state
     lets one of them tell it."""
-    google = HealthExtension.from_crawler(make_crawler(tmp_path, json_receiver, health={}))
-    bing = HealthExtension.from_crawler(make_crawler(tmp_path, json_receiver, health={}, spidercls=BingSpider))
+    # One notifier and one outbox for both (one runtime), so that the alerts go out in the order they are told.
+    runtime = Runtime()
+    google = HealthExtension.from_crawler(make_crawler(tmp_path, json_receiver, health={}, runtime=runtime))
+    bing = HealthExtension.from_crawler(
+        make_crawler(tmp_path, json_receiver, health={}, spidercls=BingSpider, runtime=runtime)
+    )
     from topicstreams.extensions.saturation_watch import SaturationWatch
 
     # each its own watch, as in two processes
