@@ -4,7 +4,6 @@ plugins (test modules never import a fixture)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,23 +13,6 @@ from tests.support.soak_run import MODULE as SOAK_MODULE
 from tests.support.soak_run import BackgroundSoak
 
 pytest_plugins = ["tests.support.databases", "tests.support.alert_receivers"]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_schema_memo() -> Iterator[None]:
-    """Each test upgrades its databases anew: the schema extension's once-per-process memo is per test here
-    (tests reuse file paths and database names that a process in production never would); likewise each test
-    starts with no database known to be away and no small writes waiting."""
-    from topicstreams.alerts.delivery import forget_notifiers
-    from topicstreams.storage.availability import forget_availability
-    from topicstreams.storage.migrate import forget_upgrades
-    from topicstreams.storage.outbox import forget_outboxes
-
-    forget_upgrades()
-    forget_availability()
-    forget_outboxes()
-    forget_notifiers()
-    yield
 
 
 @pytest.fixture

@@ -13,8 +13,9 @@ import pytest
 
 from tests.support.alert_receivers import SMTP_PASSWORD, SMTP_USER, JsonReceiver, wait_for
 from topicstreams.alerts import inert_text as inert
-from topicstreams.alerts.delivery import Notifier, notifier_for
+from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.events import Alert
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.storage import database_for
 from topicstreams.storage.alert_log import open_alert, read_recent, record_alert, record_attempt, resolve, set_delivery
 from topicstreams.storage.engine_status import add_alert, read_alerts, set_alert_delivery
@@ -364,16 +365,13 @@ def test_deliver_now_reports_each_url_once_and_records_it(tmp_path, json_receive
     )
 
 
-def test_notifier_for_is_one_per_database_and_takes_the_latest_configuration(tmp_path):
-    from topicstreams.alerts.delivery import forget_notifiers
-
-    forget_notifiers()
-    first = notifier_for(f"sqlite:///{tmp_path / 'a.db'}", {"urls": ["json://127.0.0.1:1/a"]}, "n1")
-    again = notifier_for(f"sqlite:///{tmp_path / 'a.db'}", {"urls": ["json://127.0.0.1:1/b"]}, "n1")
-    other = notifier_for(f"sqlite:///{tmp_path / 'b.db'}", {}, "n1")
+def test_the_runtimes_notifier_is_one_per_database_and_takes_the_latest_configuration(tmp_path):
+    runtime = Runtime()
+    first = runtime.notifier(f"sqlite:///{tmp_path / 'a.db'}", {"urls": ["json://127.0.0.1:1/a"]}, "n1")
+    again = runtime.notifier(f"sqlite:///{tmp_path / 'a.db'}", {"urls": ["json://127.0.0.1:1/b"]}, "n1")
+    other = runtime.notifier(f"sqlite:///{tmp_path / 'b.db'}", {}, "n1")
     assert first is again and other is not first
     assert first.urls == ("json://127.0.0.1:1/b",)
-    forget_notifiers()
 
 
 @pytest.mark.parametrize("threads", [4])

@@ -16,6 +16,7 @@ import time_machine
 
 from tests.support import crawler
 from tests.support.alert_receivers import wait_for
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import CanaryChecked, Classification, PageParsed
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.extensions.watch import HealthExtension
@@ -32,7 +33,7 @@ OK, SOFT, HARD, CHALLENGE, ERROR = (
 )
 
 
-def make_crawler(folder: Path, receiver, **options):
+def make_crawler(folder: Path, receiver, runtime: Runtime | None = None, **options):
     """The shared crawler (tests/support/crawler.py) alerting through *receiver*, retrying after 0.1 s, with no
     canary engine to tell the node's saturation."""
     return crawler.make_crawler(
@@ -41,6 +42,7 @@ def make_crawler(folder: Path, receiver, **options):
         database="alerts.db",
         saturation={"canary_engines": []},
         TOPICSTREAMS_ALERT_RETRY_DELAYS=[0.1],
+        TOPICSTREAMS_RUNTIME=runtime,
         **options,
     )
 
@@ -198,8 +200,12 @@ def test_a_canary_mismatch_and_a_critical_parser_are_told_when_they_begin_and_wh
 def test_saturation_is_told_once_by_one_of_two_processes_when_it_begins_and_when_it_ends(tmp_path, json_receiver):
     """Two crawl processes of one node (two Scrapyd jobs: google, bing) both see the node saturate; the shared state
     lets one of them tell it."""
-    google = HealthExtension.from_crawler(make_crawler(tmp_path, json_receiver, health={}))
-    bing = HealthExtension.from_crawler(make_crawler(tmp_path, json_receiver, health={}, spidercls=BingSpider))
+    # One notifier and one outbox for both (one runtime), so that the alerts go out in the order they are told.
+    runtime = Runtime()
+    google = HealthExtension.from_crawler(make_crawler(tmp_path, json_receiver, health={}, runtime=runtime))
+    bing = HealthExtension.from_crawler(
+        make_crawler(tmp_path, json_receiver, health={}, spidercls=BingSpider, runtime=runtime)
+    )
     from topicstreams.extensions.saturation_watch import SaturationWatch
 
     # each its own watch, as in two processes

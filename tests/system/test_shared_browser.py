@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from topicstreams.browser.chromium import CHROMIUM_ARGS, DRIVER_NODE_OPTIONS, find_executable
-from topicstreams.browser.provider import _SHARED, SharedBrowserProvider
+from topicstreams.browser.provider import SharedBrowserProvider, SharedBrowsers
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.skipif(not find_executable(), reason="no Chromium on this machine")]
 
@@ -45,7 +45,8 @@ def drivers() -> list[psutil.Process]:
 
 def test_every_provider_shares_one_driver_and_one_browser_which_outlives_all_but_the_last():
     async def scenario():
-        first, second = SharedBrowserProvider(config()), SharedBrowserProvider(config())
+        browsers = SharedBrowsers()  # the process's
+        first, second = browsers.provider(config()), browsers.provider(config())
         await first.start()
         await second.start()
         view_a, view_b = await first.launch_browser(), await second.launch_browser()
@@ -61,7 +62,7 @@ def test_every_provider_shares_one_driver_and_one_browser_which_outlives_all_but
         await context.close()
         await second.close()  # the last one: the browser and the driver go
         assert not view_b.is_connected()
-        assert _SHARED == {}
+        assert browsers.shared == {}
 
     asyncio.run(scenario())
     assert browser_processes() == [] and drivers() == []

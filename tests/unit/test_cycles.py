@@ -16,6 +16,7 @@ from scrapy.exceptions import NotConfigured
 from sqlalchemy import insert, select
 
 from tests.support.crawler import make_crawler
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.cycle_accounting import (
     COUNTERS,
     CounterDiffs,
@@ -28,7 +29,6 @@ from topicstreams.spiders.google import GoogleSpider
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import db as db_module
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
-from topicstreams.storage.outbox import outbox_for
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 
 T0 = 1_700_000_001.5
@@ -241,7 +241,7 @@ class Driven:
 
     def rows(self) -> list[dict]:
         """The rows, once the extension's writes are taken (they are written off the event loop)."""
-        assert outbox_for(self.url).flush()
+        assert Runtime.of(self.crawler).outbox(self.url).flush()
         return cycle_rows(self.db)
 
 
@@ -478,7 +478,7 @@ def test_a_row_written_while_the_database_is_locked_is_kept_and_written_once_it_
         locker = sqlite3.connect(path, isolation_level=None)
         locker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
         driven.at(B1 + 0.1)
-        assert not outbox_for(driven.url).flush(timeout=1)  # the row cannot be written yet
+        assert not Runtime.of(driven.crawler).outbox(driven.url).flush(timeout=1)  # the row cannot be written yet
         seen["while locked"] = [row["topics_count"] for row in cycle_rows(driven.db)]
         driven.count(topics_swept=2)
         driven.at(B1 + 60.1)

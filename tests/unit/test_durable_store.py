@@ -16,7 +16,7 @@ import pytest
 from topicstreams.engines.news_urls import news_id
 from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage import db as db_module
-from topicstreams.storage.availability import availability_of
+from topicstreams.storage.availability import Availability
 from topicstreams.storage.durable import (
     BUFFERED,
     JOURNALED,
@@ -91,7 +91,7 @@ def durable(path: Path, journal: Path, stats: Stats, **options) -> DurableWriter
     url = f"sqlite:///{path}"
     options = {"batch_size": 3, "buffer_items": 1000, "backoff": Backoff(0.05, 0.2), **options}
     return DurableWriter(
-        NewsWriter(database_for(url)), Journal(journal), availability_of(url), name="google", inc=stats.inc, **options
+        NewsWriter(database_for(url)), Journal(journal), Availability(url), name="google", inc=stats.inc, **options
     )
 
 
@@ -275,7 +275,7 @@ def test_an_unreadable_line_is_set_aside_not_retried(database, tmp_path):
 
 def test_an_outage_is_over_for_the_process_when_the_writers_behind_caught_up_or_left(caplog):
     caplog.set_level(logging.INFO)
-    outage = availability_of("sqlite:////nowhere/news.db")
+    outage = Availability("sqlite:////nowhere/news.db")
     outage.went_away("google", "OperationalError: disk I/O error", "3 item(s) of google in the journal")
     outage.went_away("bing", "OperationalError: disk I/O error", "1 item(s) of bing in the journal")
     assert outage.away

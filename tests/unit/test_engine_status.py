@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.support.databases import database_fixture
-from topicstreams.extensions.watch import baseline_history
+from topicstreams.extensions.health_rows import baseline_history
 from topicstreams.health.score import Window
 from topicstreams.health.window import WindowStats
 from topicstreams.storage import engine_status as store

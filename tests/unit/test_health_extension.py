@@ -13,7 +13,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 
 from tests.support.crawler import make_crawler
-from topicstreams.crawl.engine_state import state_for
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import Classification, PageParsed
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.extensions.watch import HealthExtension
@@ -53,7 +53,7 @@ class Driven:
     def __init__(self, crawler) -> None:
         self.crawler = crawler
         self.extension = HealthExtension.from_crawler(crawler)
-        self.state = state_for(crawler)
+        self.state = Runtime.of(crawler).engine_state(crawler)
 
     def feed(self, classes: list[ResponseClass], at: datetime | None = None) -> None:
         for cls in classes:
@@ -101,7 +101,7 @@ def test_it_stays_out_of_spiders_that_are_not_engines_and_can_be_turned_off(tmp_
 
 def test_a_degraded_engine_is_slowed_until_a_score_says_ok_then_back_to_its_pace(tmp_path, caplog):
     crawler = make_crawler(tmp_path, {"min_requests": 10, "smoothing": 1})
-    caplog.set_level(logging.INFO, logger="topicstreams.extensions.watch")
+    caplog.set_level(logging.INFO, logger="topicstreams.extensions")
     seen = {}
 
     def body(driven: Driven):
@@ -130,7 +130,7 @@ def test_a_degraded_engine_is_slowed_until_a_score_says_ok_then_back_to_its_pace
 def test_a_slowdown_in_force_survives_a_restart(tmp_path, caplog):
     health = {"min_requests": 4, "smoothing": 1}
     run(make_crawler(tmp_path, health), lambda driven: driven.feed([OK, OK, SOFT, OK]))  # 25 %: 75, degraded
-    caplog.set_level(logging.WARNING, logger="topicstreams.extensions.watch")
+    caplog.set_level(logging.WARNING, logger="topicstreams.extensions")
     restarted = run(make_crawler(tmp_path, health), lambda driven: None)
     assert restarted.state.pace_multiplier == 2.0 and not restarted.state.paused
     assert any("slowed down when last seen" in message for message in caplog.messages)

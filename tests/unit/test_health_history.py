@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import func, insert, select
 
 from tests.support import crawler
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.cycle_accounting import CyclesExtension
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage.db import make_database
@@ -28,7 +29,6 @@ from topicstreams.storage.health_history import (
     roll_up,
 )
 from topicstreams.storage.models import health_daily_table, health_windows_table
-from topicstreams.storage.outbox import outbox_for
 from topicstreams.storage.scraper_cycles import purge_older_than
 
 ENGINES = ("google", "bing", "yahoo", "brave")
@@ -197,7 +197,7 @@ def run_extension(crawler, now: datetime, body=None) -> CyclesExtension:
             await extension.spider_closed(None, "finished")
 
     asyncio.run(main())
-    assert outbox_for(crawler.settings.get("TOPICSTREAMS_DATABASE_URL")).flush()
+    assert Runtime.of(crawler).outbox(crawler.settings.get("TOPICSTREAMS_DATABASE_URL")).flush()
     return extension
 
 
@@ -399,7 +399,7 @@ def test_day_by_day_while_the_windows_are_purged_every_window_is_in_the_history(
             stored.update(due)
             clock.now = moment.timestamp()
             extension.tick()
-            assert outbox_for(extension.database_url).flush()
+            assert extension.outbox.flush()
 
     run_extension(crawler, start, body)
     assert len(stored) == len(every)

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.support.databases import database_fixture
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.saturation_watch import (
     CLEAR_AFTER,
     SaturationWatch,
@@ -339,12 +340,15 @@ def test_the_watch_ignores_stale_rows_in_the_database(db, caplog):
 
 
 def test_watch_for_shares_one_watch_per_database_and_node(url, tmp_path):
-    first = watch_for(url, "node-a", policy(), 2.0)
-    assert watch_for(url, "node-a", policy(), 2.0) is first
-    assert watch_for(url, "node-b", policy(), 2.0) is not first
+    runtime = Runtime()
+    first = watch_for(runtime, url, "node-a", policy(), 2.0)
+    assert watch_for(runtime, url, "node-a", policy(), 2.0) is first
+    assert watch_for(runtime, url, "node-b", policy(), 2.0) is not first
     other_url = f"sqlite:///{tmp_path / 'other.db'}"
-    assert watch_for(other_url, "node-a", policy(), 2.0) is not first
+    assert watch_for(runtime, other_url, "node-a", policy(), 2.0) is not first
     # A different policy (another configuration) makes a new watch for the pair, which is then the shared one.
-    changed = watch_for(url, "node-a", policy(threshold=3), 2.0)
+    changed = watch_for(runtime, url, "node-a", policy(threshold=3), 2.0)
     assert changed is not first and changed.policy.robust_threshold == 3
-    assert watch_for(url, "node-a", policy(threshold=3), 2.0) is changed
+    assert watch_for(runtime, url, "node-a", policy(threshold=3), 2.0) is changed
+    # Another process (another runtime) has its own.
+    assert watch_for(Runtime(), url, "node-a", policy(threshold=3), 2.0) is not changed

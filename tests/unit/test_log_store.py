@@ -22,22 +22,15 @@ from sqlalchemy import event
 from tests.support.project import write_config
 from topicstreams.config.loading import load_config
 from topicstreams.config.secrets import Masker, mask
-from topicstreams.extensions import log_store
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.log_store import LogStoreExtension, StoredLogHandler, engine_of
 from topicstreams.extensions.timing import STORED
 from topicstreams.storage import db as db_module
 from topicstreams.storage import upgrade
 from topicstreams.storage.db import database_for
 from topicstreams.storage.durable import Backoff
-from topicstreams.storage.log_records import (
-    LogCursor,
-    LogCursorError,
-    LogFilter,
-    LogSink,
-    purge_logs,
-    read_logs,
-    write_rows,
-)
+from topicstreams.storage.log_reads import LogCursor, LogCursorError, LogFilter, read_logs
+from topicstreams.storage.log_records import LogSink, purge_logs, write_rows
 
 
 def eventually(check, timeout: float = 10.0) -> None:
@@ -74,8 +67,12 @@ def count(path: Path) -> int:
 
 @pytest.fixture(autouse=True)
 def _no_handler_left() -> Iterator[None]:
+    """A test that ends with a handler still installed: taken off the root logger, its sink closed."""
     yield
-    log_store.forget_handlers()
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, StoredLogHandler)]:
+        root.removeHandler(handler)
+        handler.sink.close(timeout=1.0)
 
 
 class Exclusive:
@@ -313,11 +310,12 @@ def test_rows_past_retention_are_purged_when_the_sink_starts(database):
 # ---- the handler, the extension --------------------------------------------------------------------------------
 
 
-def crawler_for(tmp_path: Path, database: Path | None, **settings):
+def crawler_for(tmp_path: Path, database: Path | None, runtime: Runtime | None = None, **settings):
     cfg = write_config(tmp_path, {"web": {"admin_token": "s3cret-admin-token-99"}}, "logs-config.yml")
     return get_crawler(
         GoogleSpider,
         {
+            "TOPICSTREAMS_RUNTIME": runtime,
             "TOPICSTREAMS_CONFIG": str(cfg),
             "TOPICSTREAMS_LOGS_ENABLED": True,
             "TOPICSTREAMS_DATABASE_URL": url_of(database) if database else "",
@@ -343,7 +341,8 @@ def test_the_extension_is_off_without_its_switch_or_a_database(tmp_path, databas
 def test_crawlers_of_one_process_share_one_handler_removed_and_flushed_by_the_last(tmp_path, database, caplog):
     caplog.set_level(logging.INFO)  # as Scrapy's logging lets INFO records through
     root = logging.getLogger()
-    google, bing = (LogStoreExtension.from_crawler(crawler_for(tmp_path, database)) for _ in range(2))
+    runtime = Runtime()  # one process
+    google, bing = (LogStoreExtension.from_crawler(crawler_for(tmp_path, database, runtime)) for _ in range(2))
     before = list(root.handlers)
     google.spider_opened()
     bing.spider_opened()

@@ -10,21 +10,25 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 from tests.support.crawler import make_crawler
-from topicstreams.crawl.engine_state import state_for
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import CanaryChecked, Classification, PageParsed
 from topicstreams.engines.classify import ResponseClass
-from topicstreams.extensions.watch import (
-    HealthExtension,
-    baseline_history,
-    is_result_page,
-)
+from topicstreams.extensions.health_rows import baseline_history
+from topicstreams.extensions.watch import HealthExtension, is_result_page
 from topicstreams.health.window import WindowStats
 from topicstreams.reports.health_report import EngineReport, engine_json, format_table
 from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import engine_status as store
-from topicstreams.storage.outbox import outbox_for
 
-LOGGER = "topicstreams.extensions.watch"
+LOGGER = "topicstreams.extensions"
+"""The health extension's modules log under it (the extension and its parts, below)."""
+HEALTH_LOGGERS = {
+    "topicstreams.extensions.watch",
+    "topicstreams.extensions.health_alerts",
+    "topicstreams.extensions.health_coverage",
+    "topicstreams.extensions.health_pause",
+    "topicstreams.extensions.health_rows",
+}
 OK, HARD, ERROR = ResponseClass.OK, ResponseClass.HARD_BLOCK, ResponseClass.ERROR
 
 
@@ -97,12 +101,14 @@ def run(crawler, body) -> HealthExtension:
 
 def status(crawler) -> store.EngineStatusRow:
     """The engine's row, once the extension's writes are taken (they are written off the event loop)."""
-    assert outbox_for(crawler.settings.get("TOPICSTREAMS_DATABASE_URL")).flush()
+    assert Runtime.of(crawler).outbox(crawler.settings.get("TOPICSTREAMS_DATABASE_URL")).flush()
     return store.read_status(database(crawler), "google", "n1")
 
 
 def messages(caplog, level: int) -> list[str]:
-    return [record.getMessage() for record in caplog.records if record.levelno == level and record.name == LOGGER]
+    return [
+        record.getMessage() for record in caplog.records if record.levelno == level and record.name in HEALTH_LOGGERS
+    ]
 
 
 def parser_messages(caplog, level: int) -> list[str]:
@@ -142,7 +148,8 @@ def test_items_without_source_and_date_make_the_parser_critical_while_the_engine
     assert (row.score, row.band, row.state, row.pace_multiplier) == (100, "ok", "running", 1.0)
     assert crawler.stats.get_value("topicstreams/google/health_score") == 100
     assert crawler.stats.get_value("topicstreams/google/health_band") == "ok"
-    assert state_for(crawler).pace_multiplier == 1.0 and not state_for(crawler).paused
+    state = Runtime.of(crawler).engine_state(crawler)
+    assert state.pace_multiplier == 1.0 and not state.paused
     warnings = parser_messages(caplog, logging.WARNING)
     assert len(warnings) == 1
     assert warnings[0].startswith("[google] parser health 0 (critical): missing source, missing published_at; ")

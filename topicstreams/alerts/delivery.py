@@ -2,8 +2,8 @@
 each attempt recorded.
 
 The health extension, the digests and the silence watch build an :class:`~topicstreams.alerts.events.Alert` and
-hand it to the :class:`Notifier` of their database (:func:`notifier_for`, one per process and database URL: the
-crawlers of ``crawlall`` share it). :meth:`Notifier.send` only queues it — no network, no database, no exception
+hand it to the :class:`Notifier` of their database (one per process and database URL, which the process's
+:class:`~topicstreams.crawl.runtime.Runtime` keeps: the crawlers of ``crawlall`` share it). :meth:`Notifier.send` only queues it — no network, no database, no exception
 on the caller's thread (the Scrapy reactor's event loop) — and the notifier's thread:
 
 * drops an event that ``alerting.events`` does not name (digests and test messages always go);
@@ -37,11 +37,13 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
+
+from sqlalchemy import Engine
 
 from topicstreams.alerts import inert_text as inert
 from topicstreams.alerts.events import EVENTS, Alert
@@ -248,8 +250,11 @@ class Notifier:
         delays: Sequence[float] = DELAYS,
         timeout: float = WEBHOOK_TIMEOUT,
         record: bool = True,
+        database: Callable[[str], Engine] = database_for,
     ) -> None:
         self.database_url = database_url
+        self.database = database
+        """Where its thread gets the database's handle (the process runtime's)."""
         self.record = record
         """Whether alerts are recorded (False: a command whose database cannot be reached said so already)."""
         self.attempts = max(1, int(attempts))
@@ -351,7 +356,7 @@ class Notifier:
         if not self.record:
             return None
         try:
-            done = write(database_for(self.database_url), *args)
+            done = write(self.database(self.database_url), *args)
         except Exception as exc:
             if not self._record_failing:
                 self._record_failing = True
@@ -469,31 +474,9 @@ class Notifier:
                 self._cond.notify_all()
 
 
-# ---- one per process and database -----------------------------------------------------------------------------
-_notifiers: dict[str, Notifier] = {}
-_notifiers_lock = threading.Lock()
-
-
-def notifier_for(database_url: str, alerting: Mapping[str, Any], node: str, **options: Any) -> Notifier:
-    """The process's :class:`Notifier` of the database at ``database_url``, made on first use (``options``: its
-    ``attempts``, ``delays``, ``timeout``); later calls hand it the configuration they have."""
-    with _notifiers_lock:
-        notifier = _notifiers.get(database_url)
-        if notifier is None:
-            notifier = _notifiers[database_url] = Notifier(database_url, alerting, node, **options)
-        else:
-            notifier.configure(alerting, node)
-        return notifier
-
-
+# ---- its options from a crawl's settings ---------------------------------------------------------------------
 def options_from_settings(settings: Any) -> dict[str, Any]:
     """The notifier's retries from the crawl's ``TOPICSTREAMS_ALERT_RETRY_DELAYS`` setting: one attempt, then one
     after each delay."""
     delays = [float(delay) for delay in settings.getlist("TOPICSTREAMS_ALERT_RETRY_DELAYS")]
     return {"attempts": len(delays) + 1, "delays": tuple(delays)}
-
-
-def forget_notifiers() -> None:
-    """Start afresh (tests)."""
-    with _notifiers_lock:
-        _notifiers.clear()

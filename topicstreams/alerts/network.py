@@ -130,15 +130,3 @@ class NetworkWatch:
         mine = [held for held in self.held if held.engine == engine]
         self.held = [held for held in self.held if held.engine != engine]
         return mine
-
-
-_WATCHES: dict[tuple[str, str], NetworkWatch] = {}
-
-
-def network_watch_for(database_url: str, node: str) -> NetworkWatch:
-    """The process's network watch of ``node`` in the database at ``database_url`` (made on first use; the engine
-    crawlers of a process share its event loop, so no two call it at once)."""
-    watch = _WATCHES.get((database_url, node))
-    if watch is None:
-        watch = _WATCHES[(database_url, node)] = NetworkWatch(node)
-    return watch

@@ -2,8 +2,9 @@
 
 scrapy-playwright makes a download handler per crawler and URL scheme, and by default each one starts its own
 Playwright driver and its own browser: a ``crawlall`` of four engines ran eight drivers and four Chromiums. With
-``PLAYWRIGHT_BROWSER_PROVIDER`` set to :class:`SharedBrowserProvider` (the project's settings do), every handler of the
-process gets the same ones, through scrapy-playwright's own extension point for where browsers come from:
+``PLAYWRIGHT_BROWSER_PROVIDER`` set to :class:`SharedBrowserProvider` (the project's settings do; the command that
+runs the crawlers hands them the process's :class:`SharedBrowsers`), every handler of the process gets the same ones,
+through scrapy-playwright's own extension point for where browsers come from:
 
 * **one driver**: the first handler to start starts the process's Playwright driver (with
   :data:`~topicstreams.browser.chromium.DRIVER_NODE_OPTIONS`); the last to close stops it;
@@ -26,7 +27,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -46,9 +47,13 @@ SAVE_GAP = 5.0
 class _Shared:
     """The process's driver and browser for one browser type and set of launch options, and who uses them."""
 
-    def __init__(self, browser_type: str, launch_options: dict[str, Any]) -> None:
+    def __init__(
+        self, browser_type: str, launch_options: dict[str, Any], forget: Callable[[], None] = lambda: None
+    ) -> None:
         self.browser_type = browser_type
         self.launch_options = launch_options
+        self.forget = forget
+        """Called when the last user has closed it: its registry lets it go."""
         self.users = 0
         self.manager: Any = None
         self.playwright: Playwright | None = None
@@ -106,7 +111,7 @@ class _Shared:
             await browser.close()
         if manager is not None:
             await manager.__aexit__(None, None, None)
-        _SHARED.pop(_key(self.browser_type, self.launch_options), None)
+        self.forget()
 
 
 @contextmanager
@@ -124,19 +129,36 @@ def driver_environment() -> Iterator[None]:
         os.environ.pop("NODE_OPTIONS", None)
 
 
-_SHARED: dict[str, _Shared] = {}
-
-
 def _key(browser_type: str, launch_options: dict[str, Any]) -> str:
     return json.dumps([browser_type, launch_options], sort_keys=True, default=str)
 
 
-def shared_for(browser_type: str, launch_options: dict[str, Any]) -> _Shared:
-    """The process's shared driver and browser for these options (made at the first ask)."""
-    key = _key(browser_type, launch_options)
-    if key not in _SHARED:
-        _SHARED[key] = _Shared(browser_type, dict(launch_options))
-    return _SHARED[key]
+class SharedBrowsers:
+    """The process's drivers and browsers, one per browser type and set of launch options, made at the first ask
+    and let go when their last user closes. The process's runtime keeps one
+    (:class:`~topicstreams.crawl.runtime.Runtime`) and hands its :meth:`provider` to every crawler as
+    ``PLAYWRIGHT_BROWSER_PROVIDER``; a copy of it (Scrapy copies the settings per crawler) is itself."""
+
+    def __init__(self) -> None:
+        self.shared: dict[str, _Shared] = {}
+
+    def __copy__(self) -> SharedBrowsers:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> SharedBrowsers:
+        return self
+
+    def of(self, browser_type: str, launch_options: dict[str, Any]) -> _Shared:
+        """The shared driver and browser for these options (the handlers share the event loop: no lock needed)."""
+        key = _key(browser_type, launch_options)
+        if key not in self.shared:
+            self.shared[key] = _Shared(browser_type, dict(launch_options), lambda: self.shared.pop(key, None))
+        return self.shared[key]
+
+    def provider(self, config: Any) -> SharedBrowserProvider:
+        """scrapy-playwright's ``PLAYWRIGHT_BROWSER_PROVIDER``, called with the handler's config: a provider of
+        these browsers."""
+        return SharedBrowserProvider(config, self)
 
 
 class SharedBrowserProvider:
@@ -146,13 +168,14 @@ class SharedBrowserProvider:
     are not supported: the first is one browser per handler by nature, the second one browser per context.
     """
 
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: Any, browsers: SharedBrowsers | None = None) -> None:
         if config.cdp_url or config.connect_url:
             raise NotSupported(
                 "topicstreams' shared browser launches its own Chromium: unset PLAYWRIGHT_CDP_URL and "
                 "PLAYWRIGHT_CONNECT_URL, or set PLAYWRIGHT_BROWSER_PROVIDER to scrapy-playwright's own"
             )
-        self.shared = shared_for(config.browser_type_name, config.launch_options)
+        # Without the process's browsers (a crawler made without the runtime's provider), its own.
+        self.shared = (browsers or SharedBrowsers()).of(config.browser_type_name, config.launch_options)
         self.started = False
 
     async def start(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 
@@ -13,6 +14,7 @@ from topicstreams.browser.chromium import ProfileInUse, ProfileLock, profile_pat
 from topicstreams.config.errors import EX_CONFIG, ConfigError
 from topicstreams.config.loading import LOADER_SETTING, Config, ConfigLoader, load_config
 from topicstreams.crawl.arguments import split_names
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
 
 logger = logging.getLogger(__name__)
@@ -67,18 +69,23 @@ class ConfiguredCommand(ScrapyCommand):
         # The command's loader: its crawlers load through it (the add-on, the log store), so they share this load.
         self.settings.set(LOADER_SETTING, ConfigLoader(), priority="command")
         self.config = load_config_or_exit(self.settings)
+        # The crawlers this command's process makes share the command's runtime (their settings carry it).
+        self.runtime.install(self.settings)
+
+    @functools.cached_property
+    def runtime(self) -> Runtime:
+        """The process's :class:`~topicstreams.crawl.runtime.Runtime`: the command's database handles, and its
+        crawlers' shared objects."""
+        return Runtime()
 
     def refuse(self, args: list[str]) -> None:
         """Exit early for arguments that can never run (before the configuration is read)."""
 
-    @staticmethod
-    def database(config: Config):
+    def database(self, config: Config):
         """The configured database's handle, its schema brought to the latest revision first (once per process)."""
-        from topicstreams.storage import database_for, upgrade_once
-
         url = config.sections.database.url
-        upgrade_once(url)
-        return database_for(url)
+        self.runtime.upgrade_once(url)
+        return self.runtime.database(url)
 
 
 class SubcommandCommand(ConfiguredCommand):
@@ -177,12 +184,11 @@ class CrawlingCommand(ConfiguredCommand):
         from sqlalchemy.exc import SQLAlchemyError
 
         from topicstreams.config.secrets import mask_url
-        from topicstreams.storage import upgrade_once
         from topicstreams.storage.failures import describe
 
         url = self.settings.get("TOPICSTREAMS_DATABASE_URL") or self.config.sections.database.url
         try:
-            upgrade_once(url)  # what the schema extension does, once per process
+            self.runtime.upgrade_once(url)  # what the schema extension does, once per process
         except SQLAlchemyError as exc:
             report_error(
                 self.settings,

@@ -44,8 +44,6 @@ from topicstreams.storage import (
     Topic,
     TopicNews,
     TopicNewsEngine,
-    database_for,
-    upgrade_once,
 )
 
 
@@ -219,7 +217,7 @@ class Command(ConfiguredCommand):
 
     def start_server(self, config_path: Path, database_url: str) -> None:
         """The web app on the demo's database, its URL printed once it answers; without it if it does not."""
-        upgrade_once(database_url)  # the schema first: the app never answers 503 during the demo
+        self.runtime.upgrade_once(database_url)  # the schema first: the app never answers 503 during the demo
         self.server = DemoServer(config_path)
         problem = self.server.wait_ready()
         if problem is None:
@@ -244,9 +242,8 @@ class Command(ConfiguredCommand):
                 self.exitcode = 1
                 return
 
-    @staticmethod
-    def print_stored(database_url: str) -> None:
-        db = database_for(database_url)
+    def print_stored(self, database_url: str) -> None:
+        db = self.runtime.database(database_url)
         engines_of = (
             select(
                 TopicNewsEngine.topic_id,

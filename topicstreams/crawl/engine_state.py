@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import random
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -143,20 +142,14 @@ class EngineState:
         return None
 
 
-_STATES: weakref.WeakKeyDictionary[Any, EngineState] = weakref.WeakKeyDictionary()
-
-
-def state_for(crawler: Any) -> EngineState:
-    """The state of the engine a crawler runs (one engine spider per crawler), made from its settings once."""
-    state = _STATES.get(crawler)
-    if state is None:
-        settings = crawler.settings
-        cooldown = settings.getdict("TOPICSTREAMS_COOLDOWN")
-        state = EngineState(
-            crawler.spidercls.name,
-            floor=settings.getfloat("TOPICSTREAMS_MIN_INTERVAL"),
-            jitter_ratio=float(settings.getdict("TOPICSTREAMS_PACING")["jitter_ratio"]),
-            cooldown=CooldownPolicy(float(cooldown["initial"]), float(cooldown["factor"]), float(cooldown["max"])),
-        )
-        _STATES[crawler] = state
-    return state
+def engine_state_from(crawler: Any) -> EngineState:
+    """A new state of the engine a crawler runs (one engine spider per crawler), from its settings; the crawler's
+    one is the runtime's (:meth:`topicstreams.crawl.runtime.Runtime.engine_state`)."""
+    settings = crawler.settings
+    cooldown = settings.getdict("TOPICSTREAMS_COOLDOWN")
+    return EngineState(
+        crawler.spidercls.name,
+        floor=settings.getfloat("TOPICSTREAMS_MIN_INTERVAL"),
+        jitter_ratio=float(settings.getdict("TOPICSTREAMS_PACING")["jitter_ratio"]),
+        cooldown=CooldownPolicy(float(cooldown["initial"]), float(cooldown["factor"]), float(cooldown["max"])),
+    )

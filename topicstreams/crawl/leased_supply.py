@@ -31,6 +31,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -65,10 +66,13 @@ class LeasedTopics:
         problem_of: Callable[[str], str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        database: Callable[[str], Any] = database_for,
     ) -> None:
         self.state = state
         self.engine = state.engine
         self.database_url = database_url
+        self.database = database
+        """Where the database's handle comes from (the process runtime's)."""
         self.node = node
         self.interval = interval
         self.lease_seconds = lease_seconds
@@ -92,7 +96,7 @@ class LeasedTopics:
 
     @property
     def db(self):
-        return database_for(self.database_url)
+        return self.database(self.database_url)
 
     # ---- the seam -------------------------------------------------------------------------------------
     def open(self) -> None:

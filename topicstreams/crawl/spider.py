@@ -51,11 +51,11 @@ from topicstreams.crawl import meta as keys
 from topicstreams.crawl.arguments import is_true, split_names, topics_refusal
 from topicstreams.crawl.canaries import CanaryQuery, canaries_for
 from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
-from topicstreams.crawl.engine_state import state_for
 from topicstreams.crawl.page_items import PageItems
 from topicstreams.crawl.supply_factory import supply_mode, topic_supply_for
 from topicstreams.crawl.topic_fates import TopicFates
 from topicstreams.crawl.topic_run import TopicRun
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.topic_schedule import TopicSchedule
 from topicstreams.engines import Engine
 from topicstreams.engines.classify import Verdict, classify_failure
@@ -95,11 +95,17 @@ class EngineSpider(scrapy.Spider):
         settings = self.settings
         self.scrape_interval = settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL")
         self.max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES")
-        self.state = state_for(self.crawler)
+        runtime = Runtime.of(self.crawler)
+        self.state = runtime.engine_state(self.crawler)
         self.response_budget = response_budget(settings)
         self.url_limit = url_length_limit(settings)
         self.supply = topic_supply_for(
-            settings, self.state, topics=self.topics_arg, once=self.once, problem_of=self.topic_problem
+            settings,
+            self.state,
+            topics=self.topics_arg,
+            once=self.once,
+            problem_of=self.topic_problem,
+            database=runtime.database,
         )
         self.fates = TopicFates(self.crawler, self.name, self.supply, once=self.once, logger=self.logger)
         self.page_items = PageItems(self.crawler, self.reader, self.logger)

@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -146,9 +146,12 @@ class PassTopics:
         shard: str = "0/1",
         problem_of: Callable[[str], str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        database: Callable[[str], Any] = database_for,
     ) -> None:
         self.state = state
         self.database_url = database_url
+        self.database = database
+        """Where the database's handle comes from (the process runtime's)."""
         self.interval = interval
         self.topics_arg = list(topics) if topics is not None else None
         self.seed = list(seed)
@@ -168,14 +171,14 @@ class PassTopics:
         if self.topics_arg is not None:
             names = self.topics_arg
         else:
-            names = [name for _, name in active_topics(database_for(self.database_url))]
+            names = [name for _, name in active_topics(self.database(self.database_url))]
         return [name for name in names if in_shard(name, self.shard) and self.takes(name)]
 
     def open(self) -> None:
         if self.topics_arg is not None:
-            ensure_topics(database_for(self.database_url), self.topics_arg, active=False)
+            ensure_topics(self.database(self.database_url), self.topics_arg, active=False)
         elif self.seed:
-            seed_topics(database_for(self.database_url), self.seed)
+            seed_topics(self.database(self.database_url), self.seed)
         if self.once:
             self.schedule.add_now(self.current_topics())
         elif not self.follows_table:

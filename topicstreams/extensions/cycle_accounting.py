@@ -57,10 +57,11 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.timing import STORED, engine_database_url, wall
 from topicstreams.storage.health_history import history_start, purge_history, roll_up
 from topicstreams.storage.models import health_daily_table as health_daily
-from topicstreams.storage.outbox import Outbox, outbox_for
+from topicstreams.storage.outbox import Outbox
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 
 logger = logging.getLogger(__name__)
@@ -212,7 +213,7 @@ class CyclesExtension:
     # ---- life cycle -----------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider | None = None) -> None:
         now = self.clock()
-        self.outbox = outbox_for(self.database_url)
+        self.outbox = Runtime.of(self.crawler).outbox(self.database_url)
         self.windows = CycleWindows(self.interval, now)
         self.purge(now)
         self.ticker = create_looping_call(self.tick)

@@ -2,9 +2,9 @@
 
 A Scrapy extension built per engine crawler (``TOPICSTREAMS_ALERTS_ENABLED``, on an engine spider, with a
 database), but the work is the process's: the crawlers of ``scrapy crawlall`` share one :class:`AlertingWork` (per
-database and node, :func:`work_for`), with one looping call — started when the first crawler opens, stopped when the
-last one closes — and one thread of its own, where every read, claim and write runs (never on the event loop).
-Alerts are handed to the process's :class:`~topicstreams.alerts.delivery.Notifier`, which delivers them in its own
+database and node, kept in the process's runtime), with one looping call — started when the first crawler opens,
+stopped when the last one closes — and one thread of its own, where every read, claim and write runs (never on the
+event loop). Alerts are handed to the process's :class:`~topicstreams.alerts.delivery.Notifier`, which delivers them in its own
 thread. The web app sends nothing.
 
 Every ``TOPICSTREAMS_ALERTS_TICK`` seconds (:data:`TICK`, 30):
@@ -52,7 +52,7 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.utils.asyncio import create_looping_call
 
-from topicstreams.alerts.delivery import Notifier, notifier_for
+from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.digest_periods import SCHEDULED, last_boundary, render_batch, render_digest
 from topicstreams.alerts.topic_silence import (
     OK,
@@ -63,13 +63,12 @@ from topicstreams.alerts.topic_silence import (
     silence_alert,
     state_key,
 )
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import EventsStored, events_stored
 from topicstreams.engines.states import RUNNING
 from topicstreams.extensions.timing import engine_database_url, wall
 from topicstreams.storage import alert_states
 from topicstreams.storage import digest_events as digests
-from topicstreams.storage.availability import availability_of
-from topicstreams.storage.db import database_for
 from topicstreams.storage.engine_status import read_statuses
 from topicstreams.storage.event_times import active_topics, moments_since
 from topicstreams.storage.failures import describe
@@ -115,8 +114,11 @@ class AlertingWork:
         silence_every: float = SILENCE_EVERY,
         notifier: Notifier | None = None,
         clock: Callable[[], float] = time.time,
+        runtime: Runtime | None = None,
     ) -> None:
         self.database_url = database_url
+        self.runtime = runtime or Runtime()
+        """The process's shared objects: the database handle, its outage state, the notifier."""
         self.node = node
         self.baseline_days = float(baseline_days)
         self.engines = None if engines is None else frozenset(engines)
@@ -126,7 +128,7 @@ class AlertingWork:
         """The wall clock, Unix seconds (a test's to replace)."""
         self.me = f"{node}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
         """This process, as its digest claims name it."""
-        self.notifier = notifier or notifier_for(database_url, alerting, node)
+        self.notifier = notifier or self.runtime.notifier(database_url, alerting, node)
         self.silence_factor = float(alerting.get("silence_factor") or 6)
         self.silence_min_events = int(alerting.get("silence_min_events") or 10)
         self.scheduled: list[tuple[dict[str, Any], digests.DigestFilter]] = []
@@ -169,7 +171,7 @@ class AlertingWork:
 
     @property
     def db(self):
-        return database_for(self.database_url)
+        return self.runtime.database(self.database_url)
 
     # ---- the crawl's event loop --------------------------------------------------------------------------------
     def crawler_opened(self, tick: float) -> None:
@@ -234,7 +236,7 @@ class AlertingWork:
     def guarded(self, what: str, job: Callable[..., Any], *args: Any) -> None:
         """``job(*args)``; a failure (the database away, a bug) logged once until the job passes again, never
         raised (the loop goes on)."""
-        if availability_of(self.database_url).away:
+        if self.runtime.availability(self.database_url).away:
             return
         try:
             job(*args)
@@ -419,27 +421,8 @@ def _is_database_error(exc: BaseException) -> bool:
     return isinstance(exc, SQLAlchemyError)
 
 
-_WORKS: dict[tuple[str, str], AlertingWork] = {}
-_WORKS_LOCK = threading.Lock()
-
-
-def work_for(database_url: str, node: str, make: Callable[[], AlertingWork]) -> AlertingWork:
-    """The process's work for ``node`` in the database at ``database_url``, made by ``make()`` on first use."""
-    with _WORKS_LOCK:
-        work = _WORKS.get((database_url, node))
-        if work is None:
-            work = _WORKS[(database_url, node)] = make()
-        return work
-
-
-def forget_works() -> None:
-    """Start afresh (tests)."""
-    with _WORKS_LOCK:
-        _WORKS.clear()
-
-
 class AlertingExtension:
-    """One per engine crawler; the work is the process's (:func:`work_for`)."""
+    """One per engine crawler; the work is the process's (kept in its :class:`~topicstreams.crawl.runtime.Runtime`)."""
 
     def __init__(self, work: AlertingWork, tick: float) -> None:
         self.work = work
@@ -460,9 +443,9 @@ class AlertingExtension:
             if isinstance(engine, Mapping) and engine.get("enabled", True)
         ]
         silence_every = settings.getfloat("TOPICSTREAMS_ALERTS_SILENCE_EVERY", SILENCE_EVERY)
-        work = work_for(
-            database_url,
-            node,
+        runtime = Runtime.of(crawler)
+        work = runtime.shared(
+            (AlertingWork, database_url, node),
             lambda: AlertingWork(
                 database_url,
                 alerting,
@@ -470,6 +453,7 @@ class AlertingExtension:
                 baseline_days=float(health.get("baseline_days") or 14),
                 engines=engines or None,
                 silence_every=silence_every,
+                runtime=runtime,
             ),
         )
         extension = cls(work, settings.getfloat("TOPICSTREAMS_ALERTS_TICK", TICK))

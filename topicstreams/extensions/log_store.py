@@ -42,6 +42,7 @@ from scrapy.exceptions import NotConfigured
 from topicstreams import ENGINES
 from topicstreams.config.loading import load_config
 from topicstreams.config.secrets import Masker
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.timing import STORED_LINE, wall
 from topicstreams.storage import log_records as stored_logs
 from topicstreams.storage.log_records import LogSink, clip, level_name
@@ -125,41 +126,45 @@ class StoredLogHandler(logging.Handler):
 
 @dataclass
 class Installed:
-    handler: StoredLogHandler
+    """The process's handler of one database (None while no crawler uses it) and how many crawlers use it."""
+
+    lock: threading.Lock
+    handler: StoredLogHandler | None = None
     users: int = 0
 
 
-_installed: dict[str, Installed] = {}
-_installed_lock = threading.Lock()
+def installed_for(runtime: Runtime, url: str) -> Installed:
+    """The process's handler of the database at *url* and its count of users, kept in the process's runtime."""
+    return runtime.shared((Installed, url), lambda: Installed(threading.Lock()))
 
 
-def acquire(url: str, node: str, secrets: list[str], retention_days: float) -> StoredLogHandler:
+def acquire(runtime: Runtime, url: str, node: str, secrets: list[str], retention_days: float) -> StoredLogHandler:
     """The process's handler of the database at *url*, installed on the root logger by its first user."""
-    with _installed_lock:
-        found = _installed.get(url)
-        if found is None:
-            sink = LogSink(url, node, retention_days=retention_days)
+    found = installed_for(runtime, url)
+    with found.lock:
+        if found.handler is None:
+            sink = LogSink(url, node, retention_days=retention_days, db=runtime.database(url))
             sink.start()
-            handler = StoredLogHandler(sink, node, Masker(secrets))
-            logging.getLogger().addHandler(handler)
-            found = _installed[url] = Installed(handler)
+            found.handler = StoredLogHandler(sink, node, Masker(secrets))
+            logging.getLogger().addHandler(found.handler)
         found.users += 1
         return found.handler
 
 
-def release(url: str) -> StoredLogHandler | None:
+def release(runtime: Runtime, url: str) -> StoredLogHandler | None:
     """One user fewer; the last one takes the handler off the root logger and gets it back to close its sink
     (None while others still use it)."""
-    with _installed_lock:
-        found = _installed.get(url)
-        if found is None:
+    found = installed_for(runtime, url)
+    with found.lock:
+        handler = found.handler
+        if handler is None:
             return None
         found.users -= 1
         if found.users > 0:
             return None
-        del _installed[url]
-    logging.getLogger().removeHandler(found.handler)
-    return found.handler
+        found.handler = None
+    logging.getLogger().removeHandler(handler)
+    return handler
 
 
 class LogStoreExtension:
@@ -192,7 +197,7 @@ class LogStoreExtension:
         return extension
 
     def spider_opened(self, spider: Spider | None = None) -> None:
-        self.handler = acquire(self.url, self.node, self.secrets, self.retention_days)
+        self.handler = acquire(Runtime.of(self.crawler), self.url, self.node, self.secrets, self.retention_days)
         sink = self.handler.sink
         self.counts_at_open = (sink.stored, sink.dropped)
 
@@ -201,7 +206,7 @@ class LogStoreExtension:
         if self.handler is None:
             return
         sink = self.handler.sink
-        last = release(self.url)
+        last = release(Runtime.of(self.crawler), self.url)
         if last is not None:
             written = await asyncio.to_thread(sink.close)
         else:
@@ -216,13 +221,3 @@ class LogStoreExtension:
                 "record(s) not stored while this crawl ran)",
                 sink.dropped - dropped,
             )
-
-
-def forget_handlers() -> None:
-    """Take every installed handler off and close its sink at once (tests)."""
-    with _installed_lock:
-        installed = list(_installed.values())
-        _installed.clear()
-    for found in installed:
-        logging.getLogger().removeHandler(found.handler)
-        found.handler.sink.close(timeout=1.0)

@@ -26,8 +26,9 @@ from scrapy.exceptions import NotConfigured
 from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams.crawl import signals as topicstreams_signals
-from topicstreams.storage import database_for
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.storage import node_rows as rows
+from topicstreams.storage.db import database_for
 from topicstreams.storage.failures import describe
 
 logger = logging.getLogger(__name__)
@@ -48,9 +49,19 @@ class Membership:
     """This process's row of ``nodes`` (see the module docstring)."""
 
     def __init__(
-        self, database_url: str, node: str, *, assignment: str, interval: float, heartbeat: float, clock=time.monotonic
+        self,
+        database_url: str,
+        node: str,
+        *,
+        assignment: str,
+        interval: float,
+        heartbeat: float,
+        clock=time.monotonic,
+        database=database_for,
     ) -> None:
         self.database_url = database_url
+        self.database = database
+        """Where its thread gets the database's handle (the process runtime's)."""
         self.node = node
         self.assignment = assignment
         self.interval = interval
@@ -116,7 +127,7 @@ class Membership:
 
     def write(self, action, **values) -> None:
         try:
-            action(database_for(self.database_url), node=self.node, process=PROCESS, **values)
+            action(self.database(self.database_url), node=self.node, process=PROCESS, **values)
         except SQLAlchemyError as exc:
             if not self.failing:
                 logger.warning(
@@ -128,24 +139,22 @@ class Membership:
         self.failing = False
 
 
-_memberships: dict[tuple[str, str], Membership] = {}
-_memberships_lock = threading.Lock()
-
-
 def membership_for(crawler: Crawler) -> Membership:
+    """The process's membership of the crawler's database and node, kept in the process's runtime."""
     settings = crawler.settings
-    key = (settings.get("TOPICSTREAMS_DATABASE_URL"), settings.get("TOPICSTREAMS_NODE_ID"))
-    with _memberships_lock:
-        found = _memberships.get(key)
-        if found is None:
-            found = _memberships[key] = Membership(
-                key[0],
-                key[1],
-                assignment=settings.get("TOPICSTREAMS_ASSIGNMENT") or "shard",
-                interval=settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL"),
-                heartbeat=settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"),
-            )
-        return found
+    url, node = settings.get("TOPICSTREAMS_DATABASE_URL"), settings.get("TOPICSTREAMS_NODE_ID")
+    runtime = Runtime.of(crawler)
+    return runtime.shared(
+        (Membership, url, node),
+        lambda: Membership(
+            url,
+            node,
+            assignment=settings.get("TOPICSTREAMS_ASSIGNMENT") or "shard",
+            interval=settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL"),
+            heartbeat=settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"),
+            database=runtime.database,
+        ),
+    )
 
 
 class MembershipExtension:

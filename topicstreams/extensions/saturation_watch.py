@@ -18,6 +18,7 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.health.saturation import (
     Saturation,
     SaturationPolicy,
@@ -89,13 +90,14 @@ class SaturationWatch:
         return verdict
 
 
-_WATCHES: dict[tuple[str, str], SaturationWatch] = {}
-
-
-def watch_for(database_url: str, node: str, policy: SaturationPolicy, every: float) -> SaturationWatch:
-    """The process's watch of ``node`` in the database at ``database_url`` (made on first use). The engine
-    crawlers of a process share its event loop: no two call it at once."""
-    watch = _WATCHES.get((database_url, node))
-    if watch is None or watch.policy != policy:
-        watch = _WATCHES[(database_url, node)] = SaturationWatch(node, policy, every)
-    return watch
+def watch_for(
+    runtime: Runtime, database_url: str, node: str, policy: SaturationPolicy, every: float
+) -> SaturationWatch:
+    """The process's watch of ``node`` in the database at ``database_url`` (made on first use, kept in the process's
+    runtime; made anew when the policy differs). The engine crawlers of a process share its event loop: no two call
+    it at once."""
+    return runtime.shared(
+        (SaturationWatch, database_url, node),
+        lambda: SaturationWatch(node, policy, every),
+        keep=lambda watch: watch.policy == policy,
+    )

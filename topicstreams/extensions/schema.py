@@ -2,7 +2,7 @@
 
 A Scrapy extension, built with the crawler before its spider, middlewares and pipelines, so every other
 component finds the schema in place. In one process (``scrapy crawlall`` runs four crawlers) the upgrade of a
-database runs once (:func:`~topicstreams.storage.migrate.upgrade_once`): the other crawlers find it done. The
+database runs once (:meth:`~topicstreams.crawl.runtime.Runtime.upgrade_once`): the other crawlers find it done. The
 upgrade itself is safe against other processes upgrading the same database at the same moment.
 
 Disabled (``NotConfigured``) when ``TOPICSTREAMS_DATABASE_URL`` is empty: nothing is stored then.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
-from topicstreams.storage.migrate import upgrade_once
+from topicstreams.crawl.runtime import Runtime
 
 
 class SchemaExtension:
@@ -25,5 +25,5 @@ class SchemaExtension:
         url = (crawler.settings.get("TOPICSTREAMS_DATABASE_URL") or "").strip()
         if not url:
             raise NotConfigured("TOPICSTREAMS_DATABASE_URL is empty: nothing is stored")
-        upgrade_once(url)
+        Runtime.of(crawler).upgrade_once(url)
         return cls(url)

@@ -22,11 +22,10 @@ and writes:
   ends) — handed to the process's notifier, which records and delivers them off the event loop; per node, the
   ``saturation`` verdict's changes and the ``network_down`` verdict's, sent by whichever process moves the shared
   state (``alert_states``) first;
-* **coverage** (:mod:`topicstreams.health.coverage_model`): when a stored window closes, of the articles the other engines
-  found for the topics the engine scraped in it (lagged by one re-scrape interval: the configured one times the
-  slowdown, or the one the engine really keeps when longer — :meth:`HealthExtension.coverage_grace`), the share it
-  found too, against its own baseline; a drop of ``health.coverage_drop`` in two judged windows in a row while the
-  pages parse fine is reason ``coverage`` — beside the score, never in it;
+* **coverage** (:mod:`topicstreams.extensions.health_coverage`): when a stored window closes, of the articles the
+  other engines found for the topics the engine scraped in it (lagged by one re-scrape interval), the share it found
+  too, against its own baseline; a drop of ``health.coverage_drop`` in two judged windows in a row while the pages
+  parse fine is reason ``coverage`` — beside the score, never in it;
 * **the node's network** (:mod:`topicstreams.alerts.network`): a connection-level failure (DNS, refused, no route)
   is held until it is known whether every engine of the node fails alike; then it is left out of the score and
   the stored window (its class and cooldown stand), so the network being down pauses nothing;
@@ -59,22 +58,21 @@ import logging
 import math
 import time
 from collections import deque
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.utils.asyncio import create_looping_call
-from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams import ENGINES
 from topicstreams.alerts import transitions
-from topicstreams.alerts.delivery import Notifier, notifier_for, options_from_settings
-from topicstreams.alerts.events import Alert
-from topicstreams.alerts.network import NetworkWatch, network_watch_for
+from topicstreams.alerts.delivery import Notifier, options_from_settings
+from topicstreams.alerts.network import NetworkWatch
 from topicstreams.crawl.canaries import CANARY_MISMATCH, canaries_for
-from topicstreams.crawl.engine_state import EngineState, state_for
+from topicstreams.crawl.engine_state import EngineState
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import (
     CanaryChecked,
     Classification,
@@ -85,52 +83,31 @@ from topicstreams.crawl.signals import (
 )
 from topicstreams.engines.classify import PARSE_ERROR, ResponseClass, is_connection_level
 from topicstreams.engines.consent_walls import CONSENT
-from topicstreams.engines.states import COOLING, PAUSED, RUNNING
+from topicstreams.extensions.health_alerts import EngineAlerting
+from topicstreams.extensions.health_coverage import CoverageJudging
+from topicstreams.extensions.health_pause import EnginePausing
+from topicstreams.extensions.health_rows import BASELINE_REFRESH, HealthRows
 from topicstreams.extensions.saturation_watch import SaturationWatch, watch_for
 from topicstreams.extensions.timing import engine_database_url, wall
 from topicstreams.health.band import (
-    PAUSE,
-    RECOVER,
-    SLOW_DOWN,
-    Assessment,
     EngineHealth,
     HealthSettings,
-    History,
     ParserAssessment,
 )
-from topicstreams.health.cost import cost_drift, per_record
-from topicstreams.health.coverage_model import Coverage, judge_coverage
+from topicstreams.health.coverage_model import Coverage
+from topicstreams.health.window import Sample
 from topicstreams.health.saturation import policy_from_settings
-from topicstreams.health.score import CRITICAL, DEGRADED, OK, Window
-from topicstreams.health.window import Sample, WindowStats
-from topicstreams.storage import coverage_counts as coverage_store
-from topicstreams.storage import database_for, utcnow
 from topicstreams.storage import engine_status as store
-from topicstreams.storage.alert_states import transition as change_alert_state
-from topicstreams.storage.availability import availability_of
 from topicstreams.storage.failures import describe
-from topicstreams.storage.outbox import Outbox, outbox_for
+from topicstreams.storage.outbox import Outbox
 
 logger = logging.getLogger(__name__)
 
 TICK = 2.0
 """Seconds between the extension's looks at the clock: a pause lifted by a person, a window that has ended."""
 
-BASELINE_REFRESH = 3600.0
-"""Seconds between two readings of the engine's baseline from its stored windows."""
-
 AWAITING_PARSE = 64
 """Samples kept waiting for their page's parse outcome (a failure never gets one)."""
-
-BASELINE_RETRY = 60.0
-"""Seconds before reading the baseline again when the database could not be read."""
-
-COVERAGE_CONFIRM = 2
-"""Judged windows in a row whose coverage must be low before the reason and the alert: one window's share of a few
-dozen articles varies by chance, two in a row rarely."""
-
-STORE_MARGIN = 5.0
-"""Seconds added to the coverage's grace for what each engine's store takes to write its finds (batches, outbox)."""
 
 CLOSE_DELIVERY_SECONDS = 30.0
 """How long a closing crawl waits for its alerts to be delivered (or given up)."""
@@ -143,18 +120,12 @@ def is_result_page(classification: Classification) -> bool:
     return classification.cls is ResponseClass.ERROR and classification.reason.startswith(PARSE_ERROR)
 
 
-def baseline_history(db: Engine, engine_name: str, node: str, days: float, now: datetime | None = None) -> History:
-    """The engine's own normal on the node: its stored windows that ended over the last ``days`` days, the most
-    recent day left out, summed (:func:`~topicstreams.storage.engine_status.baseline_totals`); the p95 is the
-    median of those windows' p95s."""
-    totals = store.baseline_totals(db, engine_name, node, days, now)
-    return History(
-        Window(totals.requests, totals.hard_blocks, totals.challenges, totals.soft_blocks, totals.p95_latency_ms),
-        per_record(totals.requests, totals.bytes, totals.browser_seconds, totals.valid_items),
-    )
+class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging):
+    """Scores the engine's responses and acts on the bands; its parts: :mod:`~topicstreams.extensions.health_pause`
+    (slowdown, pause, resume), :mod:`~topicstreams.extensions.health_alerts` (alerts, the network's verdict),
+    :mod:`~topicstreams.extensions.health_rows` (stats, status row, stored windows, baseline),
+    :mod:`~topicstreams.extensions.health_coverage` (coverage)."""
 
-
-class HealthExtension:
     def __init__(
         self,
         crawler: Crawler,
@@ -171,6 +142,8 @@ class HealthExtension:
         network: NetworkWatch | None = None,
     ) -> None:
         self.crawler = crawler
+        self.runtime = Runtime.of(crawler)
+        """The process's shared objects (database handle, outbox, notifier, watches, the engine's state)."""
         self.engine = crawler.spidercls.name
         self.settings = settings
         self.database_url = database_url
@@ -232,7 +205,9 @@ class HealthExtension:
             crawler, switch="TOPICSTREAMS_HEALTH_ENABLED", purpose="health", keeps="the engine status"
         )
         node = settings.get("TOPICSTREAMS_NODE_ID")
+        runtime = Runtime.of(crawler)
         saturation = watch_for(
+            runtime,
             database_url,
             node,
             policy_from_settings(
@@ -248,13 +223,13 @@ class HealthExtension:
             HealthSettings.from_config(health),
             database_url,
             node,
-            notifier_for(database_url, alerting, node, **options_from_settings(settings)),
+            runtime.notifier(database_url, alerting, node, **options_from_settings(settings)),
             saturation,
             tuple(canary.query for canary in canaries),
             repeat=float(alerting.get("repeat") or 0),
             coverage_drop=float(health.get("coverage_drop", 0.2)),
             grace=settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL", 60.0),
-            network=network_watch_for(database_url, node),
+            network=runtime.network_watch(database_url, node),
         )
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
@@ -265,12 +240,12 @@ class HealthExtension:
 
     @property
     def state(self) -> EngineState:
-        return state_for(self.crawler)
+        return self.runtime.engine_state(self.crawler)
 
     # ---- life cycle -----------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
-        self.db = database_for(self.database_url)
-        self.outbox = outbox_for(self.database_url)
+        self.db = self.runtime.database(self.database_url)
+        self.outbox = self.runtime.outbox(self.database_url)
         self.restore()
         self.refresh_baseline(time.time())
         if self.network is not None:
@@ -300,46 +275,13 @@ class HealthExtension:
     def read(self, what: str, read: Any, *args: Any) -> Any:
         """``read(self.db, *args)``, or None when the database cannot answer (away: not even tried). A read is
         never worth a failed signal handler: what is in force stays until the next look."""
-        if availability_of(self.database_url).away:
+        if self.runtime.availability(self.database_url).away:
             return None
         try:
             return read(self.db, *args)
         except SQLAlchemyError as exc:
             logger.debug("[%s] could not read %s: %s", self.engine, what, describe(exc))
             return None
-
-    def restore(self) -> None:
-        """Take up what the engine's status row says is in force: a pause, a slowdown."""
-        row = store.read_status(self.db, self.engine, self.node)
-        if row is None:
-            return
-        # A canary that answered wrong last time is still suspect until it answers right (if still configured).
-        self.mismatches = {query for query in row.canary_mismatches if query in self.canary_queries}
-        if row.state == PAUSED:
-            self.health.in_force = CRITICAL
-            self.state.paused = True
-            self.paused_at = row.paused_at or utcnow()
-            self.paused_score, self.health_reasons = row.score, tuple(row.reasons or ())
-            self.trouble = ("paused", self.paused_at)
-            self.reminded_at = utcnow()  # a restart is no reminder: the next one comes at its period from the pause
-            self.state.pace_multiplier = max(1.0, row.pace_multiplier or self.settings.degrade_factor)
-            logger.warning(
-                "[%s] paused since %s (%s): it schedules no topic until a person runs `scrapy health resume %s`",
-                self.engine,
-                f"{row.paused_at:%Y-%m-%d %H:%M:%S}Z" if row.paused_at else "earlier",
-                ", ".join(row.reasons) or "no reasons kept",
-                self.engine,
-            )
-        elif row.pace_multiplier and row.pace_multiplier > 1:
-            self.health.in_force = DEGRADED
-            self.state.pace_multiplier = row.pace_multiplier
-            self.trouble = ("degraded", row.updated_at)
-            logger.warning(
-                "[%s] slowed down when last seen: the pacing floor and re-scrape interval stay × %g "
-                "until its score is ok again",
-                self.engine,
-                row.pace_multiplier,
-            )
 
     def tick(self) -> None:
         now = time.time()
@@ -362,49 +304,6 @@ class HealthExtension:
                     if not row.stale_at(wall(now))
                 )
         self.settle_held(now)
-
-    def refresh_baseline(self, now: float) -> None:
-        self.baseline_read_at = now
-        history = self.read(
-            "the baseline", baseline_history, self.engine, self.node, self.settings.baseline_days, wall(now)
-        )
-        if history is None:  # keep the baseline in force; look again soon
-            self.baseline_read_at = now - BASELINE_REFRESH + BASELINE_RETRY
-            return
-        self.health.history = history.window
-        enough = history.window.requests >= self.settings.min_requests
-        self.cost_baseline = history.cost if enough else None
-
-    def check_resumed(self) -> None:
-        if self.outbox is not None and self.outbox.changing(self.engine, self.node):
-            return  # the row does not say the pause yet: a resume is read from it once it does
-        row = self.read("the status row", store.read_status, self.engine, self.node)
-        if row is None or row.state == PAUSED:
-            return
-        at = (row.resumed_at or utcnow()).timestamp()
-        self.health.resume(at)
-        self.state.paused = False
-        self.state.pace_multiplier = self.settings.degrade_factor
-        logger.warning(
-            "[%s] resumed by a person: judged afresh from now, at the slowed pace (× %g) until its score is ok",
-            self.engine,
-            self.settings.degrade_factor,
-        )
-        self.alert(transitions.resumed(self.engine, self.node, self.paused_at, wall(at), self.settings.degrade_factor))
-        self.paused_at = self.reminded_at = None
-        self.save_status()
-
-    def remind(self, now: datetime) -> None:
-        """While paused, a reminder every ``alerting.repeat`` seconds from the pause."""
-        if self.paused_at is None or not transitions.reminder_due(self.paused_at, self.reminded_at, now, self.repeat):
-            return
-        self.reminded_at = now
-        row_reasons = list(self.health_reasons or ())
-        self.alert(
-            transitions.paused(
-                self.engine, self.node, self.paused_score, row_reasons, self.paused_at, now, reminder=True
-            )
-        )
 
     # ---- what the crawl reports -----------------------------------------------------------------------
     def response_classified(self, classification: Classification) -> None:
@@ -454,23 +353,6 @@ class HealthExtension:
         self.act(assessment)
         self.publish(assessment)
 
-    def settle_held(self, now: float) -> None:
-        """Score the connection-level failures the network verdict clears as the engine's own, drop those it puts on
-        the node's network, and announce a change of the verdict."""
-        if self.network is None:
-            return
-        release, dropped = self.network.settle(self.engine, now)
-        for held in release:
-            in_bucket = self.bucket_start is None or held.at >= self.bucket_start
-            self.score(held.sample, bucket=in_bucket)
-        if dropped:
-            logger.info(
-                "[%s] %d connection failure(s) left out of the score: the node's network is down",
-                self.engine,
-                len(dropped),
-            )
-        self.announce_network(now)
-
     def page_parsed(self, outcome: PageParsed) -> None:
         found = self.awaiting.pop(id(outcome.classification), None)
         if found is None:
@@ -483,29 +365,6 @@ class HealthExtension:
         self.report_parser(self.parser)
         self.publish_window(stats)
         self.save_status(stats=stats)
-
-    def report_parser(self, parser: ParserAssessment) -> None:
-        if parser.score is not None:
-            self.crawler.stats.set_value(f"topicstreams/{self.engine}/parser_score", parser.score)
-        if parser.band == CRITICAL and not self.parser_alerted:
-            self.parser_alerted = True
-            self.alert(transitions.parser_critical(self.engine, self.node, parser.score, parser.reasons, utcnow()))
-        elif parser.band == OK and self.parser_alerted:
-            self.parser_alerted = False
-            self.alert(transitions.parser_critical(self.engine, self.node, parser.score, (), utcnow(), ended=True))
-        if not parser.changed:
-            return
-        if parser.band == OK:
-            logger.info("[%s] parser health %s (ok): the results are read in full again", self.engine, parser.score)
-        else:
-            logger.warning(
-                "[%s] parser health %s (%s): %s; the engine's result markup has probably changed and "
-                "its parser needs a fix (not a block: the pace stays as it is)",
-                self.engine,
-                parser.score,
-                parser.band,
-                ", ".join(parser.reasons) or "no single signal",
-            )
 
     def canary_checked(self, check: CanaryChecked) -> None:
         was_wrong = check.query in self.mismatches
@@ -534,270 +393,5 @@ class HealthExtension:
                 CANARY_MISMATCH,
                 check.query,
                 check.problem,
-            )
-        self.save_status()
-
-    # ---- the bands acting -----------------------------------------------------------------------------
-    def act(self, assessment: Assessment) -> None:
-        reasons = ", ".join(assessment.reasons) or "no single signal"
-        now = utcnow()
-        if assessment.action == SLOW_DOWN:
-            self.state.pace_multiplier = self.settings.degrade_factor
-            logger.warning(
-                "[%s] health %s (degraded): %s; slowing down: the pacing floor and the re-scrape interval "
-                "× %g until it recovers",
-                self.engine,
-                assessment.score,
-                reasons,
-                self.settings.degrade_factor,
-            )
-            if self.trouble is None:
-                self.trouble = ("degraded", now)
-            self.alert(
-                transitions.degraded(
-                    self.engine, self.node, assessment.score, assessment.reasons, self.settings.degrade_factor, now
-                )
-            )
-        elif assessment.action == RECOVER:
-            self.state.pace_multiplier = 1.0
-            logger.info("[%s] health %s (ok): back to the normal pace", self.engine, assessment.score)
-            was, since = self.trouble or ("degraded", None)
-            self.trouble = None
-            self.alert(transitions.recovered(self.engine, self.node, assessment.score, was, since, now))
-        elif assessment.action == PAUSE:
-            self.pause(assessment, reasons)
-
-    def pause(self, assessment: Assessment, reasons: str) -> None:
-        self.state.paused = True
-        self.state.pace_multiplier = max(self.state.pace_multiplier, self.settings.degrade_factor)
-        message = (
-            f"[{self.engine}] health {assessment.score} (critical): {reasons}; engine paused on node "
-            f"{self.node}: it schedules no topic until a person looks and runs "
-            f"`scrapy health resume {self.engine}`"
-        )
-        logger.critical(message)
-        at = utcnow()
-        self.paused_at, self.reminded_at = at, None
-        self.paused_score, self.health_reasons = assessment.score, tuple(assessment.reasons)
-        self.trouble = ("paused", at)
-        engine, node, multiplier = self.engine, self.node, self.state.pace_multiplier
-        self.outbox.put(
-            f"the pause of {engine} on {node}",
-            lambda db: store.pause(db, engine, node, at, pace_multiplier=multiplier),
-            row=(engine, node),
-        )
-        self.alert(transitions.paused(engine, node, assessment.score, assessment.reasons, at, at))
-
-    # ---- telling a person -----------------------------------------------------------------------------
-    def alert(self, alert: Alert) -> None:
-        """Hand ``alert`` to the notifier, which records and delivers it in its own thread (``alerting.events``
-        chooses what goes out)."""
-        if self.notifier is not None:
-            self.notifier.send(alert)
-
-    def alert_once(self, key: str, from_states: tuple[str, ...], to_state: str, alert: Alert) -> None:
-        """Send ``alert`` if this process is the one that moves the shared state ``key`` (``alert_states``) from
-        one of ``from_states`` to ``to_state``: several processes may see the same node's change."""
-        if self.notifier is None or self.outbox is None:
-            return
-        notifier = self.notifier
-
-        def change(db: Engine) -> None:
-            if change_alert_state(db, key, from_states, to_state, alert.at, alert.details):
-                notifier.send(alert)
-
-        self.outbox.put(f"the {alert.event} alert of node {self.node}", change)
-
-    def saturation_changed(self, begins: bool, cooling: tuple[str, ...], since: datetime | None, now: datetime) -> None:
-        key = f"saturation:{self.node}"
-        if begins:
-            self.alert_once(key, ("ok",), "saturated", transitions.saturation(self.node, cooling, True, None, now))
-        else:
-            self.alert_once(key, ("saturated",), "ok", transitions.saturation(self.node, (), False, since, now))
-
-    def announce_network(self, now: float) -> None:
-        """Tell a person once when the node's network verdict changes (whichever crawler of the process sees it)."""
-        verdict = self.network.verdict()
-        announced = self.network.announced
-        if verdict.down == announced.down:
-            return
-        self.network.announced = verdict
-        key = f"network:{self.node}"
-        if verdict.down:
-            since = wall(verdict.since) if verdict.since is not None else wall(now)
-            logger.warning(
-                "node %s: every engine fails to connect (%s): the node's network, not the engines; "
-                "these failures are left out of the scores",
-                self.node,
-                ", ".join(verdict.reasons) or "connection failures",
-            )
-            self.alert_once(
-                key,
-                ("ok",),
-                "down",
-                transitions.network_down(self.node, verdict.engines, verdict.reasons, since, wall(now)),
-            )
-        else:
-            since = wall(announced.since) if announced.since is not None else None
-            logger.info("node %s: the network is back, the engines answer again", self.node)
-            self.alert_once(
-                key,
-                ("down",),
-                "ok",
-                transitions.network_down(self.node, announced.engines, (), since, wall(now), ended=True),
-            )
-
-    # ---- what it writes -------------------------------------------------------------------------------
-    def publish(self, assessment: Assessment) -> None:
-        stats = self.crawler.stats
-        prefix = f"topicstreams/{self.engine}"
-        if assessment.score is not None:
-            stats.set_value(f"{prefix}/health_score", assessment.score)
-        stats.set_value(f"{prefix}/health_band", assessment.band)
-        self.publish_window(assessment.stats)
-        self.save_status(assessment)
-
-    def publish_window(self, window: WindowStats) -> None:
-        """The window's counts as ``topicstreams/<engine>/window/…`` stats (after each response, and again once its
-        page is parsed: the items are known only then)."""
-        for name, value in window.counts().items():
-            if value is not None:
-                self.crawler.stats.set_value(
-                    f"topicstreams/{self.engine}/window/{name}", round(value, 3) if isinstance(value, float) else value
-                )
-
-    def save_status(self, assessment: Assessment | None = None, stats: WindowStats | None = None) -> None:
-        """Write the engine's row: its state now, the canary mismatches, the parser health, the latest assessment
-        when there is one, and the cost of the window ``stats`` (the assessment's by default)."""
-        values: dict[str, Any] = {
-            "pace_multiplier": self.state.pace_multiplier,
-            "canary_mismatches": sorted(self.mismatches),
-        }
-        if self.network is not None:
-            failing = self.network.engines.get(self.engine)
-            values["connection_failures_since"] = (
-                wall(failing.failing_since) if failing is not None and failing.failing_since is not None else None
-            )
-        if self.coverage is not None:
-            values["coverage"] = {**self.coverage.as_json(), "low": self.coverage_low}
-        if self.last_canary is not None:
-            values["last_canary"] = self.last_canary
-        if self.state.paused:
-            state = None  # the pause is the row's to keep until a person lifts it
-        elif self.state.benched:
-            state = COOLING
-            values["cooling_until"] = utcnow() + timedelta(seconds=self.state.bench_remaining())
-        else:
-            state = RUNNING
-            values["cooling_until"] = None
-        if assessment is not None:
-            values.update(
-                score=assessment.score,
-                raw_score=assessment.raw,
-                band=assessment.band,
-                reasons=assessment.reasons,
-                p50_ms=assessment.stats.p50_latency_ms,
-                p95_ms=assessment.stats.p95_latency_ms,
-                window_counts=assessment.stats.counts(),
-            )
-            stats = stats or assessment.stats
-        if self.parser is not None:
-            values.update(parser_score=self.parser.score, parser_reasons=self.parser.reasons)
-        if stats is not None:
-            values["cost"] = cost_drift(stats.cost(), self.cost_baseline)
-        self.outbox.save_status(self.engine, self.node, state=state, **values)
-        self.saved_at = time.monotonic()
-
-    def add_to_bucket(self, sample: Sample) -> None:
-        start = sample.at - sample.at % self.settings.window
-        if self.bucket_start is not None and start != self.bucket_start:
-            self.store_bucket(start)
-        if self.bucket_start is None:
-            self.bucket_start = start
-        self.bucket.append(sample)
-
-    def store_bucket(self, now: float) -> None:
-        """Keep the stored window's samples (up to ``now`` at most) as one row of ``health_windows``."""
-        if self.bucket_start is None:
-            return
-        start, samples, score, topics = self.bucket_start, self.bucket, self.bucket_score, self.bucket_topics
-        self.bucket, self.bucket_start, self.bucket_score, self.bucket_topics = [], None, None, set()
-        if samples and self.outbox is not None:
-            end = min(now, start + self.settings.window)
-            engine, node, grace = self.engine, self.node, self.coverage_grace()
-            counts = {**WindowStats.of(samples).counts(), "score": score}
-            try:
-                loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-            except RuntimeError:  # not on the event loop (a direct call): the coverage is stored, not judged
-                loop = None
-
-            def save(db: Engine) -> None:
-                # The coverage of the window is read here, off the event loop, just before its row is written.
-                expected, found = (
-                    coverage_store.window_counts(db, engine, topics, wall(start), wall(end), grace)
-                    if topics
-                    else (0, 0)
-                )
-                store.save_window(
-                    db,
-                    engine,
-                    node,
-                    wall(start),
-                    wall(end),
-                    {**counts, "coverage_expected": expected, "coverage_found": found},
-                )
-                if topics and loop is not None and not loop.is_closed():
-                    loop.call_soon_threadsafe(self.judge_coverage, expected, found)
-
-            self.outbox.put(f"a health window of {engine}", save)
-
-    def coverage_grace(self) -> float:
-        """How long the engine is given to find what another engine found: one re-scrape interval — the configured
-        one times the slowdown in force, or the one it really keeps (the 90th percentile of its recent re-scrapes of
-        a topic) when that is longer, plus :data:`STORE_MARGIN`."""
-        kept = sorted(self.rescrape_gaps)
-        real = kept[min(len(kept) - 1, int(0.9 * len(kept)))] if kept else 0.0
-        return max(self.grace * max(1.0, self.state.pace_multiplier), real) + STORE_MARGIN
-
-    def judge_coverage(self, expected: int, found: int) -> None:
-        """The stored window's coverage against the engine's own baseline: reason ``coverage`` and one alert when it
-        drops by ``health.coverage_drop`` or more while the pages parse fine, one more when it is back."""
-        if self.coverage_baseline is None or time.time() - self.coverage_read_at >= BASELINE_REFRESH:
-            baseline = self.read(
-                "the coverage baseline",
-                coverage_store.baseline_counts,
-                self.engine,
-                self.node,
-                self.settings.baseline_days,
-                utcnow(),
-            )
-            if baseline is not None:
-                self.coverage_baseline, self.coverage_read_at = baseline, time.time()
-        base_expected, base_found = self.coverage_baseline or (0, 0)
-        self.coverage = coverage = judge_coverage(expected, found, base_expected, base_found)
-        parser_ok = self.parser is not None and self.parser.band == OK
-        if coverage.window is None:
-            low = self.coverage_low  # too few articles to judge: what is in force stays
-        elif coverage.low(self.coverage_drop, parser_ok):
-            self.coverage_lows += 1
-            low = self.coverage_low or self.coverage_lows >= COVERAGE_CONFIRM
-        else:
-            self.coverage_lows = 0
-            low = False
-        if low != self.coverage_low:
-            self.coverage_low = low
-            now = utcnow()
-            if low:
-                logger.warning(
-                    "[%s] coverage %.0f%% of what the other engines found, against its normal %.0f%%, "
-                    "while its pages parse fine: it may be serving stale or filtered results",
-                    self.engine,
-                    100 * coverage.window,
-                    100 * (coverage.baseline or 0),
-                )
-            self.alert(
-                transitions.coverage_drop(
-                    self.engine, self.node, coverage.window, coverage.baseline, now, ended=not low
-                )
             )
         self.save_status()

@@ -10,7 +10,8 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 
 from topicstreams.crawl import meta as keys
-from topicstreams.crawl.engine_state import EngineState, state_for
+from topicstreams.crawl.engine_state import EngineState
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.engines.reader import PageReader
 
 
@@ -24,6 +25,7 @@ class EngineMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
+        self.runtime = Runtime.of(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler):
@@ -31,7 +33,7 @@ class EngineMiddleware:
 
     @property
     def state(self) -> EngineState:
-        return state_for(self.crawler)
+        return self.runtime.engine_state(self.crawler)
 
     def stat(self, key: str) -> None:
         self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/{key}")

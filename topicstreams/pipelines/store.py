@@ -38,9 +38,9 @@ from scrapy.signalmanager import SignalManager
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.asyncio import create_looping_call
 
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import EventsStored, events_stored
-from topicstreams.storage.availability import availability_of
-from topicstreams.storage.db import database_for, utcnow
+from topicstreams.storage.db import utcnow
 from topicstreams.storage.durable import Backoff, DurableWriter
 from topicstreams.storage.journal import Journal, journal_path
 from topicstreams.storage.writer import NewsWriter, WriteResult, item_problem
@@ -64,6 +64,7 @@ class StorePipeline:
         backoff: Backoff,
         close_timeout: float,
         signals: SignalManager | None = None,
+        runtime: Runtime | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"TOPICSTREAMS_STORE_BATCH_SIZE must be at least 1, not {batch_size}")
@@ -78,6 +79,8 @@ class StorePipeline:
                 "add-on sets it to browser.profile_dir/<node>/journal)"
             )
         self.url = url
+        self.runtime = runtime or Runtime()
+        """The process's shared objects: the database handle and its outage state."""
         self.stats = stats
         self.batch_size = batch_size
         self.flush_seconds = flush_seconds
@@ -114,6 +117,7 @@ class StorePipeline:
             ),
             close_timeout=settings.getfloat("TOPICSTREAMS_STORE_CLOSE_TIMEOUT"),
             signals=crawler.signals,
+            runtime=Runtime.of(crawler),
         )
 
     @property
@@ -127,9 +131,9 @@ class StorePipeline:
         except RuntimeError:
             self._loop = None
         self.store = DurableWriter(
-            NewsWriter(database_for(self.url)),
+            NewsWriter(self.runtime.database(self.url)),
             Journal(self.journal_path),
-            availability_of(self.url),
+            self.runtime.availability(self.url),
             name=self.name,
             batch_size=self.batch_size,
             buffer_items=self.buffer_items,

@@ -1,7 +1,7 @@
 """The topicstreams database: schema, migrations, topics and the batched news writer."""
 
 from topicstreams.storage.db import database_for, dispose_databases, utcnow
-from topicstreams.storage.migrate import upgrade, upgrade_once
+from topicstreams.storage.migrate import upgrade
 from topicstreams.storage.models import (
     Base,
     News,
@@ -41,6 +41,5 @@ __all__ = [
     "seed_topics",
     "set_active",
     "upgrade",
-    "upgrade_once",
     "utcnow",
 ]

@@ -23,8 +23,6 @@ from collections.abc import Callable
 
 from sqlalchemy.engine import make_url
 
-from topicstreams.storage.per_database import PerDatabase
-
 logger = logging.getLogger(__name__)
 
 
@@ -116,16 +114,3 @@ def _safe(backlog: Callable[[], str]) -> str:
         return backlog()
     except Exception:  # an account is a courtesy of the log line, never a reason for it to fail
         return ""
-
-
-_availability = PerDatabase(Availability)
-
-
-def availability_of(url: str) -> Availability:
-    """The process's :class:`Availability` of the database at ``url``."""
-    return _availability.of(url)
-
-
-def forget_availability() -> None:
-    """Start afresh (tests: each test's database is a new one)."""
-    _availability.forget()

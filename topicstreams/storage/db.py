@@ -105,6 +105,33 @@ def database_for(url: str) -> Engine:
     return db
 
 
+class Databases:
+    """Database handles by URL, each made on first use and then shared by its owner's threads: a crawl process's
+    (:class:`~topicstreams.crawl.runtime.Runtime`), a command's, the web app's. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, Engine] = {}
+        self._lock = threading.Lock()
+
+    def of(self, url: str) -> Engine:
+        """The handle of the database at *url*."""
+        if not url:
+            raise ValueError("database url is empty")
+        with self._lock:
+            db = self._made.get(url)
+            if db is None:
+                db = self._made[url] = make_database(url)
+                logger.debug("Opened database %s", db.url.render_as_string(hide_password=True))
+            return db
+
+    def dispose(self) -> None:
+        """Close the pooled connections of every handle (a later use opens new ones)."""
+        with self._lock:
+            made = list(self._made.values())
+        for db in made:
+            db.dispose()
+
+
 def dispose_databases() -> None:
     """Close the pooled connections of every cached database handle (tests, shutdown)."""
     with _engines_lock:

@@ -20,7 +20,6 @@ import importlib.resources
 import logging
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.resources.abc import Traversable
@@ -30,7 +29,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 from sqlalchemy.pool import NullPool
 
 from topicstreams.storage.db import database_for, immediate, make_database
@@ -43,8 +42,9 @@ PG_MIGRATION_LOCK_KEY = 0x746F7069637374  # "topicst": the advisory lock seriali
 """Key of the PostgreSQL advisory lock that serializes concurrent upgrades of one database."""
 
 
-def upgrade(url: str) -> None:
-    """Bring the database at *url* to the latest revision (creating the schema in a new one).
+def upgrade(url: str, db: Engine | None = None) -> None:
+    """Bring the database at *url* to the latest revision (creating the schema in a new one); *db*: the caller's
+    handle of it, to read its revision with (default: the storage's own).
 
     Idempotent, and quick when the database is already at the latest revision. Several processes
     may call it at once on one database: the upgrade itself runs under a lock (SQLite: the write
@@ -52,7 +52,7 @@ def upgrade(url: str) -> None:
     the lock second finds the work done.
     """
     heads = set(script_directory().get_heads())
-    with database_for(url).connect() as conn:
+    with (db or database_for(url)).connect() as conn:
         current = set(MigrationContext.configure(conn).get_current_heads())
     if current == heads:
         return
@@ -69,25 +69,6 @@ def upgrade(url: str) -> None:
             _check_foreign_keys(conn)
     finally:
         db.dispose()
-
-
-_upgraded: set[str] = set()
-_upgraded_lock = threading.Lock()
-
-
-def upgrade_once(url: str) -> None:
-    """:func:`upgrade`, unless this process already did it for ``url``: the one way a crawl or a command (other
-    than ``scrapy db upgrade``) brings its database to the latest revision."""
-    with _upgraded_lock:
-        if url not in _upgraded:
-            upgrade(url)
-            _upgraded.add(url)
-
-
-def forget_upgrades() -> None:
-    """Upgrade again on the next :func:`upgrade_once` (tests reuse paths and names a process never would)."""
-    with _upgraded_lock:
-        _upgraded.clear()
 
 
 def current_revisions(url: str) -> set[str]:

@@ -4,8 +4,9 @@ in memory while the database is away.
 The health and cycle extensions write a few rows a second at most, but they write them from the crawl's event
 loop: a database that is away (a PostgreSQL restart) or slow (an SQLite file locked by another process, waited
 for up to its busy timeout) must hold up neither the crawl nor the signal handlers that write. So they hand
-their writes to the :class:`Outbox` of their database, one per process and URL (the crawlers of ``crawlall``
-share it), and a thread of its own runs them in the order they came:
+their writes to the :class:`Outbox` of their database, one per process and URL (the process's
+:class:`~topicstreams.crawl.runtime.Runtime` keeps it: the crawlers of ``crawlall`` share it), and a thread of its
+own runs them in the order they came:
 
 * a write that fails in a way that can pass (:func:`~topicstreams.storage.failures.can_pass`) stays first in line
   and is tried again with capped exponential backoff; the outage is reported to the process's
@@ -31,11 +32,10 @@ from typing import Any
 from sqlalchemy import Engine
 
 from topicstreams.storage import engine_status
-from topicstreams.storage.availability import Availability, availability_of
+from topicstreams.storage.availability import Availability
 from topicstreams.storage.db import database_for
 from topicstreams.storage.durable import Backoff
 from topicstreams.storage.failures import can_pass, describe
-from topicstreams.storage.per_database import PerDatabase
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +77,13 @@ class Outbox:
         availability: Availability | None = None,
         backoff: Backoff | None = None,
         name: str = "health and cycle rows",
+        *,
+        database: Callable[[str], Engine] = database_for,
     ) -> None:
         self.url = url
-        self.availability = availability or availability_of(url)
+        self.availability = availability or Availability(url)
+        self.database = database
+        """Where its thread gets the database's handle (the process runtime's)."""
         self.backoff = backoff or Backoff()
         self.name = name
         self._cond = threading.Condition()
@@ -165,7 +169,7 @@ class Outbox:
 
     # ---- the thread -------------------------------------------------------------------------------------
     def _run(self) -> None:
-        db = database_for(self.url)
+        db = self.database(self.url)
         while True:
             with self._cond:
                 while True:
@@ -214,16 +218,3 @@ class Outbox:
             self._cond.notify_all()
         logger.debug("could not write %s (%s); next try in %g s", write.what, describe(exc), delay)
         self.availability.went_away(self.name, describe(exc), f"{kept} write(s) of {self.name} kept in memory")
-
-
-_outboxes = PerDatabase(Outbox)
-
-
-def outbox_for(url: str) -> Outbox:
-    """The process's :class:`Outbox` of the database at ``url``."""
-    return _outboxes.of(url)
-
-
-def forget_outboxes() -> None:
-    """Start afresh (tests)."""
-    _outboxes.forget()

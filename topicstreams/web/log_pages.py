@@ -1,6 +1,6 @@
 """The stored logs: ``GET /logs`` (the page) and ``GET /api/logs`` (JSON).
 
-Both read ``scraper_logs`` through :func:`topicstreams.storage.log_records.read_logs` on the app's read-only handle:
+Both read ``scraper_logs`` through :func:`topicstreams.storage.log_reads.read_logs` on the app's read-only handle:
 newest first by ``(at, id)``, keyset paging by an opaque cursor (``before``), never OFFSET, never a count. The
 filters are query parameters, the same on both: ``engine`` (one of the four), ``node``, ``level`` (a minimum:
 ``WARNING`` shows warnings and worse; case ignored), ``q`` (a case-insensitive substring of the message; ``%`` and
@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from topicstreams import ENGINES
 from topicstreams.storage.feed_reads import MAX_LIMIT
-from topicstreams.storage.log_records import LEVELS, LogCursor, LogCursorError, LogEntry, LogFilter, LogPage, read_logs
+from topicstreams.storage.log_reads import LEVELS, LogCursor, LogCursorError, LogEntry, LogFilter, LogPage, read_logs
 from topicstreams.web.api import ERRORS
 from topicstreams.web.formats import iso
 from topicstreams.web.params import MAX_QUERY_LENGTH, BadParameter
