@@ -8,5 +8,6 @@
   attempt recorded;
 * :mod:`~topicstreams.alerts.transitions`, :mod:`~topicstreams.alerts.network` — an engine's transitions and a
   node's network verdict (pure);
-* :mod:`~topicstreams.alerts.topic_silence`, :mod:`~topicstreams.alerts.digest_periods` — a topic gone silent, news digests.
+* :mod:`~topicstreams.alerts.topic_silence`, :mod:`~topicstreams.alerts.digest_periods` — a topic gone silent, news
+  digests.
 """

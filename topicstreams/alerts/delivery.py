@@ -3,7 +3,8 @@ each attempt recorded.
 
 The health extension, the digests and the silence watch build an :class:`~topicstreams.alerts.events.Alert` and
 hand it to the :class:`Notifier` of their database (one per process and database URL, which the process's
-:class:`~topicstreams.crawl.runtime.Runtime` keeps: the crawlers of ``crawlall`` share it). :meth:`Notifier.send` only queues it — no network, no database, no exception
+:class:`~topicstreams.crawl.runtime.Runtime` keeps: the crawlers of ``crawlall`` share it). :meth:`Notifier.send` only
+queues it — no network, no database, no exception
 on the caller's thread (the Scrapy reactor's event loop) — and the notifier's thread:
 
 * drops an event that ``alerting.events`` does not name (digests and test messages always go);

@@ -7,8 +7,8 @@ at the moment a state changes — one message per transition, none while a state
 pause, so a restart keeps the rhythm: it is counted from ``paused_at``, which the status row keeps).
 
 Only names the project controls reach these messages (engines, nodes, reasons, configured canary queries); they
-still go through :func:`~topicstreams.alerts.inert_text.plain`-safe formatting by the notifier for chat services, and are
-escaped for e-mail.
+still go through :func:`~topicstreams.alerts.inert_text.plain`-safe formatting by the notifier for chat services, and
+are escaped for e-mail.
 """
 
 from __future__ import annotations

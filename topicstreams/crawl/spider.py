@@ -52,10 +52,10 @@ from topicstreams.crawl.arguments import is_true, split_names, topics_refusal
 from topicstreams.crawl.canaries import CanaryQuery, canaries_for
 from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
 from topicstreams.crawl.page_items import PageItems
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.supply_factory import supply_mode, topic_supply_for
 from topicstreams.crawl.topic_fates import TopicFates
 from topicstreams.crawl.topic_run import TopicRun
-from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.topic_schedule import TopicSchedule
 from topicstreams.engines import Engine
 from topicstreams.engines.classify import Verdict, classify_failure

@@ -4,8 +4,8 @@ A Scrapy extension built per engine crawler (``TOPICSTREAMS_ALERTS_ENABLED``, on
 database), but the work is the process's: the crawlers of ``scrapy crawlall`` share one :class:`AlertingWork` (per
 database and node, kept in the process's runtime), with one looping call — started when the first crawler opens,
 stopped when the last one closes — and one thread of its own, where every read, claim and write runs (never on the
-event loop). Alerts are handed to the process's :class:`~topicstreams.alerts.delivery.Notifier`, which delivers them in its own
-thread. The web app sends nothing.
+event loop). Alerts are handed to the process's :class:`~topicstreams.alerts.delivery.Notifier`, which delivers them in
+its own thread. The web app sends nothing.
 
 Every ``TOPICSTREAMS_ALERTS_TICK`` seconds (:data:`TICK`, 30):
 

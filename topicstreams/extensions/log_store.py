@@ -10,7 +10,8 @@ crawler to open installs it, the last to close flushes it and takes it off). The
   (:data:`topicstreams.extensions.timing.STORED`: the cycle accounting's per-window INFO line), whatever its level;
 * never a record of the ``apprise`` logger or its children, whatever its level: that notification library prints
   the URLs it notifies, tokens and all, at debug level, and its errors may carry them too;
-* never a record of the log store itself (:mod:`topicstreams.storage.log_records`), nor one logged on its writing thread:
+* never a record of the log store itself (:mod:`topicstreams.storage.log_records`), nor one logged on its writing
+  thread:
   writing a log can never make a log to write.
 
 Each record is stored with this node's id (``TOPICSTREAMS_NODE_ID``), its engine — the ``spider`` Scrapy puts on
@@ -20,8 +21,8 @@ with its traceback, masked (:mod:`topicstreams.config.secrets`, with the configu
 
 Emitting is cheap, on whatever thread logs: the flood cap is asked first (a refused record is not even
 formatted), then the record is formatted, masked and appended to the sink's queue; the sink's own thread writes
-the batches (:class:`~topicstreams.storage.log_records.LogSink`: batches, the database away and back, the flood's summary,
-the purge after ``scraper.retention_days``).
+the batches (:class:`~topicstreams.storage.log_records.LogSink`: batches, the database away and back, the flood's
+summary, the purge after ``scraper.retention_days``).
 
 Stats (on close, each crawler's): ``topicstreams/logs/stored`` and ``topicstreams/logs/dropped``, what the
 process stored and dropped while that crawler ran (in ``crawlall`` the four crawlers share the process's records).
@@ -75,7 +76,8 @@ def engine_of(record: logging.LogRecord, message: str) -> str | None:
 
 
 class StoredLogHandler(logging.Handler):
-    """Hands the records worth keeping to a :class:`~topicstreams.storage.log_records.LogSink` (see the module docstring).
+    """Hands the records worth keeping to a :class:`~topicstreams.storage.log_records.LogSink` (see the module
+    docstring).
 
     ``handle`` is overridden so that a record not kept costs a few attribute reads, without the handler's lock:
     Scrapy lets every DEBUG record of every library reach the root logger's handlers."""

@@ -95,8 +95,8 @@ from topicstreams.health.band import (
     ParserAssessment,
 )
 from topicstreams.health.coverage_model import Coverage
-from topicstreams.health.window import Sample
 from topicstreams.health.saturation import policy_from_settings
+from topicstreams.health.window import Sample
 from topicstreams.storage import engine_status as store
 from topicstreams.storage.failures import describe
 from topicstreams.storage.outbox import Outbox

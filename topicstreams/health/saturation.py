@@ -97,7 +97,9 @@ def saturation_policy(scraper: ScraperSection, engines: Collection[str] = ENGINE
     )
 
 
-def policy_from_settings(saturation: Mapping[str, Any], pacing: Mapping[str, Any], engines: Collection[str]) -> SaturationPolicy:
+def policy_from_settings(
+    saturation: Mapping[str, Any], pacing: Mapping[str, Any], engines: Collection[str]
+) -> SaturationPolicy:
     """The saturation policy from the ``scraper.saturation`` and ``scraper.pacing`` configuration (the
     ``TOPICSTREAMS_SATURATION`` and ``TOPICSTREAMS_PACING`` settings): the canary engines, the threshold, and the
     pacing floor of each of ``engines``."""

@@ -5,7 +5,8 @@ object ``scrapy health --json`` prints, the table ``scrapy health`` prints, and 
 :class:`HealthReport`: one :class:`EngineReport` per engine and node — this node's enabled engines and every
 engine with a row, in the order of :data:`topicstreams.ENGINES` (:func:`report_rows`) — and each node's
 saturation (:func:`topicstreams.health.saturation.judge_saturation`, by the policy of
-:func:`topicstreams.health.saturation.saturation_policy`). :meth:`HealthReport.as_json` is the JSON object (:func:`report_json`),
+:func:`topicstreams.health.saturation.saturation_policy`). :meth:`HealthReport.as_json` is the JSON object
+(:func:`report_json`),
 :meth:`HealthReport.as_api_json` the same with each engine's route-vs-site verdict (``GET /api/health``;
 :mod:`topicstreams.health.route_verdict`), :meth:`HealthReport.as_table` the table (:func:`format_table`; with every
 node, the verdicts in a line under it), :meth:`HealthReport.exit_status` what monitoring

@@ -1,8 +1,8 @@
 """Opaque keyset cursors: a row's place in an order, as URL-safe base64 of a small JSON array (pure).
 
-The feed (:class:`topicstreams.storage.feed_reads.Cursor`) and the stored logs (:class:`topicstreams.storage.log_reads.LogCursor`)
-hand their clients such cursors; each checks what the array holds itself. A key's time is written in UTC to the
-microsecond, the precision of the orders they page.
+The feed (:class:`topicstreams.storage.feed_reads.Cursor`) and the stored logs
+(:class:`topicstreams.storage.log_reads.LogCursor`) hand their clients such cursors; each checks what the array holds
+itself. A key's time is written in UTC to the microsecond, the precision of the orders they page.
 """
 
 from __future__ import annotations

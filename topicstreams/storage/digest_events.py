@@ -16,8 +16,8 @@ A process that dies between its claim and its completion leaves the claim to exp
 the period again — at most once more, and only if the first died after sending.
 
 The events (:func:`period_events`, :func:`stored_events`): the feed's own filters and loading
-(:class:`topicstreams.storage.feed_reads.FeedReader`: topics by name, engines — an event found by any of them —, the search
-words as the feed's ``q`` reads them), newest first, at most ``max_items`` of them and how many there are in all,
+(:class:`topicstreams.storage.feed_reads.FeedReader`: topics by name, engines — an event found by any of them —, the
+search words as the feed's ``q`` reads them), newest first, at most ``max_items`` of them and how many there are in all,
 each with its article (title, source, url), topic and every engine that found it.
 """
 

@@ -1,4 +1,5 @@
-"""What a topic's silence is judged on (:mod:`topicstreams.alerts.topic_silence`): the moments its new events were stored.
+"""What a topic's silence is judged on (:mod:`topicstreams.alerts.topic_silence`): the moments its new events were
+stored.
 
 :func:`moments_since` is what a crawl reads at each silence check: the moments since the last check (kept between
 checks in :class:`topicstreams.alerts.topic_silence.TopicMoments`). :func:`new_event_times` is the whole period at once:

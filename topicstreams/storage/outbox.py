@@ -109,7 +109,8 @@ class Outbox:
         self._add(Write(what, run=run, row=row))
 
     def save_status(self, engine: str, node: str, *, state: str | None, **values: Any) -> None:
-        """:func:`~topicstreams.storage.engine_status.save_status`, merged with a save of the same row right before it."""
+        """:func:`~topicstreams.storage.engine_status.save_status`, merged with a save of the same row right before
+        it."""
         with self._cond:
             last = self._pending[-1] if self._pending else None
             if last is not None and last.run is None and last.row == (engine, node):

@@ -28,9 +28,9 @@ executemany reports how many of its rows it inserted (SQLite), each statement re
 inserted (PostgreSQL). A new row counts for the engine of the first item of the batch that carried it.
 
 The result also names the feed events the transaction added (``event_keys``: what a crawl announces to its
-as-it-happens digests, :data:`topicstreams.crawl.signals.events_stored`): PostgreSQL's statement returns them; on SQLite,
-when only some of the batch's events were new, they are the batch's rows carrying this transaction's time (read in
-the transaction, which holds the write lock, through the ``first_seen_at`` index).
+as-it-happens digests, :data:`topicstreams.crawl.signals.events_stored`): PostgreSQL's statement returns them; on
+SQLite, when only some of the batch's events were new, they are the batch's rows carrying this transaction's time (read
+in the transaction, which holds the write lock, through the ``first_seen_at`` index).
 """
 
 from __future__ import annotations
