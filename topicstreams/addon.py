@@ -25,7 +25,7 @@ def config_settings(config: Config) -> dict:
 class TopicstreamsAddon:
     """Loads the configuration (defaults, TOPICSTREAMS_CONFIG, environment) into the crawler's settings, and enables
     the components every crawl needs: the extensions that come first (:mod:`topicstreams.extensions.profile_lock`,
-    :mod:`topicstreams.extensions.schema`) and the two middlewares (:mod:`topicstreams.middlewares`).
+    :mod:`topicstreams.extensions.schema_upgrade`) and the two middlewares (:mod:`topicstreams.middlewares`).
 
     Raises :class:`~topicstreams.config.loading.ConfigError` on a bad configuration; the project's ``crawl`` and
     ``crawlall`` commands validate before any crawler is made, so users see one ``config error:`` line.
@@ -40,7 +40,7 @@ class TopicstreamsAddon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         from topicstreams.extensions.profile_lock import ProfileLockExtension
-        from topicstreams.extensions.schema import SchemaExtension
+        from topicstreams.extensions.schema_upgrade import SchemaExtension
         from topicstreams.middlewares.blocks import BlocksMiddleware
         from topicstreams.middlewares.consent_answers import ConsentMiddleware
         from topicstreams.middlewares.pacing import PacingMiddleware

@@ -81,7 +81,7 @@ def store(url: str, items: Iterable[NewsItem]) -> None:
                 "TOPICSTREAMS_STORE_FLUSH_SECONDS": 0,
                 "TOPICSTREAMS_ENGINES": {},
                 "TOPICSTREAMS_JOURNAL_DIR": journal,
-                "EXTENSIONS": {"topicstreams.extensions.schema.SchemaExtension": 0},
+                "EXTENSIONS": {"topicstreams.extensions.schema_upgrade.SchemaExtension": 0},
             },
         )
         normalize = NormalizePipeline.from_crawler(crawler)

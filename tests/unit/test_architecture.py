@@ -7,7 +7,7 @@ copy, must fail naming the contract and the import; the unmodified copy must pas
 
 And two rules no linter checks: no two modules of ``topicstreams`` and ``fake_engines`` share a name (but for the
 command modules, named after their command, and the engines' modules, named after their engine), and no module is
-longer than :data:`MAX_LINES` lines (but for those of :data:`LONG_MODULES`, to be split)."""
+longer than :data:`MAX_LINES` lines."""
 
 from __future__ import annotations
 
@@ -26,20 +26,6 @@ PACKAGES = ("topicstreams", "fake_engines")
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 MAX_LINES = 500
-LONG_MODULES = {
-    "fake_engines/bing.py",
-    "fake_engines/brave.py",
-    "fake_engines/google.py",
-    "fake_engines/server.py",
-    "fake_engines/yahoo.py",
-    "topicstreams/config/loading.py",
-    "topicstreams/extensions/watch.py",
-    "topicstreams/storage/log_records.py",
-    "topicstreams/storage/models.py",
-    "topicstreams/web/monitor_pages.py",
-}
-"""The modules longer than :data:`MAX_LINES` lines when the rule came, each to be split: an entry is removed when its
-module is (the test fails on an entry that is no longer needed), and none is added."""
 
 
 def contract(kind: str) -> str:
@@ -171,7 +157,5 @@ def test_a_shared_name_is_found_but_for_the_exceptions():
 
 def test_no_module_is_longer_than_the_limit():
     lengths = {path.as_posix(): len((ROOT / path).read_text().splitlines()) for path in module_files()}
-    too_long = {path: lines for path, lines in lengths.items() if lines > MAX_LINES and path not in LONG_MODULES}
+    too_long = {path: lines for path, lines in lengths.items() if lines > MAX_LINES}
     assert not too_long, f"modules over {MAX_LINES} lines: split them"
-    no_longer = sorted(path for path in LONG_MODULES if lengths.get(path, 0) <= MAX_LINES)
-    assert not no_longer, f"within {MAX_LINES} lines now (or gone): remove them from LONG_MODULES"

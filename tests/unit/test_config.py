@@ -211,7 +211,7 @@ def test_the_addon_enables_what_every_crawl_needs_whatever_a_user_sets(tmp_path,
 
     from topicstreams.addon import TopicstreamsAddon
     from topicstreams.extensions.profile_lock import ProfileLockExtension
-    from topicstreams.extensions.schema import SchemaExtension
+    from topicstreams.extensions.schema_upgrade import SchemaExtension
     from topicstreams.middlewares.blocks import BlocksMiddleware
     from topicstreams.middlewares.pacing import PacingMiddleware
     from topicstreams.spiders.google import GoogleSpider

@@ -389,18 +389,21 @@ def test_a_flood_is_capped_counted_summarized_and_never_holds_up_the_logging_cod
     log = logging.getLogger("topicstreams.tests.flood")
     log.propagate = False  # this test measures our handler alone, not pytest's capture of 50,000 lines
     log.addHandler(extension.handler)
+    # The database is held by another writer for the whole flood: a handler that waited for it (a write per
+    # record, or a queue that blocks when full) would stop here; the logging code never waits for the database.
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("begin exclusive")
     try:
         started = time.perf_counter()
         for n in range(50_000):
             log.warning("[google] flood %d for http://u:pw@h/", n)
         took = time.perf_counter() - started
+        assert sink.dropped > 0  # the cap refused most of the flood while nothing could be written
     finally:
+        holder.execute("rollback")
+        holder.close()
         log.removeHandler(extension.handler)
         log.propagate = True
-    # Measured on this machine: ~0.45 s for the 50,000, Python's own LogRecord making included (~9 µs each; the cap
-    # refuses before formatting). The bound leaves room for a slower machine and fails a handler that waits for
-    # the database (a write per record takes a millisecond or more: 50 s).
-    assert took < 2.0, took
     admitted = 50_000 - sink.dropped
     assert 1_000 <= admitted <= 1_000 + 100 * took + 1  # the burst, and the rate over the time it took
     eventually(lambda: count(database) == admitted + 1, timeout=5)  # the summary, once a second passed without drops

@@ -41,7 +41,7 @@ def news_item(n: int, engine: str = "google", topic: str = "climate") -> NewsIte
     )
 
 
-SCHEMA = {"topicstreams.extensions.schema.SchemaExtension": 0}
+SCHEMA = {"topicstreams.extensions.schema_upgrade.SchemaExtension": 0}
 """The one component that upgrades the database in a crawl (the project's settings have it; get_crawler's do not)."""
 
 

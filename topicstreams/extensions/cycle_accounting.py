@@ -17,7 +17,7 @@ writes:
   ``DELETE … WHERE window_end < cutoff`` is idempotent), so no process has to be the one that does. Without a
   retention nothing but the history is purged, and the rollup still runs: the monitor's months read it.
 
-The tables are there when it opens: the schema extension (:mod:`topicstreams.extensions.schema`) upgraded the
+The tables are there when it opens: the schema extension (:mod:`topicstreams.extensions.schema_upgrade`) upgraded the
 database before any other component was built.
 
 The windows are wall-clock and aligned to the interval: window *k* covers ``[k·I, (k+1)·I)`` in Unix seconds, so

@@ -43,7 +43,7 @@ Every :data:`TICK` it also judges the node's exit-IP saturation from the fresh s
 the node (:mod:`topicstreams.extensions.saturation_watch`; one watch per node and process, so ``crawlall`` warns
 once).
 
-The tables are there when it opens: the schema extension (:mod:`topicstreams.extensions.schema`) upgraded the
+The tables are there when it opens: the schema extension (:mod:`topicstreams.extensions.schema_upgrade`) upgraded the
 database before any other component was built. Every write goes through the process's outbox
 (:mod:`topicstreams.storage.outbox`): off the event loop, in order, kept in memory while the database is away;
 a read the database cannot answer keeps what is in force until the next look; no handler raises for either.
