@@ -33,7 +33,7 @@ from topicstreams.config.schema import validate as validate
 from topicstreams.config.secrets import config_secrets, masked_config
 from topicstreams.config.secrets import mask_url as mask_url
 from topicstreams.config.secrets import mask_webhook as mask_webhook
-from topicstreams.config.sections import Sections
+from topicstreams.config.sections import Sections, pacing_floor
 from topicstreams.engines.topic_names import url_length_limit
 
 CONFIG_SETTING = "TOPICSTREAMS_CONFIG"
@@ -75,8 +75,7 @@ def parse_user_file(path: Path, content: str) -> dict[str, Any]:
 
 def floor_for(pacing: Mapping[str, Any], engine: str) -> float:
     """An engine's pacing floor from a ``scraper.pacing`` mapping: its own, else the default."""
-    own = (pacing.get("per_engine") or {}).get(engine)
-    return float(pacing["default_min_interval"] if own is None else own)
+    return pacing_floor(pacing.get("per_engine"), pacing["default_min_interval"], engine)
 
 
 @dataclass(frozen=True)

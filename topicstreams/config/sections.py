@@ -46,8 +46,13 @@ class PacingSection:
 
     def floor(self, engine: str) -> float:
         """An engine's pacing floor: its own, else the default."""
-        own = self.per_engine.get(engine)
-        return self.default_min_interval if own is None else own
+        return pacing_floor(self.per_engine, self.default_min_interval, engine)
+
+
+def pacing_floor(per_engine: Mapping[str, float] | None, default: float, engine: str) -> float:
+    """The one rule of an engine's pacing floor (``scraper.pacing``): its own in ``per_engine``, else ``default``."""
+    own = (per_engine or {}).get(engine)
+    return float(default if own is None else own)
 
 
 @dataclass(frozen=True)
