@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.support.feed_data import BASE_URL
-from topicstreams.config.loading import load_defaults
+from topicstreams.config.packaged import load_defaults
 from topicstreams.health.saturation import policy_from_settings
 from topicstreams.reports.health_report import build_report
 from topicstreams.storage import database_for, dispose_databases, utcnow

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from topicstreams.config.loading import ConfigError, load_config
+from topicstreams.config.errors import ConfigError
+from topicstreams.config.loading import load_config
 
 SLACK = "slack://T0AAAAAAA/B0BBBBBBB/xoxSeCrEtT0kEn42xoxSeCrEt"
 MAIL = "mailto://alerts:Pa55-w0rd-secret@smtp.example.org?to=ops@example.org"

@@ -11,7 +11,8 @@ import yaml
 
 from tests.support.project import write_config
 from topicstreams.addon import config_settings
-from topicstreams.config.loading import EX_CONFIG, ConfigError, load_config
+from topicstreams.config.errors import EX_CONFIG, ConfigError
+from topicstreams.config.loading import load_config
 
 PG_URL = "postgresql+psycopg://app:s3cret@db.invalid:5432/news"
 """A PostgreSQL URL: validation never connects to it."""

@@ -6,7 +6,10 @@ import pytest
 import yaml
 
 from topicstreams.addon import config_settings
-from topicstreams.config.loading import ConfigError, load_config, load_defaults, merge, validate
+from topicstreams.config.errors import ConfigError
+from topicstreams.config.loading import load_config, merge
+from topicstreams.config.packaged import load_defaults
+from topicstreams.config.schema import validate
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -7,7 +7,8 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from topicstreams.config.loading import ConfigError, load_config
+from topicstreams.config.errors import ConfigError
+from topicstreams.config.loading import load_config
 from topicstreams.engines import REGISTRY, make_engine
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.engines.consent_walls import CONSENT, CONSENT_HOST_WALL, blank_query_values

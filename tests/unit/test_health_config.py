@@ -7,13 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from topicstreams.config.loading import (
-    ConfigError,
-    load_config,
-    load_defaults,
-    mask_webhook,
-    validate,
-)
+from topicstreams.config.errors import ConfigError
+from topicstreams.config.loading import load_config
+from topicstreams.config.packaged import load_defaults
+from topicstreams.config.schema import validate
+from topicstreams.config.secrets import mask_webhook
 from topicstreams.health.band import HealthSettings
 from topicstreams.health.score import DEFAULT_WEIGHTS
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from topicstreams.config.loading import load_defaults
+from topicstreams.config.packaged import load_defaults
 from topicstreams.health.score import (
     DEFAULT_WEIGHTS,
     NOT_ENOUGH,

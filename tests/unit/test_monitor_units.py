@@ -8,7 +8,10 @@ from datetime import UTC, datetime
 import pytest
 from starlette.requests import Request
 
-from topicstreams.config.loading import Config, ConfigError, load_defaults, merge, validate
+from topicstreams.config.errors import ConfigError
+from topicstreams.config.loading import Config, merge
+from topicstreams.config.packaged import load_defaults
+from topicstreams.config.schema import validate
 from topicstreams.web.app import ServiceLevels
 from topicstreams.web.charts import Series, hour_ticks, line_chart, milliseconds, month_ticks, nice_ceiling
 from topicstreams.web.monitor_rows import error_share, errors_level, latency_level

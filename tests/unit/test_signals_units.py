@@ -8,13 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from topicstreams.config.loading import (
-    ConfigError,
-    floor_for,
-    load_config,
-    load_defaults,
-    validate,
-)
+from topicstreams.config.errors import ConfigError
+from topicstreams.config.loading import floor_for, load_config
+from topicstreams.config.packaged import load_defaults
+from topicstreams.config.schema import validate
 from topicstreams.crawl.canaries import CanaryQuery, answer_problem, canaries_for, on_domain
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.engines.parser_health import parser_score

@@ -9,7 +9,10 @@ from scrapy import Request
 from scrapy.settings import Settings
 
 from topicstreams import ENGINES
-from topicstreams.config.loading import ConfigError, load_config, load_defaults, merge, validate
+from topicstreams.config.errors import ConfigError
+from topicstreams.config.loading import load_config, merge
+from topicstreams.config.packaged import load_defaults
+from topicstreams.config.schema import validate
 from topicstreams.engines import engine_class
 from topicstreams.engines.topic_names import (
     DEFAULT_URL_LIMIT,

@@ -50,7 +50,7 @@ from topicstreams.alerts import inert_text as inert
 from topicstreams.alerts.events import EVENTS, Alert
 from topicstreams.alerts.webhook import WEBHOOK_TIMEOUT, payload_of, webhook_attempt
 from topicstreams.config.apprise_urls import QUIET_LOGGER, masked, quiet_apprise, secret_parts, service_of
-from topicstreams.config.loading import mask_url, mask_webhook
+from topicstreams.config.secrets import mask_url, mask_webhook
 from topicstreams.storage import alert_log as store
 from topicstreams.storage.db import database_for, utcnow
 from topicstreams.storage.failures import describe

@@ -25,14 +25,10 @@ from typing import Any
 import yaml
 
 from topicstreams import ENGINES
-from topicstreams.config.errors import EX_CONFIG as EX_CONFIG  # long imported from here too (as are the next ones)
-from topicstreams.config.errors import ConfigError as ConfigError
-from topicstreams.config.packaged import load_defaults as load_defaults
+from topicstreams.config.errors import ConfigError
 from topicstreams.config.packaged import read_packaged
-from topicstreams.config.schema import validate as validate
+from topicstreams.config.schema import validate
 from topicstreams.config.secrets import config_secrets, masked_config
-from topicstreams.config.secrets import mask_url as mask_url
-from topicstreams.config.secrets import mask_webhook as mask_webhook
 from topicstreams.config.sections import Sections, pacing_floor
 from topicstreams.engines.topic_names import url_length_limit
 
