@@ -18,7 +18,8 @@ on the caller's thread (the Scrapy reactor's event loop) — and the notifier's 
   summary (``delivered 2/2``, ``failed: mailto://user:****@host (after 4 attempts)``, ``no target``);
 * logs a target that never took the alert as one WARNING with the masked target and the service's last word.
 
-What Apprise says is captured by a filter on its logger, in the delivering thread only: its WARNING lines become
+What Apprise says is captured by a filter on its logger (the notifier's :class:`AppriseLogs`, put on the loggers when
+the notifier is made and taken off by :meth:`Notifier.close`), in the delivering thread only: its WARNING lines become
 the attempt's detail (with every secret part of the URL cut out) and go no further, so the log holds our one
 masked line instead; the HTTP client's debug lines, which show request paths and queries, are dropped there too.
 Apprise's logger is kept at WARNING or above (:func:`topicstreams.config.apprise_urls.quiet_apprise`), since it prints
@@ -52,7 +53,7 @@ from topicstreams.alerts.webhook import WEBHOOK_TIMEOUT, payload_of, webhook_att
 from topicstreams.config.apprise_urls import QUIET_LOGGER, masked, quiet_apprise, secret_parts, service_of
 from topicstreams.config.secrets import mask_url, mask_webhook
 from topicstreams.storage import alert_log as store
-from topicstreams.storage.db import database_for, utcnow
+from topicstreams.storage.db import utcnow
 from topicstreams.storage.failures import describe
 
 logger = logging.getLogger(__name__)
@@ -71,13 +72,25 @@ DETAIL_LENGTH = 300
 
 
 # ---- what Apprise says --------------------------------------------------------------------------------------
+HUSHED_LOGGERS = (
+    "urllib3.connectionpool",
+    "urllib3.connection",
+    "urllib3.poolmanager",
+    "urllib3.response",
+    "urllib3.util.retry",
+    "requests",
+)
+"""The loggers of the HTTP client Apprise's services use (a filter applies to the records of its own logger only,
+so each is named)."""
+
+
 class _ApprisesWords(logging.Filter):
-    """On Apprise's logger: while a thread delivers (:func:`apprise_said`), what Apprise logs in that thread is
+    """On Apprise's logger: while a thread delivers (:meth:`AppriseLogs.said`), what Apprise logs in that thread is
     kept for it (WARNING and above) and goes no further; other threads' records pass as usual."""
 
-    def __init__(self) -> None:
+    def __init__(self, local: threading.local) -> None:
         super().__init__()
-        self.local = threading.local()
+        self.local = local
 
     def filter(self, record: logging.LogRecord) -> bool:
         said = getattr(self.local, "said", None)
@@ -92,42 +105,77 @@ class _ApprisesWords(logging.Filter):
 
 
 class _Hushed(logging.Filter):
-    """On the HTTP client's loggers: nothing they log in a thread that delivers (:func:`apprise_said`) goes
+    """On the HTTP client's loggers: nothing they log in a thread that delivers (:meth:`AppriseLogs.said`) goes
     further — at debug level urllib3 logs each request's path and query, where services keep their tokens."""
 
+    def __init__(self, local: threading.local) -> None:
+        super().__init__()
+        self.local = local
+
     def filter(self, record: logging.LogRecord) -> bool:
-        return getattr(_WORDS.local, "said", None) is None
+        return getattr(self.local, "said", None) is None
 
 
-_WORDS = _ApprisesWords()
-logging.getLogger(QUIET_LOGGER).addFilter(_WORDS)
+class AppriseLogs:
+    """What Apprise and its HTTP client log while a thread delivers: the filters on their loggers, installed when
+    made (and again at a delivery after :meth:`close`), removed by :meth:`close` once no delivery is under way.
+    A :class:`Notifier` owns one. Thread-safe."""
 
-HUSHED_LOGGERS = (
-    "urllib3.connectionpool",
-    "urllib3.connection",
-    "urllib3.poolmanager",
-    "urllib3.response",
-    "urllib3.util.retry",
-    "requests",
-)
-"""The loggers of the HTTP client Apprise's services use (a filter applies to the records of its own logger only,
-so each is named)."""
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._words = _ApprisesWords(self._local)
+        self._hushed = _Hushed(self._local)
+        self._lock = threading.Lock()
+        self._installed = False
+        self._closing = False
+        self._busy = 0
+        with self._lock:
+            self._install()
 
-_HUSHED = _Hushed()
-for _name in HUSHED_LOGGERS:
-    logging.getLogger(_name).addFilter(_HUSHED)
+    def _install(self) -> None:
+        if not self._installed:
+            logging.getLogger(QUIET_LOGGER).addFilter(self._words)
+            for name in HUSHED_LOGGERS:
+                logging.getLogger(name).addFilter(self._hushed)
+            self._installed = True
 
+    def _remove(self) -> None:
+        if self._installed:
+            logging.getLogger(QUIET_LOGGER).removeFilter(self._words)
+            for name in HUSHED_LOGGERS:
+                logging.getLogger(name).removeFilter(self._hushed)
+            self._installed = False
 
-@contextmanager
-def apprise_said() -> Iterator[list[str]]:
-    """The lines Apprise logs at WARNING or above in this thread, within the block; neither they nor anything
-    the HTTP client logs in this thread meanwhile reach the log."""
-    said: list[str] = []
-    _WORDS.local.said = said
-    try:
-        yield said
-    finally:
-        _WORDS.local.said = None
+    @property
+    def installed(self) -> bool:
+        """Whether the filters are on the loggers."""
+        return self._installed
+
+    @contextmanager
+    def said(self) -> Iterator[list[str]]:
+        """The lines Apprise logs at WARNING or above in this thread, within the block; neither they nor anything
+        the HTTP client logs in this thread meanwhile reach the log."""
+        with self._lock:
+            self._closing = False
+            self._install()
+            self._busy += 1
+        said: list[str] = []
+        self._local.said = said
+        try:
+            yield said
+        finally:
+            self._local.said = None
+            with self._lock:
+                self._busy -= 1
+                if self._closing and not self._busy:
+                    self._remove()
+
+    def close(self) -> None:
+        """Take the filters off the loggers (when the last delivery under way ends, if one is)."""
+        with self._lock:
+            self._closing = True
+            if not self._busy:
+                self._remove()
 
 
 def scrubbed(detail: str, url: str) -> str:
@@ -148,8 +196,9 @@ def html_of(alert: Alert) -> str:
     return inert.html(alert.text).replace("\n", "<br>\n")
 
 
-def apprise_attempt(url: str, alert: Alert) -> tuple[bool, str]:
-    """Send ``alert`` to the Apprise URL ``url`` once: (whether it went through, what the service said)."""
+def apprise_attempt(url: str, alert: Alert, logs: AppriseLogs) -> tuple[bool, str]:
+    """Send ``alert`` to the Apprise URL ``url`` once: (whether it went through, what the service said, as ``logs``
+    caught it)."""
     import apprise
 
     quiet_apprise()
@@ -160,7 +209,7 @@ def apprise_attempt(url: str, alert: Alert) -> tuple[bool, str]:
         body, body_format = html_of(alert), apprise.NotifyFormat.HTML
     else:
         body, body_format = inert.plain(alert.text), apprise.NotifyFormat.TEXT
-    with apprise_said() as said:
+    with logs.said() as said:
         sender = apprise.Apprise(asset=apprise.AppriseAsset(async_mode=False))
         if not sender.add(url):
             return False, "; ".join(said) or "not a URL Apprise can send to"
@@ -193,14 +242,14 @@ class Target:
         if not self.shown:
             self.shown = mask_webhook(self.url) if self.webhook else masked(self.url)
 
-    def attempt(self, alert: Alert, timeout: float = WEBHOOK_TIMEOUT) -> tuple[bool, str]:
-        """Try once; never raises."""
+    def attempt(self, alert: Alert, logs: AppriseLogs, timeout: float = WEBHOOK_TIMEOUT) -> tuple[bool, str]:
+        """Try once (what Apprise says caught by ``logs``); never raises."""
         self.tried += 1
         try:
             if self.webhook:
                 ok, detail = webhook_attempt(self.url, webhook_body(alert), timeout)
             else:
-                ok, detail = apprise_attempt(self.url, alert)
+                ok, detail = apprise_attempt(self.url, alert, logs)
         except Exception as exc:  # a service's plugin failing in its own way: this attempt failed, nothing else
             ok, detail = False, f"{type(exc).__name__}: {exc}"
         self.ok, self.detail = ok, scrubbed(detail, self.url)
@@ -250,8 +299,8 @@ class Notifier:
         attempts: int = ATTEMPTS,
         delays: Sequence[float] = DELAYS,
         timeout: float = WEBHOOK_TIMEOUT,
+        database: Callable[[str], Engine],
         record: bool = True,
-        database: Callable[[str], Engine] = database_for,
     ) -> None:
         self.database_url = database_url
         self.database = database
@@ -268,6 +317,8 @@ class Notifier:
         self._unfinished = 0
         self._thread: threading.Thread | None = None
         self._record_failing = False
+        self.logs = AppriseLogs()
+        """The filters that catch what Apprise says in its thread (on the loggers until :meth:`close`)."""
         self.configure(alerting, node)
 
     def configure(self, alerting: Mapping[str, Any], node: str) -> None:
@@ -338,13 +389,18 @@ class Notifier:
             for attempt in range(1, max(1, attempts) + 1):
                 if attempt > 1:
                     time.sleep(self.delay(attempt - 1))
-                ok, detail = target.attempt(alert, self.timeout)
+                ok, detail = target.attempt(alert, self.logs, self.timeout)
                 self._record_attempt(alert_id, target, attempt)
                 if ok:
                     break
         if alert_id is not None:
             self._record("the alert's delivery", store.set_delivery, alert_id, summary(targets))
         return [(target.shown, target.ok, target.detail) for target in targets]
+
+    def close(self) -> None:
+        """Take the notifier's log filters off Apprise's loggers (its owner is done with it; a later delivery puts
+        them back)."""
+        self.logs.close()
 
     @staticmethod
     def targets_of(urls: Sequence[str] | Mapping[str, Any], webhook: str) -> list[Target]:
@@ -428,7 +484,7 @@ class Notifier:
                 heapq.heappush(self._due, (now, next(self._order), delivery, target))
 
     def _try(self, delivery: Delivery, target: Target) -> None:
-        ok, detail = target.attempt(delivery.alert, self.timeout)
+        ok, detail = target.attempt(delivery.alert, self.logs, self.timeout)
         self._record_attempt(delivery.alert_id, target, target.tried)
         if not ok and target.tried < self.attempts:
             delay = self.delay(target.tried)

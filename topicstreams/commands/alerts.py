@@ -176,8 +176,13 @@ class Command(SubcommandCommand):
                 file=sys.stderr,
             )
         node = sections.node.id
-        notifier = Notifier(database_url, config.get("alerting"), node, record=record)  # the alerts read a mapping
-        results = notifier.deliver_now(message_for_test(node, utcnow()), urls, attempts=1)
+        notifier = Notifier(  # the alerts read a mapping
+            database_url, config.get("alerting"), node, record=record, database=self.runtime.database
+        )
+        try:
+            results = notifier.deliver_now(message_for_test(node, utcnow()), urls, attempts=1)
+        finally:
+            notifier.close()
         for shown, ok, detail in results:
             print(f"{shown}: delivered" if ok else f"{shown}: FAILED: {detail}")
         return 0 if all(ok for _, ok, _ in results) else 1

@@ -39,8 +39,8 @@ from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.supply import RECONCILE_RETRY, Fate, NameCheck, Outcome, warn_no_topics
 from topicstreams.engines.classify import ResponseClass, Verdict
 from topicstreams.engines.topic_names import shown
-from topicstreams.storage import database_for, seed_topics
 from topicstreams.storage import leases as shared
+from topicstreams.storage import seed_topics
 from topicstreams.storage.db import utcnow
 from topicstreams.storage.failures import describe
 
@@ -65,8 +65,8 @@ class LeasedTopics:
         seed: Sequence[str] = (),
         problem_of: Callable[[str], str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        database: Callable[[str], Any],
         rng: random.Random | None = None,
-        database: Callable[[str], Any] = database_for,
     ) -> None:
         self.state = state
         self.engine = state.engine

@@ -13,8 +13,8 @@ settings for each crawler, and a Runtime's copy is itself. A crawler made some o
 ``scrapy crawl`` through another entry point, a test's ``get_crawler``) without one gets a fresh Runtime of its own.
 
 Components above this layer (extensions, middlewares) keep their shared objects through :meth:`Runtime.shared`,
-under a key of their own. When the last crawler that took the runtime has stopped, the runtime disposes of the
-database handles it opened; the components' own closing (the outbox's flush, the delivery's, the membership's stop
+under a key of their own. When the last crawler that took the runtime has stopped, the runtime closes its notifiers
+and disposes of the database handles it opened; the components' own closing (the outbox's flush, the delivery's, the membership's stop
 row) happens before, in their ``spider_closed`` handlers, as it always did.
 """
 
@@ -126,7 +126,12 @@ class Runtime:
             self.close()
 
     def close(self) -> None:
-        """Dispose of the database handles (their pooled connections); a later use opens them again."""
+        """Take the notifiers' log filters off Apprise's loggers and dispose of the database handles (their pooled
+        connections); a later use puts them back, opens them again."""
+        with self._lock:
+            notifiers = list(self._notifiers.values())
+        for notifier in notifiers:
+            notifier.close()
         self.databases.dispose()
 
     # ---- what it holds ----------------------------------------------------------------------------------------

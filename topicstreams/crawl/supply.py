@@ -39,7 +39,7 @@ from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.topic_schedule import TopicSchedule
 from topicstreams.engines.classify import ResponseClass, Verdict
 from topicstreams.engines.topic_names import shown
-from topicstreams.storage import active_topics, database_for, ensure_topics, seed_topics
+from topicstreams.storage import active_topics, ensure_topics, seed_topics
 from topicstreams.storage.failures import describe
 
 logger = logging.getLogger(__name__)
@@ -145,8 +145,8 @@ class PassTopics:
         once_attempts: int = 1,
         shard: str = "0/1",
         problem_of: Callable[[str], str | None] | None = None,
+        database: Callable[[str], Any],
         clock: Callable[[], float] = time.monotonic,
-        database: Callable[[str], Any] = database_for,
     ) -> None:
         self.state = state
         self.database_url = database_url

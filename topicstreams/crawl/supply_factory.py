@@ -23,14 +23,13 @@ def topic_supply_for(
     *,
     topics: Sequence[str] | None,
     once: bool,
+    database: Callable[[str], Any],
     problem_of: Callable[[str], str | None] | None = None,
-    database: Callable[[str], Any] | None = None,
 ) -> TopicSupply:
     """The supply of an engine's topics under the crawl's settings (``TOPICSTREAMS_*``); ``problem_of`` says what
     keeps the engine from taking a name (None: nothing); ``database`` where the database's handle comes from (the
-    process runtime's; None: the storage's own). Lease mode's continuous runs claim from the shared
+    process runtime's). Lease mode's continuous runs claim from the shared
     schedule (:mod:`topicstreams.crawl.leased_supply`); everything else is a pass of this node's own topics."""
-    handles = {} if database is None else {"database": database}
     if leases_topics(settings, topics=topics, once=once):
         return LeasedTopics(
             state,
@@ -41,7 +40,7 @@ def topic_supply_for(
             poll=settings.getfloat("TOPICSTREAMS_LEASE_POLL"),
             seed=settings.getlist("TOPICSTREAMS_TOPICS"),
             problem_of=problem_of,
-            **handles,
+            database=database,
         )
     return PassTopics(
         state,
@@ -53,7 +52,7 @@ def topic_supply_for(
         once_attempts=settings.getint("TOPICSTREAMS_ONCE_ATTEMPTS"),
         shard=settings.get("TOPICSTREAMS_SHARD"),
         problem_of=problem_of,
-        **handles,
+        database=database,
     )
 
 

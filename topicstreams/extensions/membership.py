@@ -18,17 +18,18 @@ import socket
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from importlib import metadata
 
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams.crawl import signals as topicstreams_signals
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.storage import node_rows as rows
-from topicstreams.storage.db import database_for
 from topicstreams.storage.failures import describe
 
 logger = logging.getLogger(__name__)
@@ -56,8 +57,8 @@ class Membership:
         assignment: str,
         interval: float,
         heartbeat: float,
+        database: Callable[[str], Engine],
         clock=time.monotonic,
-        database=database_for,
     ) -> None:
         self.database_url = database_url
         self.database = database

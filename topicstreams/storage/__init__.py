@@ -1,6 +1,6 @@
 """The topicstreams database: schema, migrations, topics and the batched news writer."""
 
-from topicstreams.storage.db import database_for, dispose_databases, utcnow
+from topicstreams.storage.db import Databases, make_database, utcnow
 from topicstreams.storage.migrate import upgrade
 from topicstreams.storage.models import (
     Base,
@@ -23,6 +23,7 @@ from topicstreams.storage.writer import NewsWriter, WriteResult, item_problem
 
 __all__ = [
     "Base",
+    "Databases",
     "News",
     "NewsWriter",
     "ScraperCycle",
@@ -33,11 +34,10 @@ __all__ = [
     "WriteResult",
     "active_topics",
     "add_topics",
-    "dispose_databases",
-    "database_for",
     "ensure_topics",
     "item_problem",
     "list_topics",
+    "make_database",
     "seed_topics",
     "set_active",
     "upgrade",

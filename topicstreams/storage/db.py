@@ -1,4 +1,5 @@
-"""Database handles: one cached SQLAlchemy Engine per URL and process, SQLite tuned for concurrent use."""
+"""Database handles: SQLAlchemy Engines made with this project's settings (SQLite tuned for concurrent use), and
+:class:`Databases`, the handles by URL of their owner (a crawl process's runtime, a command, the web app)."""
 
 from __future__ import annotations
 
@@ -40,10 +41,6 @@ BEGIN_MODE = "topicstreams_sqlite_begin"
 then waits (busy_timeout) for other writers instead of failing on a stale snapshot.
 Other dialects ignore it.
 """
-
-_engines: dict[tuple[int, str], Engine] = {}
-_engines_lock = threading.Lock()
-
 
 def utcnow() -> datetime:
     """The current time as a timezone-aware UTC datetime."""
@@ -90,37 +87,30 @@ def make_database(url: str, *, foreign_keys: bool = True, **kwargs: Any) -> Engi
     return db
 
 
-def database_for(url: str) -> Engine:
-    """The Engine for *url*, created on first use and then shared within this process."""
-    if not url:
-        raise ValueError("database url is empty")
-    key = (os.getpid(), url)
-    db = _engines.get(key)
-    if db is None:
-        with _engines_lock:
-            db = _engines.get(key)
-            if db is None:
-                db = _engines[key] = make_database(url)
-                logger.debug("Opened database %s", db.url.render_as_string(hide_password=True))
-    return db
-
-
 class Databases:
     """Database handles by URL, each made on first use and then shared by its owner's threads: a crawl process's
     (:class:`~topicstreams.crawl.runtime.Runtime`), a command's, the web app's. Thread-safe."""
 
     def __init__(self) -> None:
-        self._made: dict[str, Engine] = {}
+        self._made: dict[tuple[int, str], Engine] = {}
         self._lock = threading.Lock()
 
+    def __enter__(self) -> Databases:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.dispose()
+
     def of(self, url: str) -> Engine:
-        """The handle of the database at *url*."""
+        """The handle of the database at *url* (a process forked from the owner's gets handles of its own: pooled
+        connections are never shared across processes)."""
         if not url:
             raise ValueError("database url is empty")
+        key = (os.getpid(), url)
         with self._lock:
-            db = self._made.get(url)
+            db = self._made.get(key)
             if db is None:
-                db = self._made[url] = make_database(url)
+                db = self._made[key] = make_database(url)
                 logger.debug("Opened database %s", db.url.render_as_string(hide_password=True))
             return db
 
@@ -130,14 +120,6 @@ class Databases:
             made = list(self._made.values())
         for db in made:
             db.dispose()
-
-
-def dispose_databases() -> None:
-    """Close the pooled connections of every cached database handle (tests, shutdown)."""
-    with _engines_lock:
-        for db in _engines.values():
-            db.dispose()
-        _engines.clear()
 
 
 def immediate(conn: Connection) -> Connection:

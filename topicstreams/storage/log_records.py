@@ -41,7 +41,6 @@ from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select
 
-from topicstreams.storage.db import database_for
 from topicstreams.storage.durable import Backoff
 from topicstreams.storage.failures import can_pass
 from topicstreams.storage.models import scraper_logs_table as scraper_logs
@@ -183,7 +182,7 @@ class LogSink:
         batch_rows: int = BATCH_ROWS,
         flush_seconds: float = FLUSH_SECONDS,
         backoff: Backoff | None = None,
-        db: Engine | None = None,
+        db: Engine,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
@@ -311,7 +310,7 @@ class LogSink:
 
     def _run(self) -> None:
         self.thread_ident = threading.get_ident()
-        db = self._db or database_for(self.url)
+        db = self._db
         while True:
             with self._cond:
                 work = self._next_work()

@@ -32,7 +32,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.pool import NullPool
 
-from topicstreams.storage.db import database_for, immediate, make_database
+from topicstreams.storage.db import immediate, make_database
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ PG_MIGRATION_LOCK_KEY = 0x746F7069637374  # "topicst": the advisory lock seriali
 
 def upgrade(url: str, db: Engine | None = None) -> None:
     """Bring the database at *url* to the latest revision (creating the schema in a new one); *db*: the caller's
-    handle of it, to read its revision with (default: the storage's own).
+    handle of it, to read its revision with (default: one of its own, closed when it is done).
 
     Idempotent, and quick when the database is already at the latest revision. Several processes
     may call it at once on one database: the upgrade itself runs under a lock (SQLite: the write
@@ -52,8 +52,11 @@ def upgrade(url: str, db: Engine | None = None) -> None:
     the lock second finds the work done.
     """
     heads = set(script_directory().get_heads())
-    with (db or database_for(url)).connect() as conn:
-        current = set(MigrationContext.configure(conn).get_current_heads())
+    if db is None:
+        current = current_revisions(url)
+    else:
+        with db.connect() as conn:
+            current = set(MigrationContext.configure(conn).get_current_heads())
     if current == heads:
         return
 
@@ -72,9 +75,16 @@ def upgrade(url: str, db: Engine | None = None) -> None:
 
 
 def current_revisions(url: str) -> set[str]:
-    """The revisions the database at *url* is at (empty for a database never migrated)."""
-    with database_for(url).connect() as conn:
-        return set(MigrationContext.configure(conn).get_current_heads())
+    """The revisions the database at *url* is at (empty for a database never migrated), read through a handle of
+    its own, closed before it returns."""
+    if not url:
+        raise ValueError("database url is empty")
+    db = make_database(url, poolclass=NullPool)
+    try:
+        with db.connect() as conn:
+            return set(MigrationContext.configure(conn).get_current_heads())
+    finally:
+        db.dispose()
 
 
 def head_revisions() -> set[str]:

@@ -33,7 +33,6 @@ from sqlalchemy import Engine
 
 from topicstreams.storage import engine_status
 from topicstreams.storage.availability import Availability
-from topicstreams.storage.db import database_for
 from topicstreams.storage.durable import Backoff
 from topicstreams.storage.failures import can_pass, describe
 
@@ -78,7 +77,7 @@ class Outbox:
         backoff: Backoff | None = None,
         name: str = "health and cycle rows",
         *,
-        database: Callable[[str], Engine] = database_for,
+        database: Callable[[str], Engine],
     ) -> None:
         self.url = url
         self.availability = availability or Availability(url)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -29,7 +30,7 @@ from topicstreams.config.sections import ScraperSection, SlaSection, build_secti
 from topicstreams.health.saturation import SaturationPolicy, saturation_policy
 from topicstreams.reports.health_report import lease_interval_of
 from topicstreams.storage.cycle_timeline import KEEP_SECONDS, ChartReads
-from topicstreams.storage.db import make_reader
+from topicstreams.storage.db import Databases, make_reader
 from topicstreams.storage.feed_reads import FeedReader
 from topicstreams.web.guard import Guard, is_loopback
 from topicstreams.web.params import BadParameter
@@ -164,7 +165,17 @@ def error_response(request: Request, status: int, detail: Any, title: str) -> Re
 
 def create_app(settings: WebSettings) -> FastAPI:
     """The app for *settings* (its database opened lazily: the app starts whatever state the database is in)."""
+    databases = Databases()
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            databases.dispose()
+
     app = FastAPI(
+        lifespan=lifespan,
         title="topicstreams feed",
         version="1",
         openapi_url="/api/openapi.json",
@@ -179,6 +190,7 @@ def create_app(settings: WebSettings) -> FastAPI:
     app.state.settings = settings
     app.state.page_size = settings.page_size
     app.state.reader = FeedReader(db)
+    app.state.databases = databases  # its writing handle (resume: topicstreams.web.engine_resume)
     app.state.token_check = TokenCheck()  # the admin token's failures per client (topicstreams.web.tokens)
     app.state.monitor_charts = ChartReads(db, settings.chart_keep_seconds)
     schema = SchemaCheck(app.state.reader)
@@ -244,6 +256,6 @@ def _mount_views(app: FastAPI) -> None:
 
     app.include_router(feeds.router)
     app.include_router(monitor.router)
-    app.include_router(metrics.router)
+    metrics.install(app)
     app.include_router(logs.router)
     pages.install(app)

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from topicstreams import ENGINES
 from topicstreams.engines.states import PAUSED
-from topicstreams.storage import database_for, utcnow
+from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import read_status, resume
 from topicstreams.web.tokens import bearer_token, client_of, same_token
 
@@ -138,7 +138,7 @@ async def resume_engine(
             raise ResumeRefused(
                 409, "Not paused", f"{engine} is not paused on node {node[:64]!r} (it is {status.state_at(utcnow())})"
             )
-        writer = database_for(request.app.state.settings.database_url)
+        writer = request.app.state.databases.of(request.app.state.settings.database_url)
         if not await run_in_threadpool(resume, writer, engine, node, utcnow()):
             raise ResumeRefused(409, "Not paused", f"{engine} is no longer paused on node {node[:64]!r}")
     except ResumeRefused as refused:

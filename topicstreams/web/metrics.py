@@ -211,26 +211,41 @@ class DatabaseCollector:
         yield from families(read_snapshot(self.db, node=self.node, enabled=self.enabled, policy=self.policy))
 
 
-_registries_lock = threading.Lock()
+class AppRegistry:
+    """An app's own registry, made at its first scrape (:meth:`get`): its database collector and nothing else — no
+    process or platform metrics of the web server, and nothing shared with another app in the process (tests run
+    several). The app keeps it as ``app.state.metrics`` (:func:`install`). Thread-safe."""
 
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+        self._lock = threading.Lock()
+        self._registry: CollectorRegistry | None = None
 
-def registry_for(app: FastAPI) -> CollectorRegistry:
-    """The app's own registry (made at its first scrape): its database collector and nothing else — no process or
-    platform metrics of the web server, and nothing shared with another app in the process (tests run several)."""
-    registry = getattr(app.state, "metrics_registry", None)
-    if registry is None:
-        with _registries_lock:
-            registry = getattr(app.state, "metrics_registry", None)
-            if registry is None:
-                settings = app.state.settings
+    def get(self) -> CollectorRegistry:
+        """The registry, made the first time."""
+        with self._lock:
+            if self._registry is None:
+                state = self.app.state
+                settings = state.settings
                 registry = CollectorRegistry(auto_describe=False)
                 registry.register(
                     DatabaseCollector(
-                        app.state.reader.db, node=settings.node, enabled=settings.enabled, policy=settings.policy
+                        state.reader.db, node=settings.node, enabled=settings.enabled, policy=settings.policy
                     )
                 )
-                app.state.metrics_registry = registry
-    return registry
+                self._registry = registry
+            return self._registry
+
+
+def install(app: FastAPI) -> None:
+    """Add ``GET /metrics`` to ``app``, and the registry it answers from (``app.state.metrics``)."""
+    app.state.metrics = AppRegistry(app)
+    app.include_router(router)
+
+
+def registry_for(app: FastAPI) -> CollectorRegistry:
+    """The app's own registry (:class:`AppRegistry`)."""
+    return app.state.metrics.get()
 
 
 router = APIRouter()
