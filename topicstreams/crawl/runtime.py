@@ -14,8 +14,8 @@ settings for each crawler, and a Runtime's copy is itself. A crawler made some o
 
 Components above this layer (extensions, middlewares) keep their shared objects through :meth:`Runtime.shared`,
 under a key of their own. When the last crawler that took the runtime has stopped, the runtime closes its notifiers
-and disposes of the database handles it opened; the components' own closing (the outbox's flush, the delivery's, the membership's stop
-row) happens before, in their ``spider_closed`` handlers, as it always did.
+and disposes of the database handles it opened; the components' own closing (the outbox's flush, the delivery's,
+the membership's stop row) happens before, in their ``spider_closed`` handlers, as it always did.
 """
 
 from __future__ import annotations

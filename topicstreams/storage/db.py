@@ -42,6 +42,7 @@ then waits (busy_timeout) for other writers instead of failing on a stale snapsh
 Other dialects ignore it.
 """
 
+
 def utcnow() -> datetime:
     """The current time as a timezone-aware UTC datetime."""
     return datetime.now(UTC)
