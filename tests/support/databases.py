@@ -1,6 +1,6 @@
 """The tests' databases, as pytest fixtures (a plugin of tests/conftest.py): a fresh SQLite file, a fresh database
 on the session's PostgreSQL server, either one (parametrised), each at the newest migration; and ``db`` fixtures
-made of them for the modules that work on a SQLAlchemy engine.
+made of them for the modules that work on a SQLAlchemy engine; ``databases``, the test's own handles.
 
 PostgreSQL: a real server (tests/support/postgres_server.py), started once per session when a test first asks for
 it; a fresh database per test through pytest-postgresql's DatabaseJanitor. Tests are skipped, loudly, where no
@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import Engine
 
 from tests.support.postgres_server import PostgresServer, PostgresUnavailable
-from topicstreams.storage import database_for, dispose_databases, upgrade
+from topicstreams.storage import Databases, upgrade
 
 
 def postgres_dbname(label: str) -> str:
@@ -39,11 +39,17 @@ def database_fixture(url_fixture: str):
     Assign it to the fixture's name in the module, ``db = database_fixture("pg_url")``."""
 
     @pytest.fixture
-    def fixture(request: pytest.FixtureRequest) -> Iterator[Engine]:
-        yield database_for(request.getfixturevalue(url_fixture))
-        dispose_databases()
+    def fixture(request: pytest.FixtureRequest, databases: Databases) -> Engine:
+        return databases.of(request.getfixturevalue(url_fixture))
 
     return fixture
+
+
+@pytest.fixture
+def databases() -> Iterator[Databases]:
+    """The test's own database handles (``databases.of(url)``), their pooled connections disposed after the test."""
+    with Databases() as made:
+        yield made
 
 
 @pytest.fixture
@@ -72,7 +78,9 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture
-def postgres_database(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> Iterator[str]:
+def postgres_database(
+    postgres_server: PostgresServer, databases: Databases, request: pytest.FixtureRequest
+) -> Iterator[str]:
     """The name of a fresh, empty database on the session's server, dropped after the test."""
     name = postgres_dbname(request.node.name)
     janitor = postgres_server.janitor(name)
@@ -80,7 +88,7 @@ def postgres_database(postgres_server: PostgresServer, request: pytest.FixtureRe
     try:
         yield name
     finally:
-        dispose_databases()  # pooled connections would make the drop wait (the janitor ends stragglers anyway)
+        databases.dispose()  # pooled connections would make the drop wait (the janitor ends stragglers anyway)
         janitor.drop()
 
 

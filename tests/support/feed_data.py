@@ -28,7 +28,7 @@ from topicstreams import settings as project_settings
 from topicstreams.engines.items import NewsItem
 from topicstreams.pipelines.normalize import NormalizePipeline
 from topicstreams.pipelines.store import StorePipeline
-from topicstreams.storage import dispose_databases, upgrade
+from topicstreams.storage import make_database, upgrade
 from topicstreams.web.app import WebSettings, create_app
 
 BASE_URL = "http://127.0.0.1"
@@ -177,12 +177,15 @@ def serving(database_url: str, page_size: int = 50, **settings: Any) -> Iterator
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-        dispose_databases()
 
 
 def write_rows(url: str, rows: Iterable[dict]) -> None:
     """Store rows ``{news_id, url, topic, engine, title, source, snippet, published_at}`` with the project's
     writer as they are, unnormalized: what another writer (or an older version) may have left in the database."""
-    from topicstreams.storage import NewsWriter, database_for
+    from topicstreams.storage import NewsWriter
 
-    NewsWriter(database_for(url)).write(list(rows))
+    db = make_database(url)
+    try:
+        NewsWriter(db).write(list(rows))
+    finally:
+        db.dispose()

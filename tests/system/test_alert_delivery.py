@@ -16,7 +16,6 @@ from topicstreams.alerts import inert_text as inert
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.events import Alert
 from topicstreams.crawl.runtime import Runtime
-from topicstreams.storage import database_for
 from topicstreams.storage.alert_log import open_alert, read_recent, record_alert, record_attempt, resolve, set_delivery
 from topicstreams.storage.engine_status import add_alert, read_alerts, set_alert_delivery
 
@@ -66,13 +65,13 @@ def paused(**values) -> Alert:
     )
 
 
-def latest(url: str) -> dict:
-    return read_recent(database_for(url), None)[0]
+def latest(databases, url: str) -> dict:
+    return read_recent(databases.of(url), None)[0]
 
 
 # ---- the storage functions, on SQLite and PostgreSQL ------------------------------------------------------
-def test_alerts_and_their_attempts_are_stored_and_read_newest_first(feed_url):
-    db = database_for(feed_url)
+def test_alerts_and_their_attempts_are_stored_and_read_newest_first(feed_url, databases):
+    db = databases.of(feed_url)
     first = record_alert(db, paused())
     second = record_alert(db, hostile_alert(at=AT + timedelta(minutes=5)))
     record_attempt(db, second, "json://127.0.0.1:1/hook", 1, False, "HTTP 500", AT + timedelta(minutes=5))
@@ -106,8 +105,8 @@ def test_alerts_and_their_attempts_are_stored_and_read_newest_first(feed_url):
     assert [a["delivery"] for a in read_alerts(db, "bing", "n2")] == ["webhook 204"]
 
 
-def test_an_open_alert_is_found_and_resolved_by_event_engine_and_node(feed_url):
-    db = database_for(feed_url)
+def test_an_open_alert_is_found_and_resolved_by_event_engine_and_node(feed_url, databases):
+    db = databases.of(feed_url)
     network = record_alert(db, Alert(event="network_down", title="n1 offline", text="n1 offline", at=AT, node="n1"))
     google = record_alert(db, paused())
     assert open_alert(db, "network_down", None, "n1")["id"] == network
@@ -120,9 +119,13 @@ def test_an_open_alert_is_found_and_resolved_by_event_engine_and_node(feed_url):
 
 
 # ---- delivery --------------------------------------------------------------------------------------------
-def test_one_alert_reaches_json_and_mail_inert_and_recorded(feed_url, json_receiver, smtp_receiver):
+def test_one_alert_reaches_json_and_mail_inert_and_recorded(feed_url, json_receiver, smtp_receiver, databases):
     notifier = Notifier(
-        feed_url, {"urls": [json_receiver.apprise_url("/hook"), smtp_receiver.apprise_url()]}, "n1", **FAST
+        feed_url,
+        {"urls": [json_receiver.apprise_url("/hook"), smtp_receiver.apprise_url()]},
+        "n1",
+        **FAST,
+        database=databases.of,
     )
     started = time.monotonic()
     notifier.send(hostile_alert())
@@ -145,7 +148,7 @@ def test_one_alert_reaches_json_and_mail_inert_and_recorded(feed_url, json_recei
     assert 'href="javascript:' not in html and "click me (javascript:alert(1))" in html
     assert mail.subject.startswith("news: <script>")  # a subject is plain text, shown as text by mail readers
 
-    row = latest(feed_url)
+    row = latest(databases, feed_url)
     assert (row["event"], row["topic"], row["delivery"]) == ("digest", "climate", "delivered 2/2")
     assert sorted((d["target"], d["attempt"], d["ok"]) for d in row["deliveries"]) == sorted(
         [
@@ -155,31 +158,33 @@ def test_one_alert_reaches_json_and_mail_inert_and_recorded(feed_url, json_recei
     )
 
 
-def test_a_failing_url_is_retried_and_takes_the_alert_on_the_third_attempt(feed_url, json_receiver):
+def test_a_failing_url_is_retried_and_takes_the_alert_on_the_third_attempt(feed_url, json_receiver, databases):
     json_receiver.fail_next(2)
-    notifier = Notifier(feed_url, {"urls": [json_receiver.apprise_url("/flaky")]}, "n1", attempts=4, **FAST)
+    notifier = Notifier(
+        feed_url, {"urls": [json_receiver.apprise_url("/flaky")]}, "n1", attempts=4, **FAST, database=databases.of
+    )
     notifier.send(paused())
     assert notifier.flush(20)
     assert [posted.status for posted in json_receiver.received("/flaky")] == [500, 500, 200]
-    row = latest(feed_url)
+    row = latest(databases, feed_url)
     assert [(d["attempt"], d["ok"]) for d in row["deliveries"]] == [(1, False), (2, False), (3, True)]
     assert "500" in row["deliveries"][0]["detail"]
     assert row["delivery"] == "delivered 1/1"
 
 
-def test_a_url_that_never_works_is_given_up_after_its_attempts(tmp_path, json_receiver, caplog):
+def test_a_url_that_never_works_is_given_up_after_its_attempts(tmp_path, json_receiver, caplog, databases):
     url = f"sqlite:///{tmp_path / 'alerts.db'}"
     from topicstreams.storage import upgrade
 
     upgrade(url)
     json_receiver.fail_next(1000)
     target = json_receiver.apprise_url("/dead")
-    notifier = Notifier(url, {"urls": [target]}, "n1", attempts=3, **FAST)
+    notifier = Notifier(url, {"urls": [target]}, "n1", attempts=3, **FAST, database=databases.of)
     caplog.set_level(logging.INFO)
     notifier.send(paused())
     assert notifier.flush(20)
     assert len(json_receiver.received("/dead")) == 3
-    row = latest(url)
+    row = latest(databases, url)
     assert [(d["attempt"], d["ok"]) for d in row["deliveries"]] == [(1, False), (2, False), (3, False)]
     assert row["delivery"] == f"failed: {target} (after 3 attempts)"
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]  # Apprise's own are the detail, not more
@@ -188,12 +193,14 @@ def test_a_url_that_never_works_is_given_up_after_its_attempts(tmp_path, json_re
     assert "500" in warnings[0].getMessage()
 
 
-def test_alerting_events_chooses_the_events_but_digests_and_tests_always_go(tmp_path, json_receiver, caplog):
+def test_alerting_events_chooses_the_events_but_digests_and_tests_always_go(tmp_path, json_receiver, caplog, databases):
     url = f"sqlite:///{tmp_path / 'alerts.db'}"
     from topicstreams.storage import upgrade
 
     upgrade(url)
-    notifier = Notifier(url, {"urls": [json_receiver.apprise_url("/all")], "events": ["paused"]}, "n1", **FAST)
+    notifier = Notifier(
+        url, {"urls": [json_receiver.apprise_url("/all")], "events": ["paused"]}, "n1", **FAST, database=databases.of
+    )
     caplog.set_level(logging.DEBUG, logger="topicstreams.alerts.delivery")
     notifier.send(paused(event="degraded", title="degraded"))
     notifier.send(paused(title="paused"))
@@ -202,17 +209,17 @@ def test_alerting_events_chooses_the_events_but_digests_and_tests_always_go(tmp_
     assert notifier.flush(20)
     assert [posted.body["title"] for posted in json_receiver.received("/all")] == ["paused", "test"]
     assert [posted.body["title"] for posted in json_receiver.received("/digest")] == ["digest"]
-    assert sorted(row["event"] for row in read_recent(database_for(url), None)) == ["digest", "paused", "test"]
+    assert sorted(row["event"] for row in read_recent(databases.of(url), None)) == ["digest", "paused", "test"]
     assert any("degraded" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)
 
 
-def test_the_webhook_gets_todays_json_body_for_events_only(tmp_path, json_receiver):
+def test_the_webhook_gets_todays_json_body_for_events_only(tmp_path, json_receiver, databases):
     url = f"sqlite:///{tmp_path / 'alerts.db'}"
     from topicstreams.storage import upgrade
 
     upgrade(url)
     webhook = json_receiver.http_url("/hooks/T0KEN-of-the-webhook")
-    notifier = Notifier(url, {"urls": [], "webhook_url": webhook}, "n1", **FAST)
+    notifier = Notifier(url, {"urls": [], "webhook_url": webhook}, "n1", **FAST, database=databases.of)
     notifier.send(paused(text="google paused @here"))
     notifier.send(Alert(event="silence", title="quiet", text="no news on climate", at=AT, topic="climate"))
     notifier.send(hostile_alert())  # a digest: its own URLs (none here), never the webhook
@@ -243,13 +250,13 @@ def test_the_webhook_gets_todays_json_body_for_events_only(tmp_path, json_receiv
             "topic": "climate",
         },
     ]
-    rows = {row["event"]: row for row in read_recent(database_for(url), None)}
+    rows = {row["event"]: row for row in read_recent(databases.of(url), None)}
     assert rows["paused"]["delivery"] == "delivered 1/1"
     assert rows["paused"]["deliveries"][0]["target"] == f"http://127.0.0.1:{json_receiver.port}/***"
     assert rows["digest"]["delivery"] == "no target" and rows["digest"]["deliveries"] == []
 
 
-def test_secrets_never_reach_the_log_nor_the_database(tmp_path, json_receiver, smtp_receiver, caplog):
+def test_secrets_never_reach_the_log_nor_the_database(tmp_path, json_receiver, smtp_receiver, caplog, databases):
     url = f"sqlite:///{tmp_path / 'alerts.db'}"
     from topicstreams.storage import upgrade
 
@@ -267,7 +274,12 @@ def test_secrets_never_reach_the_log_nor_the_database(tmp_path, json_receiver, s
     caplog.set_level(logging.DEBUG, logger="apprise")  # as someone debugging would: the notifier raises it again
     caplog.set_level(logging.DEBUG, logger="urllib3")
     notifier = Notifier(
-        url, {"urls": [json_url, good_mail, bad_mail], "webhook_url": webhook}, "n1", attempts=2, **FAST
+        url,
+        {"urls": [json_url, good_mail, bad_mail], "webhook_url": webhook},
+        "n1",
+        attempts=2,
+        **FAST,
+        database=databases.of,
     )
     json_receiver.fail_next(2)  # the first attempts of the JSON URL and of the webhook
     notifier.send(paused())
@@ -277,7 +289,7 @@ def test_secrets_never_reach_the_log_nor_the_database(tmp_path, json_receiver, s
     assert posted.headers["X-Token"] == token and posted.path == f"/secret?token={query_token}"  # really used
     assert len(smtp_receiver.received()) == 1
     assert logging.getLogger("apprise").getEffectiveLevel() >= logging.WARNING
-    row = latest(url)
+    row = latest(databases, url)
     assert row["delivery"].startswith("delivered 3/4; failed: mailto://")
     stored = repr(row)
     logged = caplog.text + "".join(repr(r.args) for r in caplog.records)
@@ -287,13 +299,15 @@ def test_secrets_never_reach_the_log_nor_the_database(tmp_path, json_receiver, s
         assert secret not in stored, secret
 
 
-def test_flush_waits_for_retries_and_says_how_many_are_left(tmp_path, json_receiver, caplog):
+def test_flush_waits_for_retries_and_says_how_many_are_left(tmp_path, json_receiver, caplog, databases):
     url = f"sqlite:///{tmp_path / 'alerts.db'}"
     from topicstreams.storage import upgrade
 
     upgrade(url)
     json_receiver.fail_next(1000)
-    notifier = Notifier(url, {"urls": [json_receiver.apprise_url("/slow")]}, "n1", attempts=3, delays=(1.5,))
+    notifier = Notifier(
+        url, {"urls": [json_receiver.apprise_url("/slow")]}, "n1", attempts=3, delays=(1.5,), database=databases.of
+    )
     assert notifier.flush(0.1)  # nothing handed over
     notifier.send(paused())
     notifier.send(paused())
@@ -308,7 +322,7 @@ def test_flush_waits_for_retries_and_says_how_many_are_left(tmp_path, json_recei
     assert notifier.pending() == 0 and len(json_receiver.received("/slow")) == 6
 
 
-def test_send_never_blocks_even_when_a_target_hangs(tmp_path):
+def test_send_never_blocks_even_when_a_target_hangs(tmp_path, databases):
     """A service that accepts the connection and never answers holds up the notifier's thread, not the caller."""
     import socket
 
@@ -320,7 +334,9 @@ def test_send_never_blocks_even_when_a_target_hangs(tmp_path):
         silent.bind(("127.0.0.1", 0))
         silent.listen()
         port = silent.getsockname()[1]
-        notifier = Notifier(url, {"webhook_url": f"http://127.0.0.1:{port}/hook"}, "n1", attempts=1, timeout=2)
+        notifier = Notifier(
+            url, {"webhook_url": f"http://127.0.0.1:{port}/hook"}, "n1", attempts=1, timeout=2, database=databases.of
+        )
         started = time.monotonic()
         for _ in range(20):
             notifier.send(paused())
@@ -329,9 +345,9 @@ def test_send_never_blocks_even_when_a_target_hangs(tmp_path):
         assert not notifier.flush(0.2)
 
 
-def test_a_database_that_is_away_does_not_stop_delivery(tmp_path, json_receiver, caplog):
+def test_a_database_that_is_away_does_not_stop_delivery(tmp_path, json_receiver, caplog, databases):
     url = f"sqlite:///{tmp_path / 'missing-folder' / 'no-schema.db'}"  # a new file: no alerts table
-    notifier = Notifier(url, {"urls": [json_receiver.apprise_url("/anyway")]}, "n1", **FAST)
+    notifier = Notifier(url, {"urls": [json_receiver.apprise_url("/anyway")]}, "n1", **FAST, database=databases.of)
     caplog.set_level(logging.WARNING, logger="topicstreams.alerts.delivery")
     notifier.send(paused())
     notifier.send(paused())
@@ -341,14 +357,14 @@ def test_a_database_that_is_away_does_not_stop_delivery(tmp_path, json_receiver,
     assert len(warned) == 1 and warned[0].exc_info is None
 
 
-def test_deliver_now_reports_each_url_once_and_records_it(tmp_path, json_receiver):
+def test_deliver_now_reports_each_url_once_and_records_it(tmp_path, json_receiver, databases):
     url = f"sqlite:///{tmp_path / 'alerts.db'}"
     from topicstreams.storage import upgrade
 
     upgrade(url)
     good, dead = json_receiver.apprise_url("/now"), "json://127.0.0.1:9/closed"
     webhook = json_receiver.http_url("/hooks/now")
-    notifier = Notifier(url, {"urls": [good], "webhook_url": webhook}, "n1")
+    notifier = Notifier(url, {"urls": [good], "webhook_url": webhook}, "n1", database=databases.of)
     test = Alert(event="test", title="test", text="a test", at=AT, node="n1")
     results = notifier.deliver_now(test, [good, dead, good, webhook])
     assert [(shown, ok) for shown, ok, _ in results] == [
@@ -358,7 +374,7 @@ def test_deliver_now_reports_each_url_once_and_records_it(tmp_path, json_receive
     ]
     assert results[1][2]  # what went wrong
     assert json_receiver.received("/hooks/now")[0].body["event"] == "test"
-    row = latest(url)
+    row = latest(databases, url)
     assert (
         row["event"] == "test"
         and row["delivery"] == "delivered 2/3; failed: json://127.0.0.1:9/closed (after 1 attempt)"
@@ -375,12 +391,12 @@ def test_the_runtimes_notifier_is_one_per_database_and_takes_the_latest_configur
 
 
 @pytest.mark.parametrize("threads", [4])
-def test_many_threads_may_send_at_once(tmp_path, json_receiver, threads):
+def test_many_threads_may_send_at_once(tmp_path, json_receiver, threads, databases):
     url = f"sqlite:///{tmp_path / 'alerts.db'}"
     from topicstreams.storage import upgrade
 
     upgrade(url)
-    notifier = Notifier(url, {"urls": [json_receiver.apprise_url("/many")]}, "n1", **FAST)
+    notifier = Notifier(url, {"urls": [json_receiver.apprise_url("/many")]}, "n1", **FAST, database=databases.of)
     senders = [threading.Thread(target=lambda: [notifier.send(paused()) for _ in range(5)]) for _ in range(threads)]
     for sender in senders:
         sender.start()
@@ -388,7 +404,7 @@ def test_many_threads_may_send_at_once(tmp_path, json_receiver, threads):
         sender.join()
     assert notifier.flush(30)
     assert len(json_receiver.received("/many")) == threads * 5
-    assert len(read_recent(database_for(url), None)) == threads * 5
+    assert len(read_recent(databases.of(url), None)) == threads * 5
 
 
 def test_json_receiver_answers_500_as_told():

@@ -14,7 +14,7 @@ from tests.support.alert_receivers import SMTP_PASSWORD, SMTP_USER
 from tests.support.project import write_config
 from topicstreams.alerts.events import Alert
 from topicstreams.commands.alerts import parse_since
-from topicstreams.storage import database_for, upgrade, utcnow
+from topicstreams.storage import upgrade, utcnow
 from topicstreams.storage.alert_log import read_recent, record_alert, record_attempt, set_delivery
 
 WEBHOOK_TOKEN = "W3bhook-t0ken-for-the-test"
@@ -37,7 +37,7 @@ def no_secret_in(*texts: str) -> None:
             assert secret not in text, secret
 
 
-def test_alerts_test_sends_to_every_configured_url_once(scrapy_cmd, tmp_path, json_receiver, smtp_receiver):
+def test_alerts_test_sends_to_every_configured_url_once(scrapy_cmd, tmp_path, json_receiver, smtp_receiver, databases):
     chat = json_receiver.apprise_url("/chat", user="bot", password=JSON_PASSWORD, query=f"+X-Token={HEADER_TOKEN}")
     mail = smtp_receiver.apprise_url()
     digest_only = json_receiver.apprise_url("/digest")
@@ -69,12 +69,12 @@ def test_alerts_test_sends_to_every_configured_url_once(scrapy_cmd, tmp_path, js
     [mail_message] = smtp_receiver.received()
     assert mail_message.subject == "topicstreams: test message" and "<p>" in mail_message.part("html")
 
-    [row] = read_recent(database_for(url), None)
+    [row] = read_recent(databases.of(url), None)
     assert row["event"] == "test" and row["delivery"] == "delivered 4/4" and len(row["deliveries"]) == 4
     no_secret_in(repr(row))
 
 
-def test_alerts_test_exits_1_and_says_what_failed(scrapy_cmd, tmp_path, json_receiver):
+def test_alerts_test_exits_1_and_says_what_failed(scrapy_cmd, tmp_path, json_receiver, databases):
     good, down = json_receiver.apprise_url("/good"), json_receiver.apprise_url("/down")
     dead = "json://127.0.0.1:9/nobody-listens"
     env, url = configure(tmp_path, {"urls": [good, dead, down]})
@@ -88,7 +88,7 @@ def test_alerts_test_exits_1_and_says_what_failed(scrapy_cmd, tmp_path, json_rec
     assert lines[2].startswith(f"json://127.0.0.1:{json_receiver.port}/down: FAILED: ") and "500" in lines[2]
     assert len(lines) == 3 and "Traceback" not in result.stderr
     assert len(json_receiver.received("/down")) == 1  # one attempt: a test says how it is now
-    [row] = read_recent(database_for(url), None)
+    [row] = read_recent(databases.of(url), None)
     assert row["delivery"] == (
         f"delivered 1/3; failed: json://127.0.0.1:9/nobody-listens (after 1 attempt), "
         f"json://127.0.0.1:{json_receiver.port}/down (after 1 attempt)"
@@ -108,10 +108,10 @@ def test_alerts_test_without_any_url_names_alerting_urls(scrapy_cmd, tmp_path):
     assert nothing.stdout.startswith("no alerts since ")
 
 
-def seed(url: str) -> dict[str, int]:
+def seed(databases, url: str) -> dict[str, int]:
     """Alerts of the last days: a paused engine (delivered after a retry), a silent topic with scraped words,
     a network down (no target), and one of ten days ago."""
-    db = database_for(url)
+    db = databases.of(url)
     now = utcnow()
     ids = {}
     ids["old"] = record_alert(
@@ -163,9 +163,9 @@ def seed(url: str) -> dict[str, int]:
     return ids
 
 
-def test_alerts_list_prints_the_last_week_newest_first(scrapy_cmd, tmp_path):
+def test_alerts_list_prints_the_last_week_newest_first(scrapy_cmd, tmp_path, databases):
     env, url = configure(tmp_path, {})
-    seed(url)
+    seed(databases, url)
     result = scrapy_cmd("alerts", "list", env=env)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -185,9 +185,9 @@ def test_alerts_list_prints_the_last_week_newest_first(scrapy_cmd, tmp_path):
     assert lines[0][:20].endswith("Z") and lines[0][4] == "-"
 
 
-def test_alerts_list_since_and_json(scrapy_cmd, tmp_path):
+def test_alerts_list_since_and_json(scrapy_cmd, tmp_path, databases):
     env, url = configure(tmp_path, {})
-    ids = seed(url)
+    ids = seed(databases, url)
     since = (utcnow() - timedelta(days=30)).date().isoformat()
     every = scrapy_cmd("alerts", "list", "--since", since, env=env)
     assert every.returncode == 0, every.stderr

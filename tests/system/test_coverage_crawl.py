@@ -23,7 +23,7 @@ import pytest
 from fake_engines import FakeEngines, NewsWorld
 from tests.support.alert_receivers import wait_for
 from tests.support.crawl_checks import crawl_config, rows
-from topicstreams.storage import database_for, dispose_databases, upgrade, utcnow
+from topicstreams.storage import upgrade, utcnow
 from topicstreams.storage.engine_status import save_window
 
 pytestmark = pytest.mark.timeout(300)
@@ -36,9 +36,9 @@ INTERVAL = 10
 """Seconds between two scrapes of a topic: the coverage's grace."""
 
 
-def seed_baseline(url: str) -> None:
+def seed_baseline(databases, url: str) -> None:
     """Two days back, an hour of windows for each engine: no blocks, 85 % coverage."""
-    db = database_for(url)
+    db = databases.of(url)
     upgrade(url)
     end = utcnow() - timedelta(days=2)
     for engine in ENGINES:
@@ -63,7 +63,7 @@ def seed_baseline(url: str) -> None:
                     "coverage_found": 85,
                 },
             )
-    dispose_databases()
+    databases.dispose()
 
 
 def coverage_alerts(receiver) -> list[dict]:
@@ -75,7 +75,7 @@ def coverage_alerts(receiver) -> list[dict]:
 
 
 def test_an_engine_serving_stale_pages_loses_coverage_and_is_told_once_the_honest_ones_never(
-    scrapy_cmd, json_receiver, tmp_path
+    scrapy_cmd, json_receiver, tmp_path, databases
 ):
     world = NewsWorld(speed=80, share=0.85)  # a new article per topic every 3.75 s of the test's time
     world.set_stale("bing")
@@ -94,7 +94,7 @@ def test_an_engine_serving_stale_pages_loses_coverage_and_is_told_once_the_hones
             },
         )
         url = f"sqlite:///{tmp_path / 'news.db'}"
-        seed_baseline(url)
+        seed_baseline(databases, url)
         env = {"TOPICSTREAMS_CONFIG": str(cfg)}
         crawl = subprocess.Popen(
             [sys.executable, "-m", "scrapy", "crawlall", "-a", "engines=" + ",".join(ENGINES)],

@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import insert
 
-from topicstreams.storage import database_for, dispose_databases
 from topicstreams.storage.coverage_counts import baseline_counts, window_counts, window_query
 from topicstreams.storage.engine_status import save_window
 from topicstreams.storage.models import news_table, topic_news_engines_table, topic_news_table, topics_table
@@ -46,11 +45,11 @@ SCRAPED = ["t1", "t2"]
 
 
 @pytest.fixture
-def db(feed_url):
-    db = database_for(feed_url)
+def db(feed_url, databases):
+    db = databases.of(feed_url)
     seed(db, EVENTS)
     yield db
-    dispose_databases()
+    databases.dispose()
 
 
 def seed(db, events) -> None:

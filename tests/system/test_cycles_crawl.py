@@ -19,7 +19,7 @@ from fake_engines import FakeEngines
 from tests.support.crawl_checks import crawl_config, rows, stat_count, topics
 from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams.extensions.cycle_accounting import COUNTERS
-from topicstreams.storage import database_for, dispose_databases, upgrade
+from topicstreams.storage import upgrade
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
 
 pytestmark = pytest.mark.timeout(120)
@@ -40,11 +40,11 @@ def config(folder: Path, fakes: FakeEngines, engines: tuple[str, ...], **scraper
     )
 
 
-def cycles(db: Path, engine: str) -> list[dict]:
+def cycles(databases, db: Path, engine: str) -> list[dict]:
     """The engine's rows, in the order written, with aware UTC datetimes."""
     url = f"sqlite:///{db}"
     try:
-        with database_for(url).connect() as conn:
+        with databases.of(url).connect() as conn:
             return [
                 dict(row._mapping)
                 for row in conn.execute(
@@ -54,7 +54,7 @@ def cycles(db: Path, engine: str) -> list[dict]:
                 )
             ]
     finally:
-        dispose_databases()
+        databases.dispose()
 
 
 def swept_lines(stderr: str, engine: str) -> list[tuple[int, int, int]]:
@@ -70,7 +70,9 @@ def swept_lines(stderr: str, engine: str) -> list[tuple[int, int, int]]:
     return found
 
 
-def test_a_continuous_crawlall_writes_one_row_and_one_line_per_engine_and_window(scrapy_cmd, fakes, tmp_path):
+def test_a_continuous_crawlall_writes_one_row_and_one_line_per_engine_and_window(
+    scrapy_cmd, fakes, tmp_path, databases
+):
     interval = 3
     cfg = config(tmp_path, fakes, ("google", "bing"), scrape_interval=interval)
     process = subprocess.Popen(
@@ -97,7 +99,7 @@ def test_a_continuous_crawlall_writes_one_row_and_one_line_per_engine_and_window
     db = tmp_path / "news.db"
     new_events = 0
     for engine in ("google", "bing"):
-        windows = cycles(db, engine)
+        windows = cycles(databases, db, engine)
         assert len(windows) >= 4, windows  # ~11 s and more of crawl, windows of 3 s
         assert len({row["node"] for row in windows}) == 1
         starts, ends = [row["window_start"] for row in windows], [row["window_end"] for row in windows]
@@ -122,7 +124,7 @@ def test_a_continuous_crawlall_writes_one_row_and_one_line_per_engine_and_window
     assert rows(db, "select count(*) from topic_news") == [(new_events,)]
 
 
-def test_a_once_run_writes_one_row_and_purges_what_is_past_retention(scrapy_cmd, fakes, tmp_path):
+def test_a_once_run_writes_one_row_and_purges_what_is_past_retention(scrapy_cmd, fakes, tmp_path, databases):
     # One window a day: a run of seconds crosses no boundary (but for one in ~10 000 at midnight UTC).
     cfg = config(tmp_path, fakes, ("google",), scrape_interval=86400, retention_days=1)
     db = tmp_path / "news.db"
@@ -130,7 +132,7 @@ def test_a_once_run_writes_one_row_and_purges_what_is_past_retention(scrapy_cmd,
     upgrade(url)
     now = datetime.now(UTC)
     old, recent = now - timedelta(days=2), now - timedelta(hours=12)
-    with database_for(url).begin() as conn:
+    with databases.of(url).begin() as conn:
         conn.execute(
             insert(scraper_cycles_table),
             [
@@ -151,7 +153,7 @@ def test_a_once_run_writes_one_row_and_purges_what_is_past_retention(scrapy_cmd,
                 for end in (old, recent)
             ],
         )
-    dispose_databases()
+    databases.dispose()
     started = time.time()
     result = scrapy_cmd(
         "crawl",
@@ -164,18 +166,18 @@ def test_a_once_run_writes_one_row_and_purges_what_is_past_retention(scrapy_cmd,
         timeout=90,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    windows = cycles(db, "google")
+    windows = cycles(databases, db, "google")
     assert [row["window_end"] for row in windows if row["node"] == "other"] == [recent]  # the old ones purged
     assert rows(db, "select count(*) from scraper_cycles where engine = 'bing'") == [(0,)]
     try:
-        with database_for(url).connect() as conn:
+        with databases.of(url).connect() as conn:
             kept = list(
                 conn.execute(
                     select(health_windows_table.c.window_end).where(health_windows_table.c.node == "other")
                 ).scalars()
             )
     finally:
-        dispose_databases()
+        databases.dispose()
     assert kept == [recent]
     assert "purged the rows older than 1 days" in result.stderr
     assert "2 from scraper_cycles, 1 from health_windows" in result.stderr

@@ -31,7 +31,6 @@ from tests.support.project import REPO
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.inert_text import plain
 from topicstreams.extensions.digest_watch import CLAIM_HOLD, AlertingWork
-from topicstreams.storage import database_for
 from topicstreams.storage import digest_events as digests
 
 pytestmark = pytest.mark.timeout(240)
@@ -155,14 +154,14 @@ def finished(process: subprocess.Popen, timeout: float = 90) -> str:
     return err
 
 
-def count_digest_alerts(url: str) -> int:
+def count_digest_alerts(databases, url: str) -> int:
     from sqlalchemy import text
 
-    with database_for(url).connect() as conn:
+    with databases.of(url).connect() as conn:
         return conn.execute(text("SELECT count(*) FROM alerts WHERE event = 'digest'")).scalar_one()
 
 
-def test_two_processes_racing_send_each_hourly_period_exactly_once(feed_url, json_receiver, tmp_path):
+def test_two_processes_racing_send_each_hourly_period_exactly_once(feed_url, json_receiver, tmp_path, databases):
     seed(feed_url, T0 - timedelta(minutes=5), ("old", "climate"))  # before the digest existed: never sent
     seed(feed_url, at(10, 20), ("a1", "climate"), ("a2", "energy"))
     seed(feed_url, at(10, 40), ("a3", "climate"))
@@ -191,11 +190,11 @@ def test_two_processes_racing_send_each_hourly_period_exactly_once(feed_url, jso
     ]
     assert titles(posted[0])[0] == "Story a3"  # newest first
     assert "found by: google" in posted[0].body["message"]
-    assert count_digest_alerts(feed_url) == 3
-    assert digests.sent_until(database_for(feed_url), ["hourly"]) == {"hourly": at(14)}
+    assert count_digest_alerts(databases, feed_url) == 3
+    assert digests.sent_until(databases.of(feed_url), ["hourly"]) == {"hourly": at(14)}
 
 
-def test_a_restart_sends_the_missed_periods_once_and_nothing_twice(feed_url, json_receiver, tmp_path):
+def test_a_restart_sends_the_missed_periods_once_and_nothing_twice(feed_url, json_receiver, tmp_path, databases):
     seed(feed_url, at(10, 30), ("a1", "climate"))
     seed(feed_url, at(11, 30), ("b1", "climate"))
     seed(feed_url, at(12, 30), ("c1", "energy"))
@@ -222,7 +221,7 @@ def test_a_restart_sends_the_missed_periods_once_and_nothing_twice(feed_url, jso
 
     # A process that claimed 13:00 to 14:00 and died before completing it: the claim holds, then expires, and the
     # period is sent once by another.
-    db = database_for(feed_url)
+    db = databases.of(feed_url)
     assert digests.claim(db, "hourly", at(14), "dead-process", CLAIM_HOLD, now=at(14, 0, 1)) == at(13)
     work = AlertingWork(feed_url, config, "node-d", baseline_days=14, silence_every=1e9)
     assert work.send_due_digests(at(14, 0, 30)) == 0
@@ -233,7 +232,7 @@ def test_a_restart_sends_the_missed_periods_once_and_nothing_twice(feed_url, jso
     assert [titles(post) for post in json_receiver.received("/hourly")][2:] == [["Story d1"]]
 
 
-def test_daily_and_weekly_digests_on_their_boundaries(tmp_path, json_receiver):
+def test_daily_and_weekly_digests_on_their_boundaries(tmp_path, json_receiver, databases):
     url = fresh_database(f"sqlite:///{tmp_path / 'news.db'}")
     sunday = datetime(2026, 11, 29, 7, 0, tzinfo=UTC)  # a Sunday
     seed(url, sunday - timedelta(hours=1), ("history", "climate"))
@@ -249,7 +248,7 @@ def test_daily_and_weekly_digests_on_their_boundaries(tmp_path, json_receiver):
         digest("searched", "day", json_receiver.apprise_url("/searched"), query='"STORY e4" e4'),
         digest("bing's", "day", json_receiver.apprise_url("/bing"), engines=["bing"]),
     )
-    notifier = Notifier(url, config, "node-a", delays=(0.1,))
+    notifier = Notifier(url, config, "node-a", delays=(0.1,), database=databases.of)
     work = AlertingWork(url, config, "node-a", baseline_days=14, silence_every=1e9, notifier=notifier)
 
     for moment in (
@@ -288,7 +287,7 @@ def test_daily_and_weekly_digests_on_their_boundaries(tmp_path, json_receiver):
     assert json_receiver.received("/bing") == []  # found by google only
 
 
-def test_an_empty_period_sends_nothing_and_moves_on(tmp_path, json_receiver):
+def test_an_empty_period_sends_nothing_and_moves_on(tmp_path, json_receiver, databases):
     url = fresh_database(f"sqlite:///{tmp_path / 'news.db'}")
     config = alerting(digest("hourly", "hour", json_receiver.apprise_url("/hourly")))
     work = AlertingWork(
@@ -297,11 +296,11 @@ def test_an_empty_period_sends_nothing_and_moves_on(tmp_path, json_receiver):
         "node-a",
         baseline_days=14,
         silence_every=1e9,
-        notifier=Notifier(url, config, "node-a", delays=(0.1,)),
+        notifier=Notifier(url, config, "node-a", delays=(0.1,), database=databases.of),
     )
     work.send_due_digests(T0)
     assert work.send_due_digests(at(11, 0, 5)) == 0
-    assert digests.sent_until(database_for(url), ["hourly"]) == {"hourly": at(11)}
+    assert digests.sent_until(databases.of(url), ["hourly"]) == {"hourly": at(11)}
     seed(url, at(11, 10), ("late", "climate"))
     assert work.send_due_digests(at(12, 0, 5)) == 1
     assert work.notifier.flush(30)
@@ -309,7 +308,7 @@ def test_an_empty_period_sends_nothing_and_moves_on(tmp_path, json_receiver):
 
 
 # ---- as it happens ---------------------------------------------------------------------------------------------------
-def test_the_store_announces_exactly_the_feed_events_it_added(feed_url, tmp_path):
+def test_the_store_announces_exactly_the_feed_events_it_added(feed_url, tmp_path, databases):
     from scrapy import Spider
     from scrapy.utils.test import get_crawler
 
@@ -362,7 +361,7 @@ def test_the_store_announces_exactly_the_feed_events_it_added(feed_url, tmp_path
             article(3, "climate", "bing"),
         ]
     )
-    with database_for(feed_url).connect() as conn:
+    with databases.of(feed_url).connect() as conn:
         ids = dict(conn.exec_driver_sql("SELECT name, id FROM topics").all())
     assert [thread for thread, _ in first + second] == [threading.main_thread().name] * 2  # on the crawl's loop
     assert sorted(first[0][1].keys) == sorted(
@@ -372,7 +371,7 @@ def test_the_store_announces_exactly_the_feed_events_it_added(feed_url, tmp_path
     assert second[0][1].engine == "google"
 
 
-def test_an_as_it_happens_batch_waits_a_minute_from_its_first_event(tmp_path, json_receiver):
+def test_an_as_it_happens_batch_waits_a_minute_from_its_first_event(tmp_path, json_receiver, databases):
     from sqlalchemy import select
 
     from topicstreams.crawl.signals import EventsStored
@@ -387,13 +386,13 @@ def test_an_as_it_happens_batch_waits_a_minute_from_its_first_event(tmp_path, js
         "node-a",
         baseline_days=14,
         silence_every=1e9,
-        notifier=Notifier(url, config, "node-a", delays=(0.1,)),
+        notifier=Notifier(url, config, "node-a", delays=(0.1,), database=databases.of),
         clock=lambda: clock[0],
     )
 
     def stored(moment: datetime, *stories: tuple[str, str]) -> None:
         seed(url, moment, *stories)
-        with database_for(url).connect() as conn:
+        with databases.of(url).connect() as conn:
             keys = conn.execute(
                 select(topic_news.c.topic_id, topic_news.c.news_id).where(topic_news.c.first_seen_at == moment)
             ).all()

@@ -21,8 +21,8 @@ from topicstreams.crawl.signals import CanaryChecked, Classification, PageParsed
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.extensions.watch import HealthExtension
 from topicstreams.spiders.bing import BingSpider
-from topicstreams.storage import database_for, utcnow
 from topicstreams.storage import engine_status as store
+from topicstreams.storage import utcnow
 
 OK, SOFT, HARD, CHALLENGE, ERROR = (
     ResponseClass.OK,
@@ -93,7 +93,7 @@ def told(receiver) -> list[str]:
     return [posted.body["title"] for posted in receiver.received("/alerts")]
 
 
-def test_degraded_then_recovered_each_told_once_by_chat_and_by_mail(tmp_path, json_receiver, smtp_receiver):
+def test_degraded_then_recovered_each_told_once_by_chat_and_by_mail(tmp_path, json_receiver, smtp_receiver, databases):
     crawler = make_crawler(
         tmp_path, json_receiver, health={"min_requests": 10, "smoothing": 1}, mail=smtp_receiver.apprise_url()
     )
@@ -116,14 +116,16 @@ def test_degraded_then_recovered_each_told_once_by_chat_and_by_mail(tmp_path, js
         ("degraded", "google", "n1"),
         ("recovered", "google", "n1"),
     ]
-    rows = store.read_alerts(database_for(crawler.settings.get("TOPICSTREAMS_DATABASE_URL")))
+    rows = store.read_alerts(databases.of(crawler.settings.get("TOPICSTREAMS_DATABASE_URL")))
     assert [(row["event"], row["delivery"]) for row in rows] == [
         ("degraded", "delivered 3/3"),
         ("recovered", "delivered 3/3"),
     ]
 
 
-def test_a_pause_is_recalled_every_repeat_until_a_person_resumes_it_then_its_recovery(tmp_path, json_receiver):
+def test_a_pause_is_recalled_every_repeat_until_a_person_resumes_it_then_its_recovery(
+    tmp_path, json_receiver, databases
+):
     crawler = make_crawler(tmp_path, json_receiver, health={"min_requests": 4, "smoothing": 1}, repeat=3600)
     extension = HealthExtension.from_crawler(crawler)
     db_url = crawler.settings.get("TOPICSTREAMS_DATABASE_URL")
@@ -139,7 +141,7 @@ def test_a_pause_is_recalled_every_repeat_until_a_person_resumes_it_then_its_rec
         with time_machine.travel(start + timedelta(hours=2, seconds=5), tick=True):
             extension.tick()
         await asyncio.to_thread(extension.outbox.flush)
-        store.resume(database_for(db_url), "google", "n1")
+        store.resume(databases.of(db_url), "google", "n1")
         extension.tick()  # the running process notices the resume
         feed(extension, [OK] * 30)  # judged afresh: ok, back to the normal pace
 
@@ -197,7 +199,9 @@ def test_a_canary_mismatch_and_a_critical_parser_are_told_when_they_begin_and_wh
     assert "missing title" in json_receiver.received("/alerts")[2].body["message"]
 
 
-def test_saturation_is_told_once_by_one_of_two_processes_when_it_begins_and_when_it_ends(tmp_path, json_receiver):
+def test_saturation_is_told_once_by_one_of_two_processes_when_it_begins_and_when_it_ends(
+    tmp_path, json_receiver, databases
+):
     """Two crawl processes of one node (two Scrapyd jobs: google, bing) both see the node saturate; the shared state
     lets one of them tell it."""
     # One notifier and one outbox for both (one runtime), so that the alerts go out in the order they are told.
@@ -214,7 +218,7 @@ def test_saturation_is_told_once_by_one_of_two_processes_when_it_begins_and_when
 
     async def body():
         await asyncio.to_thread(google.outbox.flush)  # the rows the crawls wrote as they opened
-        db = database_for(google.database_url)
+        db = databases.of(google.database_url)
         until = utcnow() + timedelta(minutes=10)
         for engine in ("google", "bing"):
             store.save_status(db, engine, "n1", state="cooling", cooling_until=until)
@@ -237,7 +241,7 @@ def test_saturation_is_told_once_by_one_of_two_processes_when_it_begins_and_when
     assert "bing, google" in json_receiver.received("/alerts")[0].body["message"]
 
 
-def test_the_network_verdict_counts_the_engines_another_process_runs_on_the_node(tmp_path, json_receiver):
+def test_the_network_verdict_counts_the_engines_another_process_runs_on_the_node(tmp_path, json_receiver, databases):
     """A crawl of google alone; bing runs in another process of the node (its status row fresh, failing to connect
     since a minute): google's connection failures are the node's network — one alert, none of them scored."""
     crawler = make_crawler(tmp_path, json_receiver, health={"min_requests": 2, "smoothing": 1})
@@ -247,7 +251,7 @@ def test_the_network_verdict_counts_the_engines_another_process_runs_on_the_node
     google.saturation = SaturationWatch("n1", google.saturation.policy, 0.0)  # reads the node's rows at every tick
 
     async def body():
-        db = database_for(google.database_url)
+        db = databases.of(google.database_url)
         store.save_status(db, "bing", "n1", state="running", connection_failures_since=utcnow() - timedelta(minutes=1))
         for _ in range(4):
             google.response_classified(classification("google", HARD, reason="ERR_CONNECTION_REFUSED", items=0))
@@ -257,6 +261,6 @@ def test_the_network_verdict_counts_the_engines_another_process_runs_on_the_node
     run([google], body)
     assert told(json_receiver) == ["topicstreams: network down on n1"]
     assert "bing, google" in json_receiver.received("/alerts")[0].body["message"]
-    status = store.read_status(database_for(google.database_url), "google", "n1")
+    status = store.read_status(databases.of(google.database_url), "google", "n1")
     assert status.state != "paused" and (status.window_counts or {}).get("requests", 0) == 0
     assert status.connection_failures_since is not None

@@ -18,8 +18,8 @@ from topicstreams import ENGINES
 from topicstreams.config.loading import load_config
 from topicstreams.health.saturation import policy_from_settings
 from topicstreams.reports.health_report import build_report, carried_since, lease_interval_of
-from topicstreams.storage import database_for, dispose_databases, upgrade, utcnow
 from topicstreams.storage import leases as schedule
+from topicstreams.storage import upgrade, utcnow
 from topicstreams.storage.topics import add_topics
 from topicstreams.web.app import WebSettings, create_app
 
@@ -37,11 +37,11 @@ def scrape(db, engine: str, node: str, count: int, seconds_ago: float) -> None:
 
 
 @pytest.fixture
-def cluster(postgres_url: str):
+def cluster(postgres_url: str, databases):
     """google carried by node-a and node-b lately (node-c's scrape is older than the window), bing by a node with a
     hostile id, yahoo and brave by nobody."""
     upgrade(postgres_url)
-    db = database_for(postgres_url)
+    db = databases.of(postgres_url)
     add_topics(db, [f"topic {number}" for number in range(12)])
     for engine in ("google", "bing"):
         schedule.reconcile(db, engine, INTERVAL, now=utcnow() - timedelta(minutes=10))  # all due already
@@ -50,7 +50,7 @@ def cluster(postgres_url: str):
     scrape(db, "google", "node-a", 4, seconds_ago=5)
     scrape(db, "bing", HOSTILE, 1, seconds_ago=20)
     yield postgres_url
-    dispose_databases()
+    databases.dispose()
 
 
 def env_for(folder: Path, url: str, assignment: str) -> dict[str, str]:
@@ -106,10 +106,10 @@ def test_shard_mode_has_no_carried_by(scrapy_cmd, tmp_path, cluster):
     assert not any(line.startswith("carried by") for line in table.stdout.splitlines())
 
 
-def test_the_api_object_carries_carried_by_in_lease_mode_only(cluster):
+def test_the_api_object_carries_carried_by_in_lease_mode_only(cluster, databases):
     """``GET /api/health`` answers :meth:`HealthReport.as_api_json`: built with the lease interval it has
     ``carried_by`` beside ``routes``; without it (shard mode) it has none."""
-    db = database_for(cluster)
+    db = databases.of(cluster)
     policy = policy_from_settings({"canary_engines": [], "robust_threshold": 2}, {"default_min_interval": 0}, ENGINES)
     lease = build_report(db, node="node-a", enabled=ENGINES, policy=policy, all_nodes=True, lease_interval=INTERVAL)
     answer = lease.as_api_json()

@@ -222,8 +222,10 @@ def test_a_degraded_engine_slows_to_twice_its_floor_and_says_why(scrapy_cmd, fak
     ) == [(35, 27, 8, 1, 1)]
 
 
-def test_a_slowdown_in_force_when_the_crawl_starts_stretches_the_re_scrape_interval_too(scrapy_cmd, fakes, tmp_path):
-    from topicstreams.storage import database_for, upgrade
+def test_a_slowdown_in_force_when_the_crawl_starts_stretches_the_re_scrape_interval_too(
+    scrapy_cmd, fakes, tmp_path, databases
+):
+    from topicstreams.storage import upgrade
     from topicstreams.storage.engine_status import save_status
 
     interval = 1.5
@@ -232,7 +234,7 @@ def test_a_slowdown_in_force_when_the_crawl_starts_stretches_the_re_scrape_inter
     upgrade(url)
     # A previous run left google degraded (score 70): the slowdown is in force until a score says ok.
     save_status(
-        database_for(url),
+        databases.of(url),
         "google",
         "node-a",
         state="running",

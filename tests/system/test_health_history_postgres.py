@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import Engine, func, select, text
 
 from tests.unit import test_health_history as sqlite_history
-from topicstreams.storage import database_for, dispose_databases, upgrade
+from topicstreams.storage import upgrade
 from topicstreams.storage.health_history import HealthDay, HealthHour, health_days, health_hours, roll_up
 from topicstreams.storage.models import health_windows_table
 from topicstreams.storage.scraper_cycles import purge_older_than
@@ -23,18 +23,18 @@ window = sqlite_history.window
 
 
 @pytest.fixture
-def pg_url(postgres_url: str) -> str:
+def pg_url(postgres_url: str, databases) -> str:
     """A fresh database with the schema, its sessions in Pacific/Kiritimati (UTC+14)."""
     upgrade(postgres_url)
-    with database_for(postgres_url).begin() as conn:
+    with databases.of(postgres_url).begin() as conn:
         conn.execute(text(f"ALTER DATABASE {postgres_url.rsplit('/', 1)[1]} SET timezone TO 'Pacific/Kiritimati'"))
-    dispose_databases()
+    databases.dispose()
     return postgres_url
 
 
 @pytest.fixture
-def db(pg_url: str) -> Engine:
-    db = database_for(pg_url)
+def db(pg_url: str, databases) -> Engine:
+    db = databases.of(pg_url)
     with db.connect() as conn:
         assert conn.scalar(text("SHOW timezone")) == "Pacific/Kiritimati"
     return db

@@ -72,10 +72,10 @@ def scheduled(db: Engine, names: list[str], engine: str = "google") -> None:
     set_due(db, {name: now - timedelta(seconds=len(names) - i) for i, name in enumerate(names)}, engine)
 
 
-def leased(url: str, clock: Clock, node: str = "n1", *, jitter: float = 0.0, **options) -> LeasedTopics:
+def leased(databases, url: str, clock: Clock, node: str = "n1", *, jitter: float = 0.0, **options) -> LeasedTopics:
     state = EngineState("google", floor=1.0, jitter_ratio=jitter, cooldown=CooldownPolicy(60, 2, 3600), clock=clock)
     settings = {"interval": INTERVAL, "lease_seconds": LEASE, "poll": 5.0, **options}
-    return LeasedTopics(state, database_url=url, node=node, clock=clock, **settings)
+    return LeasedTopics(state, database_url=url, node=node, clock=clock, **settings, database=databases.of)
 
 
 async def settled(*supplies: LeasedTopics) -> None:
@@ -97,12 +97,12 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
 # ==== claim, re-arm, release ===================================================================================
 
 
-def test_a_topic_is_claimed_then_rearmed_to_its_next_slot(pg_url, db, clock):
+def test_a_topic_is_claimed_then_rearmed_to_its_next_slot(pg_url, db, clock, databases):
     scheduled(db, ["alpha", "beta", "gamma"])
     before = rows(db)
 
     async def scenario() -> None:
-        supply = leased(pg_url, clock, jitter=0.2)
+        supply = leased(databases, pg_url, clock, jitter=0.2)
         supply.open()
         try:
             assert await next_topic(supply) == "alpha"  # the oldest due
@@ -132,12 +132,15 @@ def test_a_topic_is_claimed_then_rearmed_to_its_next_slot(pg_url, db, clock):
     run(scenario)
 
 
-def test_a_benching_verdict_gives_the_topic_back_due_as_it_was(pg_url, db, clock):
+def test_a_benching_verdict_gives_the_topic_back_due_as_it_was(pg_url, db, clock, databases):
     scheduled(db, ["alpha", "beta"])
     due = rows(db)["alpha"]["due_at"]
 
     async def scenario() -> None:
-        blocked, other = leased(pg_url, clock, "blocked-node"), leased(pg_url, clock, "other-node")
+        blocked, other = (
+            leased(databases, pg_url, clock, "blocked-node"),
+            leased(databases, pg_url, clock, "other-node"),
+        )
         blocked.open()
         other.open()
         try:
@@ -156,11 +159,14 @@ def test_a_benching_verdict_gives_the_topic_back_due_as_it_was(pg_url, db, clock
     run(scenario)
 
 
-def test_another_failure_gives_the_topic_back_due_a_cooldown_later(pg_url, db, clock):
+def test_another_failure_gives_the_topic_back_due_a_cooldown_later(pg_url, db, clock, databases):
     scheduled(db, ["alpha", "beta"])
 
     async def scenario() -> None:
-        failing, other = leased(pg_url, clock, "n1"), leased(pg_url, clock, "n2")
+        failing, other = (
+            leased(databases, pg_url, clock, "n1"),
+            leased(databases, pg_url, clock, "n2"),
+        )
         failing.open()
         other.open()
         try:
@@ -181,18 +187,18 @@ def test_another_failure_gives_the_topic_back_due_a_cooldown_later(pg_url, db, c
     run(scenario)
 
 
-def test_close_gives_back_the_claims_in_flight_and_ready(pg_url, db, clock):
+def test_close_gives_back_the_claims_in_flight_and_ready(pg_url, db, clock, databases):
     scheduled(db, ["alpha", "beta", "gamma"])
 
     async def scenario() -> None:
-        first = leased(pg_url, clock, "stopping")
+        first = leased(databases, pg_url, clock, "stopping")
         first.open()
         assert await next_topic(first) == "alpha"  # in flight
         await first.prepare()  # beta claimed, ready for the next turn
         assert {name for name, row in rows(db).items() if row["lease_token"]} == {"alpha", "beta"}
         first.close()
         assert all(row["lease_token"] is None and row["scrapes"] == 0 for row in rows(db).values())
-        second = leased(pg_url, clock, "survivor")
+        second = leased(databases, pg_url, clock, "survivor")
         second.open()
         try:
             assert [await next_topic(second) for _ in range(3)] == ["alpha", "beta", "gamma"]
@@ -202,12 +208,12 @@ def test_close_gives_back_the_claims_in_flight_and_ready(pg_url, db, clock):
     run(scenario)
 
 
-def test_a_deactivated_topic_is_not_taken(pg_url, db, clock):
+def test_a_deactivated_topic_is_not_taken(pg_url, db, clock, databases):
     scheduled(db, ["alpha", "beta"])
     set_active(db, ["alpha"], False)
 
     async def scenario() -> None:
-        supply = leased(pg_url, clock)
+        supply = leased(databases, pg_url, clock)
         supply.open()
         try:
             assert await next_topic(supply) == "beta"
@@ -220,9 +226,9 @@ def test_a_deactivated_topic_is_not_taken(pg_url, db, clock):
     run(scenario)
 
 
-def test_topics_added_to_the_table_reach_the_schedule_within_an_interval(pg_url, db, clock):
+def test_topics_added_to_the_table_reach_the_schedule_within_an_interval(pg_url, db, clock, databases):
     async def scenario() -> None:
-        supply = leased(pg_url, clock, seed=["seeded"])
+        supply = leased(databases, pg_url, clock, seed=["seeded"])
         supply.open()
         try:
             assert await next_topic(supply) in (None, "seeded")
@@ -240,11 +246,14 @@ def test_topics_added_to_the_table_reach_the_schedule_within_an_interval(pg_url,
     run(scenario)
 
 
-def test_a_node_whose_lease_was_taken_rearms_nothing(pg_url, db, clock, caplog):
+def test_a_node_whose_lease_was_taken_rearms_nothing(pg_url, db, clock, caplog, databases):
     scheduled(db, ["alpha"])
 
     async def scenario() -> None:
-        slow, quick = leased(pg_url, clock, "slow"), leased(pg_url, clock, "quick")
+        slow, quick = (
+            leased(databases, pg_url, clock, "slow"),
+            leased(databases, pg_url, clock, "quick"),
+        )
         slow.open()
         quick.open()
         try:
@@ -270,11 +279,14 @@ def test_a_node_whose_lease_was_taken_rearms_nothing(pg_url, db, clock, caplog):
     run(scenario)
 
 
-def test_leases_are_extended_while_a_topic_is_worked_on(pg_url, db, clock):
+def test_leases_are_extended_while_a_topic_is_worked_on(pg_url, db, clock, databases):
     scheduled(db, ["alpha"])
 
     async def scenario() -> None:
-        worker, other = leased(pg_url, clock, "worker", lease_seconds=1.0), leased(pg_url, clock, "other")
+        worker, other = (
+            leased(databases, pg_url, clock, "worker", lease_seconds=1.0),
+            leased(databases, pg_url, clock, "other"),
+        )
         worker.open()
         other.open()
         try:
@@ -294,11 +306,11 @@ def test_leases_are_extended_while_a_topic_is_worked_on(pg_url, db, clock):
     run(scenario)
 
 
-def test_a_database_that_goes_away_makes_the_engine_wait(pg_url, db, clock, postgres_server, caplog):
+def test_a_database_that_goes_away_makes_the_engine_wait(pg_url, db, clock, postgres_server, caplog, databases):
     scheduled(db, ["alpha", "beta"])
 
     async def scenario() -> None:
-        supply = leased(pg_url, clock)
+        supply = leased(databases, pg_url, clock)
         supply.open()
         try:
             assert await next_topic(supply) == "alpha"
@@ -325,13 +337,13 @@ def test_a_database_that_goes_away_makes_the_engine_wait(pg_url, db, clock, post
     run(scenario)
 
 
-def test_a_claim_being_made_when_the_supply_closes_is_given_back(pg_url, db, clock):
+def test_a_claim_being_made_when_the_supply_closes_is_given_back(pg_url, db, clock, databases):
     """The spider closes (SIGTERM) while its loop waits on ``prepare()``: the claim that look makes in the supply's
     thread lands after ``close()`` took stock. It must be given back too, not left to expire a lease later."""
     scheduled(db, ["alpha", "beta"])
 
     async def scenario() -> None:
-        supply = leased(pg_url, clock, "stopping")
+        supply = leased(databases, pg_url, clock, "stopping")
         supply.open()
         claiming = asyncio.ensure_future(supply.prepare())
         await asyncio.sleep(0)  # the loop is in prepare(): the claim is handed to the supply's thread
@@ -343,7 +355,7 @@ def test_a_claim_being_made_when_the_supply_closes_is_given_back(pg_url, db, clo
     assert all(row["lease_token"] is None for row in rows(db).values()), rows(db)
 
 
-def test_the_database_is_touched_only_from_the_supplys_own_thread(pg_url, db, clock):
+def test_the_database_is_touched_only_from_the_supplys_own_thread(pg_url, db, clock, databases):
     """Never on the reactor (the module's promise): a slow or unreachable server must not stall the crawl."""
     scheduled(db, ["alpha"])
     threads: set[str] = set()
@@ -355,7 +367,7 @@ def test_the_database_is_touched_only_from_the_supplys_own_thread(pg_url, db, cl
     try:
 
         async def scenario() -> None:
-            supply = leased(pg_url, clock, seed=["seeded"])
+            supply = leased(databases, pg_url, clock, seed=["seeded"])
             supply.open()
             assert await next_topic(supply) == "alpha"
             supply.done("alpha", OK)
@@ -388,30 +400,32 @@ def crawl_settings(folder: Path, database_url: str, assignment: str) -> Settings
     return settings
 
 
-def test_continuous_runs_in_lease_mode_claim_and_one_off_runs_do_not(tmp_path, pg_url, clock):
+def test_continuous_runs_in_lease_mode_claim_and_one_off_runs_do_not(tmp_path, pg_url, clock, databases):
     settings = crawl_settings(tmp_path, pg_url, "lease")
     state = EngineState("google", floor=1.0, jitter_ratio=0.0, cooldown=CooldownPolicy(60, 2, 3600), clock=clock)
     assert leases_topics(settings, topics=None, once=False)
     assert not leases_topics(settings, topics=["x"], once=False)
     assert not leases_topics(settings, topics=None, once=True)
-    supply = topic_supply_for(settings, state, topics=None, once=False)
+    supply = topic_supply_for(settings, state, topics=None, once=False, database=databases.of)
     assert isinstance(supply, LeasedTopics)
     assert (supply.node, supply.lease_seconds, supply.interval, supply.seed) == ("node-a", 120, 60, ["configured"])
     supply.worker.shutdown()
-    assert isinstance(topic_supply_for(settings, state, topics=["x", "y"], once=False), PassTopics)
-    assert isinstance(topic_supply_for(settings, state, topics=None, once=True), PassTopics)
+    assert isinstance(
+        topic_supply_for(settings, state, topics=["x", "y"], once=False, database=databases.of), PassTopics
+    )
+    assert isinstance(topic_supply_for(settings, state, topics=None, once=True, database=databases.of), PassTopics)
     shard = crawl_settings(tmp_path, pg_url, "shard")
     assert not leases_topics(shard, topics=None, once=False)
-    assert isinstance(topic_supply_for(shard, state, topics=None, once=False), PassTopics)
+    assert isinstance(topic_supply_for(shard, state, topics=None, once=False, database=databases.of), PassTopics)
 
 
-def test_a_one_off_run_in_lease_mode_claims_nothing_from_the_shared_schedule(tmp_path, pg_url, db, clock):
+def test_a_one_off_run_in_lease_mode_claims_nothing_from_the_shared_schedule(tmp_path, pg_url, db, clock, databases):
     scheduled(db, ["alpha", "beta"])
     before = rows(db)
     settings = crawl_settings(tmp_path, pg_url, "lease")
     state = EngineState("google", floor=1.0, jitter_ratio=0.0, cooldown=CooldownPolicy(60, 2, 3600), clock=clock)
     for topics, once in ((["alpha", "one-off"], False), (None, True)):
-        supply = topic_supply_for(settings, state, topics=topics, once=once)
+        supply = topic_supply_for(settings, state, topics=topics, once=once, database=databases.of)
         supply.open()
         taken = []
         while (topic := supply.take()) is not None:

@@ -101,9 +101,9 @@ def test_a_crawl_s_warnings_are_stored_masked_and_read_back_filtered_and_paged(s
     assert str(escape(given_up[-1][4])) in page.text  # the newest error first, as stored
 
 
-def test_the_api_reads_postgresql_as_it_reads_sqlite(postgres_url):
+def test_the_api_reads_postgresql_as_it_reads_sqlite(postgres_url, databases):
     url = fresh_database(postgres_url)
-    sink = LogSink(url, "node-pg", flush_seconds=0.05)
+    sink = LogSink(url, "node-pg", flush_seconds=0.05, db=databases.of(url))
     now = datetime.now(UTC)
     for n in range(7):
         sink.put(

@@ -11,7 +11,6 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.feed_data import fresh_database, serving
-from topicstreams.storage.db import database_for
 from topicstreams.storage.log_records import write_rows
 
 pytestmark = pytest.mark.timeout(120)
@@ -52,7 +51,7 @@ class Misdeeds:
 
 
 @pytest.fixture
-def logs_db(tmp_path) -> str:
+def logs_db(tmp_path, databases) -> str:
     """Twelve ordinary records, one a minute, then the hostile one (the newest)."""
     url = fresh_database(f"sqlite:///{tmp_path / 'logs.db'}")
     levels = ["WARNING", "ERROR", "INFO", "WARNING", "CRITICAL", "WARNING"]
@@ -79,7 +78,7 @@ def logs_db(tmp_path) -> str:
             "message": HOSTILE_MESSAGE,
         }
     )
-    write_rows(database_for(url), rows)
+    write_rows(databases.of(url), rows)
     return url
 
 

@@ -18,7 +18,7 @@ from sqlalchemy import delete
 
 from tests.support.feed_data import BASE_URL, article, client, fresh_database, serving, store
 from topicstreams.engines.states import COOLING, PAUSED, RUNNING
-from topicstreams.storage import database_for, utcnow
+from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import pause, save_status
 from topicstreams.storage.models import engine_status_table, engine_totals_table
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
@@ -73,10 +73,10 @@ def key(**labels: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(labels.items()))
 
 
-def fill(url: str, now: datetime) -> dict:
+def fill(databases, url: str, now: datetime) -> dict:
     """Two nodes' engines as a crawl writes them, plus a third node's cycle without a status row, and three
     articles. Returns what was written, for the checks to compare with."""
-    db = database_for(url)
+    db = databases.of(url)
     rows = {  # (engine, node) -> what save_status/pause were given
         ("google", "node-a"): {
             "state": COOLING,
@@ -189,9 +189,9 @@ def totals_of(cycles: list, engine: str, node: str) -> dict:
     return summed
 
 
-def test_every_family_holds_what_the_database_holds(feed_url: str) -> None:
+def test_every_family_holds_what_the_database_holds(feed_url: str, databases) -> None:
     now = utcnow()
-    written = fill(feed_url, now)
+    written = fill(databases, feed_url, now)
     families = scrape(client(feed_url))
 
     for name, (kind, extra) in {**ENGINE_FAMILIES, **OTHER_FAMILIES}.items():
@@ -269,13 +269,13 @@ def test_every_family_holds_what_the_database_holds(feed_url: str) -> None:
     )
 
 
-def test_a_deleted_status_row_takes_its_series_away(feed_url: str) -> None:
-    fill(feed_url, utcnow())
+def test_a_deleted_status_row_takes_its_series_away(feed_url: str, databases) -> None:
+    fill(databases, feed_url, utcnow())
     api = client(feed_url)
     before = scrape(api)
     assert any(dict(labels).get("engine") == "brave" for labels in series(before, "topicstreams_engine_state"))
 
-    with database_for(feed_url).begin() as conn:
+    with databases.of(feed_url).begin() as conn:
         conn.execute(delete(engine_status_table).where(engine_status_table.c.node == "node-b"))
     after = scrape(api)
     for name in ENGINE_FAMILIES:
@@ -289,10 +289,10 @@ def test_a_deleted_status_row_takes_its_series_away(feed_url: str) -> None:
     assert series(after, "topicstreams_feed_events") == series(before, "topicstreams_feed_events")
 
 
-def test_purging_the_cycles_leaves_the_counters_as_they_were(feed_url: str) -> None:
-    fill(feed_url, utcnow())
+def test_purging_the_cycles_leaves_the_counters_as_they_were(feed_url: str, databases) -> None:
+    fill(databases, feed_url, utcnow())
     api = client(feed_url)
-    db = database_for(feed_url)
+    db = databases.of(feed_url)
     before = scrape(api)
 
     deleted = purge_older_than(db, utcnow() + timedelta(days=1))
@@ -331,11 +331,11 @@ def test_purging_the_cycles_leaves_the_counters_as_they_were(feed_url: str) -> N
     )
 
 
-def test_a_database_that_cannot_answer_is_a_503(feed_url: str) -> None:
-    fill(feed_url, utcnow())
+def test_a_database_that_cannot_answer_is_a_503(feed_url: str, databases) -> None:
+    fill(databases, feed_url, utcnow())
     api = client(feed_url)
     scrape(api)
-    with database_for(feed_url).begin() as conn:
+    with databases.of(feed_url).begin() as conn:
         engine_totals_table.drop(conn)
     answer = api.get("/metrics")
     assert answer.status_code == 503, answer.text
@@ -385,9 +385,9 @@ def dashboard_names(dashboard: dict) -> set[str]:
     return {name for expr in exprs for name in re.findall(r"\btopicstreams_[a-z0-9_]+", expr)}
 
 
-def test_the_dashboard_queries_only_what_the_metrics_expose(tmp_path: Path) -> None:
+def test_the_dashboard_queries_only_what_the_metrics_expose(tmp_path: Path, databases) -> None:
     url = fresh_database(f"sqlite:///{tmp_path / 'metrics.db'}")
-    fill(url, utcnow())
+    fill(databases, url, utcnow())
     families = scrape(client(url))
     exposed = {sample.name for family in families.values() for sample in family.samples}
     dashboard = json.loads(DASHBOARD.read_text())
@@ -409,8 +409,8 @@ def test_the_dashboard_queries_only_what_the_metrics_expose(tmp_path: Path) -> N
         assert all(target["datasource"]["uid"] == "${DS_PROMETHEUS}" for target in panel["targets"]), panel["title"]
 
 
-def test_a_real_server_answers_a_scrape(feed_url: str) -> None:
-    fill(feed_url, utcnow())
+def test_a_real_server_answers_a_scrape(feed_url: str, databases) -> None:
+    fill(databases, feed_url, utcnow())
     with serving(feed_url) as app:
         answer = httpx.get(f"{app.url}/metrics", timeout=10)
     assert answer.status_code == 200

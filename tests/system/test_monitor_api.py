@@ -17,7 +17,7 @@ from tests.support.feed_data import BASE_URL
 from topicstreams.config.packaged import load_defaults
 from topicstreams.health.saturation import policy_from_settings
 from topicstreams.reports.health_report import build_report
-from topicstreams.storage import database_for, dispose_databases, utcnow
+from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import add_alert, pause, read_alerts, read_status, save_status
 from topicstreams.storage.scraper_cycles import save_cycle
 from topicstreams.web.app import ServiceLevels, WebSettings, create_app
@@ -27,19 +27,19 @@ TOKEN = "s3cret-admin-token-0123456789"
 
 
 @pytest.fixture
-def url(feed_url):
+def url(feed_url, databases):
     yield feed_url
-    dispose_databases()
+    databases.dispose()
 
 
 def app_client(url: str, **settings) -> TestClient:
     return TestClient(create_app(WebSettings(url, node="web-host", **settings)), base_url=BASE_URL)
 
 
-def three_nodes(url: str) -> None:
+def three_nodes(databases, url: str) -> None:
     """google in trouble on n1 only (route); bing in trouble on both (site); yahoo fine on both; brave on n1 only;
     a stale row on a gone node."""
-    db = database_for(url)
+    db = databases.of(url)
     soon = utcnow() + timedelta(minutes=5)
     save_status(
         db,
@@ -71,14 +71,14 @@ def three_nodes(url: str) -> None:
     )
 
 
-def test_api_health_is_the_every_node_report_plus_the_route_verdicts(url):
-    three_nodes(url)
+def test_api_health_is_the_every_node_report_plus_the_route_verdicts(url, databases):
+    three_nodes(databases, url)
     answer = app_client(url).get("/api/health")
     assert answer.status_code == 200
     body = answer.json()
     defaults = load_defaults()
     expected = build_report(
-        database_for(url),
+        databases.of(url),
         node="web-host",
         enabled=["google", "bing", "yahoo", "brave"],
         policy=policy_from_settings(
@@ -99,8 +99,8 @@ def test_api_health_is_the_every_node_report_plus_the_route_verdicts(url):
     ]
 
 
-def test_resume_answers_each_case_and_keeps_the_pause_on_every_refusal(url, caplog):
-    db = database_for(url)
+def test_resume_answers_each_case_and_keeps_the_pause_on_every_refusal(url, caplog, databases):
+    db = databases.of(url)
     pause(db, "bing", "n1", score=30, band="critical", reasons=["challenge"])
     add_alert(db, "bing", "n1", score=30, band="critical", reasons=["challenge"], message="paused")
     save_status(db, "google", "n1", state="running", score=95, band="ok")
@@ -138,8 +138,8 @@ def test_resume_answers_each_case_and_keeps_the_pause_on_every_refusal(url, capl
     assert client.post(path, headers=bearer).status_code == 409  # already resumed
 
 
-def test_repeated_wrong_tokens_are_answered_more_and_more_slowly(url):
-    pause(database_for(url), "bing", "n1", score=30, band="critical", reasons=[])
+def test_repeated_wrong_tokens_are_answered_more_and_more_slowly(url, databases):
+    pause(databases.of(url), "bing", "n1", score=30, band="critical", reasons=[])
     client = app_client(url, admin_token=TOKEN)
     waits = []
     for _ in range(4):
@@ -159,8 +159,8 @@ def test_repeated_wrong_tokens_are_answered_more_and_more_slowly(url):
     )  # the right one at once
 
 
-def test_the_monitor_form_posts_the_token_and_lands_back_on_the_monitor(url):
-    db = database_for(url)
+def test_the_monitor_form_posts_the_token_and_lands_back_on_the_monitor(url, databases):
+    db = databases.of(url)
     pause(db, "yahoo", "n2", score=10, band="critical", reasons=["hard_block"])
     client = app_client(url, admin_token=TOKEN)
     page = client.get("/monitor")
@@ -181,8 +181,8 @@ def test_the_monitor_form_posts_the_token_and_lands_back_on_the_monitor(url):
     assert "Resumed <strong>yahoo</strong> on node <strong>n2</strong>" in landed.text
 
 
-def test_without_an_admin_token_the_form_says_resuming_is_off(url):
-    pause(database_for(url), "yahoo", "n2", score=10, band="critical", reasons=[])
+def test_without_an_admin_token_the_form_says_resuming_is_off(url, databases):
+    pause(databases.of(url), "yahoo", "n2", score=10, band="critical", reasons=[])
     client = app_client(url)
     assert "<code>web.admin_token</code> is not set" in client.get("/monitor").text
     refused = client.post("/api/engines/yahoo/resume?node=n2", data={"token": "whatever-whatever-1"})
@@ -214,14 +214,14 @@ def row_classes(html: str, engine: str, node: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("p95", "level"), [(499, "good"), (500, "warning"), (2000, "warning"), (2001, "critical")])
-def test_latency_is_coloured_by_the_service_levels(url, p95, level):
-    save_status(database_for(url), "google", "n1", state="running", score=90, band="ok", p95_ms=float(p95))
+def test_latency_is_coloured_by_the_service_levels(url, p95, level, databases):
+    save_status(databases.of(url), "google", "n1", state="running", score=90, band="ok", p95_ms=float(p95))
     cells = row_classes(app_client(url).get("/monitor").text, "google", "n1")
     assert cells["latency"] == f"level-{level}"
 
 
-def test_the_error_share_is_coloured_by_the_configured_service_levels(url):
-    db = database_for(url)
+def test_the_error_share_is_coloured_by_the_configured_service_levels(url, databases):
+    db = databases.of(url)
     save_status(db, "google", "n1", state="running", window_counts={"requests": 1000, "errors": 4})  # 0.4 %
     save_status(
         db, "bing", "n1", state="running", window_counts={"requests": 100, "soft_blocks": 2, "challenges": 1}
@@ -243,9 +243,9 @@ def test_the_error_share_is_coloured_by_the_configured_service_levels(url):
     ]
 
 
-def test_stale_rows_saturation_and_the_cycle_timeline_show(url):
-    three_nodes(url)
-    db = database_for(url)
+def test_stale_rows_saturation_and_the_cycle_timeline_show(url, databases):
+    three_nodes(databases, url)
+    db = databases.of(url)
     now = utcnow()
     save_status(db, "bing", "n2", state="cooling", cooling_until=now + timedelta(minutes=5))
     save_status(db, "google", "n2", state="cooling", cooling_until=now + timedelta(minutes=5))
@@ -279,8 +279,8 @@ def test_stale_rows_saturation_and_the_cycle_timeline_show(url):
     )
 
 
-def test_coverage_shows_window_against_baseline_and_the_reason_when_low(url):
-    db = database_for(url)
+def test_coverage_shows_window_against_baseline_and_the_reason_when_low(url, databases):
+    db = databases.of(url)
     save_status(
         db,
         "google",

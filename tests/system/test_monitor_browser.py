@@ -26,7 +26,7 @@ from tests.support.crawl_checks import FAST_COOLDOWN, crawl_config
 from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 from tests.support.feed_data import fresh_database, serving
 from tests.support.project import ScrapyRunner, write_config
-from topicstreams.storage import database_for, dispose_databases, upgrade, utcnow
+from topicstreams.storage import upgrade, utcnow
 from topicstreams.storage.engine_status import save_status
 
 pytestmark = pytest.mark.timeout(300)
@@ -230,9 +230,9 @@ def test_monitor_shows_two_nodes_real_crawls_and_a_person_resumes_the_paused_eng
             wait_for("bing's crawl to take topics again", lambda: len(fakes.results_requests("bing")) > before, 60)
 
 
-def test_hostile_text_on_the_monitor_shows_verbatim_and_runs_nothing(page: Page, watch, tmp_path):
+def test_hostile_text_on_the_monitor_shows_verbatim_and_runs_nothing(page: Page, watch, tmp_path, databases):
     url = fresh_database(f"sqlite:///{tmp_path / 'hostile.db'}")
-    db = database_for(url)
+    db = databases.of(url)
     node = '<img src=x onerror=alert("node")>'
     reason = "<script>alert('reason')</script>"
     topic = '<b onmouseover=alert("topic")>climate</b>'
@@ -249,7 +249,7 @@ def test_hostile_text_on_the_monitor_shows_verbatim_and_runs_nothing(page: Page,
         parser_reasons=["missing <i>source</i>"],
         last_canary={"query": topic, "at": utcnow().isoformat(), "matched": False, "results": 0, "problem": problem},
     )
-    dispose_databases()
+    databases.dispose()
     with serving(url) as app:
         page.goto(f"{app.url}/monitor")
         google = page.locator('tr.engine-row[data-engine="google"]')

@@ -14,9 +14,9 @@ import pytest
 
 from tests.support.project import write_config
 from topicstreams.engines.states import COOLING, PAUSED
-from topicstreams.storage import database_for, upgrade, utcnow
 from topicstreams.storage import leases as schedule
 from topicstreams.storage import node_rows as membership
+from topicstreams.storage import upgrade, utcnow
 from topicstreams.storage.engine_status import save_status
 from topicstreams.storage.topics import add_topics
 
@@ -51,9 +51,9 @@ def run_nodes(scrapy_cmd, env, *args: str):
     return result
 
 
-def write_cluster(url: str) -> None:
+def write_cluster(databases, url: str) -> None:
     """node-a: two Scrapyd jobs beating now; node-b: died 10 minutes ago; node-c: stopped cleanly 5 minutes ago."""
-    db = database_for(url)
+    db = databases.of(url)
     now = utcnow()
     membership.join(
         db,
@@ -117,8 +117,10 @@ def write_cluster(url: str) -> None:
     save_status(db, "brave", "node-b", state=None)
 
 
-def test_nodes_groups_processes_by_node_and_marks_stale_and_stopped_nodes(scrapy_cmd, tmp_path, database_url):
-    write_cluster(database_url)
+def test_nodes_groups_processes_by_node_and_marks_stale_and_stopped_nodes(
+    scrapy_cmd, tmp_path, database_url, databases
+):
+    write_cluster(databases, database_url)
     env = env_for(tmp_path, database_url)
 
     lines = run_nodes(scrapy_cmd, env).stdout.splitlines()
@@ -160,9 +162,9 @@ def test_nodes_groups_processes_by_node_and_marks_stale_and_stopped_nodes(scrapy
 
 
 def test_a_node_whose_process_died_and_restarted_is_live_again_with_the_new_processs_counts(
-    scrapy_cmd, tmp_path, database_url
+    scrapy_cmd, tmp_path, database_url, databases
 ):
-    db = database_for(database_url)
+    db = databases.of(database_url)
     now = utcnow()
     membership.join(
         db,
@@ -193,8 +195,8 @@ def test_a_node_whose_process_died_and_restarted_is_live_again_with_the_new_proc
     assert entry["version"] == "0.2.0" and len(entry["processes"]) == 2
 
 
-def test_hostile_node_ids_are_escaped_in_the_table_and_exact_in_json(scrapy_cmd, tmp_path, database_url):
-    db = database_for(database_url)
+def test_hostile_node_ids_are_escaped_in_the_table_and_exact_in_json(scrapy_cmd, tmp_path, database_url, databases):
+    db = databases.of(database_url)
     now = utcnow()
     membership.join(
         db,
@@ -251,9 +253,9 @@ def test_positional_arguments_are_a_usage_error(scrapy_cmd, tmp_path):
     assert not (tmp_path / "n.db").exists()  # refused before the database was touched
 
 
-def test_lease_mode_shows_the_leases_each_node_holds_now(scrapy_cmd, tmp_path, postgres_url):
+def test_lease_mode_shows_the_leases_each_node_holds_now(scrapy_cmd, tmp_path, postgres_url, databases):
     upgrade(postgres_url)
-    db = database_for(postgres_url)
+    db = databases.of(postgres_url)
     now = utcnow()
     add_topics(db, [f"topic {number}" for number in range(6)])
     for engine in ("google", "bing"):

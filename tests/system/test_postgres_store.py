@@ -29,8 +29,6 @@ from tests.unit import test_engine_status as sqlite_health
 from tests.unit import test_storage as sqlite_storage
 from topicstreams.storage import (
     NewsWriter,
-    database_for,
-    dispose_databases,
     ensure_topics,
     list_topics,
     upgrade,
@@ -112,12 +110,12 @@ def error_lines(stderr: str) -> list[str]:
 # -- schema and migrations ------------------------------------------------------------------------------------
 
 
-def test_upgrade_brings_a_fresh_database_to_head(postgres_url: str) -> None:
+def test_upgrade_brings_a_fresh_database_to_head(postgres_url: str, databases) -> None:
     assert current_revisions(postgres_url) == set()
     upgrade(postgres_url)
     assert current_revisions(postgres_url) == head_revisions()
     assert set(TABLE_NAMES) | {"alembic_version", SEARCH_TABLE} == set(
-        inspect(database_for(postgres_url)).get_table_names()
+        inspect(databases.of(postgres_url)).get_table_names()
     )
 
 
@@ -155,10 +153,10 @@ def schema(engine: Engine) -> dict[str, dict]:
     return tables
 
 
-def test_the_schema_is_sqlites(pg_url: str, tmp_path) -> None:
+def test_the_schema_is_sqlites(pg_url: str, tmp_path, databases) -> None:
     sqlite_url = f"sqlite:///{tmp_path / 'twin.db'}"
     upgrade(sqlite_url)
-    on_sqlite, on_postgresql = schema(database_for(sqlite_url)), schema(database_for(pg_url))
+    on_sqlite, on_postgresql = schema(databases.of(sqlite_url)), schema(databases.of(pg_url))
     # The search index differs by nature (an FTS5 table and its shadow tables; a tsvector table): see test_search.py.
     on_sqlite = {name: table for name, table in on_sqlite.items() if not is_index_table(name)}
     assert on_postgresql.pop(SEARCH_TABLE)["indexes"] == [("ix_news_search_document", ("document",), False)]
@@ -170,7 +168,7 @@ def test_the_schema_is_sqlites(pg_url: str, tmp_path) -> None:
     ]
 
 
-def test_four_processes_upgrading_one_fresh_database_at_once_take_turns(postgres_url: str) -> None:
+def test_four_processes_upgrading_one_fresh_database_at_once_take_turns(postgres_url: str, databases) -> None:
     """All four pass the first look (nothing migrated yet) together, then queue on the advisory lock:
     one migrates, the others find the work done."""
     script = """
@@ -186,7 +184,7 @@ def test_four_processes_upgrading_one_fresh_database_at_once_take_turns(postgres
     migrated = [err for _, err in results if "Running upgrade  -> 0001" in err]
     assert len(migrated) == 1, [err[-1500:] for _, err in results]
     assert current_revisions(postgres_url) == head_revisions()
-    with database_for(postgres_url).connect() as conn:
+    with databases.of(postgres_url).connect() as conn:
         assert conn.execute(text("SELECT version_num FROM alembic_version")).all() == [
             (revision,) for revision in head_revisions()
         ]
@@ -244,7 +242,7 @@ def test_a_batch_with_duplicates_stores_each_row_once_and_counts_what_it_added(d
     assert counts(db) == {"topics": 2, "news": 2, "topic_news": 3, "topic_news_engines": 4}
 
 
-def test_the_first_write_is_kept_and_times_come_back_aware_utc(db: Engine, pg_url: str) -> None:
+def test_the_first_write_is_kept_and_times_come_back_aware_utc(db: Engine, pg_url: str, databases) -> None:
     paris = timezone(timedelta(hours=1))
     before = datetime.now(UTC)
     NewsWriter(db).write(
@@ -252,8 +250,8 @@ def test_the_first_write_is_kept_and_times_come_back_aware_utc(db: Engine, pg_ur
     )
     with db.begin() as conn:  # the session's time zone must not matter
         conn.execute(text(f"ALTER DATABASE {pg_url.rsplit('/', 1)[1]} SET timezone TO 'America/New_York'"))
-    dispose_databases()
-    db = database_for(pg_url)
+    databases.dispose()
+    db = databases.of(pg_url)
     with db.connect() as conn:
         assert conn.scalar(text("SHOW timezone")) == "America/New_York"
         published_at, first_seen_at, title = conn.execute(
@@ -348,7 +346,7 @@ def test_other_database_errors_are_not_retried(db: Engine) -> None:
     assert counts(db) == {"topics": 0, "news": 0, "topic_news": 0, "topic_news_engines": 0}
 
 
-def test_writers_inserting_the_same_new_topics_in_different_orders_never_deadlock(pg_url: str) -> None:
+def test_writers_inserting_the_same_new_topics_in_different_orders_never_deadlock(pg_url: str, databases) -> None:
     """Four connections, each round at the same moment, insert the same 30 new topic names each in its own order
     (as writers do with a batch's new topics): each gets every id, the same ones, and nobody deadlocks."""
     writers, rounds = 4, 25
@@ -378,7 +376,7 @@ def test_writers_inserting_the_same_new_topics_in_different_orders_never_deadloc
         thread.join(timeout=120)
     assert not errors, [type(getattr(e, "orig", e)).__name__ for e in errors]
     assert len(seen) == writers * rounds
-    stored = {t.name: t.id for t in list_topics(database_for(pg_url))}
+    stored = {t.name: t.id for t in list_topics(databases.of(pg_url))}
     assert len(stored) == rounds * 30
     assert all(ids == {name: stored[name] for name in ids} for ids in seen)
 
@@ -405,7 +403,7 @@ def race_items(worker: int, articles: int = 240) -> list[dict]:
 RACE_SCRIPT = """
     import logging
     from datetime import datetime
-    from topicstreams.storage import NewsWriter, database_for
+    from topicstreams.storage import NewsWriter, make_database
     from tests.system.test_postgres_store import race_items
 
     url, worker, batch_size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -421,8 +419,9 @@ RACE_SCRIPT = """
     kept = Keep()
     logging.getLogger("topicstreams").addHandler(kept)
     items = race_items(worker)
-    writer = NewsWriter(database_for(url))
-    with database_for(url).connect():
+    db = make_database(url)
+    writer = NewsWriter(db)
+    with db.connect():
         pass  # connected before the start
     wait_for_go()
     totals = {}
@@ -509,7 +508,7 @@ def test_cycles_as_on_sqlite(name: str, db: Engine, tmp_path, monkeypatch: pytes
 # -- the commands ---------------------------------------------------------------------------------------------
 
 
-def test_db_upgrade_and_topics_commands(scrapy_cmd, postgres_url: str) -> None:
+def test_db_upgrade_and_topics_commands(scrapy_cmd, postgres_url: str, databases) -> None:
     env = {"TOPICSTREAMS_DB_URL": postgres_url}
     upgraded = scrapy_cmd("db", "upgrade", env=env, check=True)
     assert upgraded.stdout.strip() == f"database up to date: {postgres_url}"
@@ -520,7 +519,7 @@ def test_db_upgrade_and_topics_commands(scrapy_cmd, postgres_url: str) -> None:
     assert scrapy_cmd("topics", "deactivate", "b", env=env, check=True).stdout.strip() == "deactivated: b"
     listed = scrapy_cmd("topics", "list", env=env, check=True).stdout.splitlines()
     assert [line.split()[:2] for line in listed] == [["a", "active"], ["b", "inactive"]]
-    with database_for(postgres_url).connect() as conn:
+    with databases.of(postgres_url).connect() as conn:
         rows = conn.execute(
             select(topics_table.c.name, topics_table.c.active, func.now() - topics_table.c.created_at).order_by(
                 topics_table.c.name

@@ -146,8 +146,8 @@ def test_a_canary_with_the_wrong_answer_is_flagged_and_its_results_are_not_store
     assert google_json(scrapy_cmd, cfg)["reasons"] == []
 
 
-def test_canaries_keep_running_while_the_engine_is_paused(scrapy_cmd, fakes, tmp_path):
-    from topicstreams.storage import database_for, upgrade
+def test_canaries_keep_running_while_the_engine_is_paused(scrapy_cmd, fakes, tmp_path, databases):
+    from topicstreams.storage import upgrade
     from topicstreams.storage.engine_status import pause
 
     cfg = crawl_config(
@@ -159,7 +159,7 @@ def test_canaries_keep_running_while_the_engine_is_paused(scrapy_cmd, fakes, tmp
     )
     url = f"sqlite:///{tmp_path / 'news.db'}"
     upgrade(url)
-    pause(database_for(url), "google", "node-a", score=30, band="critical", reasons=["hard_block"])
+    pause(databases.of(url), "google", "node-a", score=30, band="critical", reasons=["hard_block"])
     crawl = subprocess.Popen(
         [sys.executable, "-m", "scrapy", "crawl", "google", "-a", "topics=t00,t01"],
         cwd=scrapy_cmd.folder,

@@ -13,7 +13,6 @@ import time_machine
 from tests.support.feed_data import fresh_database, nid, write_rows
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.extensions.digest_watch import AlertingWork
-from topicstreams.storage import database_for
 from topicstreams.storage.alert_states import read_state
 from topicstreams.storage.engine_status import save_status
 from topicstreams.storage.topics import add_topics
@@ -43,11 +42,11 @@ def seed(url: str, moment: datetime, *stories: tuple[str, str]) -> None:
 
 
 @pytest.fixture
-def feed(tmp_path):
+def feed(tmp_path, databases):
     """climate: 12 arrivals an hour apart (two events each, seconds apart), the last at 10:00; energy: 3 events
     (not enough to know its normal)."""
     url = fresh_database(f"sqlite:///{tmp_path / 'news.db'}")
-    add_topics(database_for(url), ["climate", "energy"])
+    add_topics(databases.of(url), ["climate", "energy"])
     for i in range(12):
         seed(url, LAST - HOUR * i, (f"c{i}a", "climate"))
         seed(url, LAST - HOUR * i + timedelta(seconds=20), (f"c{i}b", "climate"))
@@ -56,7 +55,7 @@ def feed(tmp_path):
     return url
 
 
-def watch(url: str, receiver, events=("silence",)) -> AlertingWork:
+def watch(databases, url: str, receiver, events=("silence",)) -> AlertingWork:
     config = {
         "urls": [receiver.apprise_url("/alerts")],
         "webhook_url": "",
@@ -71,17 +70,17 @@ def watch(url: str, receiver, events=("silence",)) -> AlertingWork:
         "node-a",
         baseline_days=14,
         engines=["google", "bing"],
-        notifier=Notifier(url, config, "node-a", delays=(0.1,)),
+        notifier=Notifier(url, config, "node-a", delays=(0.1,), database=databases.of),
     )
 
 
-def running(url: str, moment: datetime) -> None:
+def running(databases, url: str, moment: datetime) -> None:
     """google's status row, fresh at ``moment``, running (bing has none: not running anywhere)."""
-    save_status(database_for(url), "google", "node-a", state="running", updated_at=moment)
+    save_status(databases.of(url), "google", "node-a", state="running", updated_at=moment)
 
 
-def test_one_silence_alert_then_one_news_again(feed, json_receiver):
-    work, other_process = watch(feed, json_receiver), watch(feed, json_receiver)
+def test_one_silence_alert_then_one_news_again(feed, json_receiver, databases):
+    work, other_process = watch(databases, feed, json_receiver), watch(databases, feed, json_receiver)
     last = LAST + timedelta(seconds=20)
     # Watching since the last event came: 6 hours (6 × the usual hour) later, climate is silent.
     for moment, sent in (
@@ -90,9 +89,9 @@ def test_one_silence_alert_then_one_news_again(feed, json_receiver):
         (last + HOUR * 6, 1),
         (last + HOUR * 6 + timedelta(minutes=5), 0),
     ):
-        running(feed, moment)
+        running(databases, feed, moment)
         assert work.check_silence(moment) == sent, moment
-    running(feed, last + HOUR * 7)
+    running(databases, feed, last + HOUR * 7)
     assert other_process.check_silence(last + HOUR * 7) == 0  # the state moved already: no second alert
     assert work.notifier.flush(30)
 
@@ -100,12 +99,12 @@ def test_one_silence_alert_then_one_news_again(feed, json_receiver):
     assert alert.body["title"] == 'topicstreams: topic "climate" silent for 6 h'
     assert "2026-12-02 10:00 UTC" in alert.body["message"] and "(google)" in alert.body["message"]
     assert "every 1 h" in alert.body["message"]
-    state = read_state(database_for(feed), "silence:climate")
+    state = read_state(databases.of(feed), "silence:climate")
     assert state is not None and state.state == "silent" and state.details["last_event"] == last.isoformat()
-    assert read_state(database_for(feed), "silence:energy") is None  # too few events to be watched
+    assert read_state(databases.of(feed), "silence:energy") is None  # too few events to be watched
 
     seed(feed, last + HOUR * 8, ("news", "climate"))
-    running(feed, last + HOUR * 8 + timedelta(minutes=5))
+    running(databases, feed, last + HOUR * 8 + timedelta(minutes=5))
     assert work.check_silence(last + HOUR * 8 + timedelta(minutes=5)) == 1
     assert other_process.check_silence(last + HOUR * 8 + timedelta(minutes=6)) == 0
     assert work.check_silence(last + HOUR * 8 + timedelta(minutes=10)) == 0
@@ -117,22 +116,22 @@ def test_one_silence_alert_then_one_news_again(feed, json_receiver):
         'topicstreams: topic "climate" has news again',
     ]
     assert "after 8 h without one" in posted[1].body["message"]
-    assert read_state(database_for(feed), "silence:climate").state == "ok"
+    assert read_state(databases.of(feed), "silence:climate").state == "ok"
 
 
-def test_quiet_counts_only_while_the_engines_run(feed, json_receiver):
-    work = watch(feed, json_receiver)
-    running(feed, LAST + HOUR / 2)
+def test_quiet_counts_only_while_the_engines_run(feed, json_receiver, databases):
+    work = watch(databases, feed, json_receiver)
+    running(databases, feed, LAST + HOUR / 2)
     assert work.check_silence(LAST + HOUR / 2) == 0
     # The crawl stops: google's row is no longer written. Hours later nobody is running: no silence.
     assert work.check_silence(LAST + HOUR * 8) == 0 and work.running_since is None
     # It starts again at 17:00: the quiet counts from then, not from the last event 7 hours before.
     start = LAST + HOUR * 9
-    running(feed, start)
+    running(databases, feed, start)
     assert work.check_silence(start) == 0
-    running(feed, start + HOUR * 6 - timedelta(seconds=1))
+    running(databases, feed, start + HOUR * 6 - timedelta(seconds=1))
     assert work.check_silence(start + HOUR * 6 - timedelta(seconds=1)) == 0
-    running(feed, start + HOUR * 6)
+    running(databases, feed, start + HOUR * 6)
     assert work.check_silence(start + HOUR * 6) == 1
     assert work.notifier.flush(30)
     assert [post.body["title"] for post in json_receiver.received("/alerts")] == [
@@ -140,17 +139,17 @@ def test_quiet_counts_only_while_the_engines_run(feed, json_receiver):
     ]
 
 
-def test_the_state_moves_even_when_alerting_events_leaves_silence_out(feed, json_receiver):
-    work = watch(feed, json_receiver, events=("paused",))
+def test_the_state_moves_even_when_alerting_events_leaves_silence_out(feed, json_receiver, databases):
+    work = watch(databases, feed, json_receiver, events=("paused",))
     for moment in (LAST + HOUR / 2, LAST + HOUR * 7):
-        running(feed, moment)
+        running(databases, feed, moment)
         work.check_silence(moment)
     assert work.notifier.flush(30)
-    assert read_state(database_for(feed), "silence:climate").state == "silent"
+    assert read_state(databases.of(feed), "silence:climate").state == "silent"
     assert json_receiver.received("/alerts") == []
 
 
-def test_of_many_callers_racing_one_makes_each_transition(feed_url):
+def test_of_many_callers_racing_one_makes_each_transition(feed_url, databases):
     """The compare-and-set behind every alert of a state (a topic's silence, a node's network), on SQLite and
     PostgreSQL: callers racing on their own connections, one of them moves the key."""
     import threading
@@ -158,7 +157,7 @@ def test_of_many_callers_racing_one_makes_each_transition(feed_url):
 
     from topicstreams.storage.alert_states import transition
 
-    db = database_for(feed_url)
+    db = databases.of(feed_url)
     moment = LAST
     for to_state, from_states in (("silent", ["ok"]), ("ok", ["silent"]), ("silent", ["ok"])):
         start = threading.Barrier(8)

@@ -188,11 +188,11 @@ def test_search_combines_with_the_filters(feed_url: str) -> None:
     assert [item["title"] for item in answer["items"]] == ["Storm hits grid"]
 
 
-def test_topics_lists_every_topic_with_its_events(feed_url: str) -> None:
+def test_topics_lists_every_topic_with_its_events(feed_url: str, databases) -> None:
     batches(feed_url, [article(1, "climate"), article(2, "climate"), article(3, "energy")])
-    from topicstreams.storage import add_topics, database_for
+    from topicstreams.storage import add_topics
 
-    add_topics(database_for(feed_url), ["quiet"])
+    add_topics(databases.of(feed_url), ["quiet"])
     topics = client(feed_url).get("/api/topics").json()
     assert [(t["name"], t["active"], t["events"]) for t in topics] == [
         ("climate", False, 2),

@@ -26,8 +26,8 @@ from topicstreams.extensions.cycle_accounting import (
     tick_every,
 )
 from topicstreams.spiders.google import GoogleSpider
-from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import db as db_module
+from topicstreams.storage import upgrade
 from topicstreams.storage.models import health_windows_table, scraper_cycles_table
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 
@@ -120,10 +120,10 @@ def test_counter_diffs_add_up_to_the_last_reading():
 
 
 # ---- the SQL ----------------------------------------------------------------------------------------------
-def database(tmp_path: Path):
+def database(databases, tmp_path: Path):
     url = f"sqlite:///{tmp_path}/x.db"
     upgrade(url)
-    return database_for(url)
+    return databases.of(url)
 
 
 def cycle_row(end: datetime, engine: str = "google", **counts) -> dict:
@@ -141,8 +141,8 @@ def cycle_rows(db) -> list[dict]:
         ]
 
 
-def test_save_cycle_keeps_every_column_and_defaults_the_counts_to_zero(tmp_path):
-    db = database(tmp_path)
+def test_save_cycle_keeps_every_column_and_defaults_the_counts_to_zero(tmp_path, databases):
+    db = database(databases, tmp_path)
     end = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     save_cycle(
         db,
@@ -183,8 +183,8 @@ def test_save_cycle_keeps_every_column_and_defaults_the_counts_to_zero(tmp_path)
     assert second["window_end"].tzinfo is not None
 
 
-def test_purge_deletes_what_ended_before_the_cutoff_from_both_tables_once(tmp_path):
-    db = database(tmp_path)
+def test_purge_deletes_what_ended_before_the_cutoff_from_both_tables_once(tmp_path, databases):
+    db = database(databases, tmp_path)
     now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     cutoff = now - timedelta(days=30)
     for end in (cutoff - timedelta(days=3), cutoff - timedelta(seconds=1), cutoff, now):
@@ -237,7 +237,7 @@ class Driven:
 
     @property
     def db(self):
-        return database_for(self.url)
+        return Runtime.of(self.crawler).database(self.url)
 
     def rows(self) -> list[dict]:
         """The rows, once the extension's writes are taken (they are written off the event loop)."""
@@ -420,12 +420,12 @@ def test_the_looping_call_closes_windows_on_its_own(tmp_path):
         assert (row["window_end"] - row["window_start"]).total_seconds() == pytest.approx(0.5, abs=1e-5)
 
 
-def test_rows_past_retention_are_purged_on_open_and_then_hourly_and_kept_within_it(tmp_path, caplog):
+def test_rows_past_retention_are_purged_on_open_and_then_hourly_and_kept_within_it(tmp_path, caplog, databases):
     caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
     crawler = make_crawler(tmp_path, retention_days=30)
     url = crawler.settings.get("TOPICSTREAMS_DATABASE_URL")
     upgrade(url)
-    db = database_for(url)
+    db = databases.of(url)
     old, recent = utc(T0) - timedelta(days=31), utc(T0) - timedelta(days=29)
     for end in (old, recent):
         save_cycle(db, **cycle_row(end, engine="bing"))  # another process's rows
@@ -457,11 +457,11 @@ def test_rows_past_retention_are_purged_on_open_and_then_hourly_and_kept_within_
         assert list(conn.execute(select(health_windows_table.c.window_end)).scalars()) == [recent]
 
 
-def test_without_a_retention_nothing_is_purged(tmp_path):
+def test_without_a_retention_nothing_is_purged(tmp_path, databases):
     crawler = make_crawler(tmp_path, TOPICSTREAMS_RETENTION_DAYS=0)
     url = crawler.settings.get("TOPICSTREAMS_DATABASE_URL")
     upgrade(url)
-    save_cycle(database_for(url), **cycle_row(utc(T0) - timedelta(days=400)))
+    save_cycle(databases.of(url), **cycle_row(utc(T0) - timedelta(days=400)))
     rows = run(crawler, lambda driven: None).rows()
     assert len(rows) == 2  # the old one and this run's
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from topicstreams.engines.news_urls import news_id
-from topicstreams.storage import database_for, dispose_databases, upgrade
 from topicstreams.storage import db as db_module
+from topicstreams.storage import upgrade
 from topicstreams.storage.availability import Availability
 from topicstreams.storage.durable import (
     BUFFERED,
@@ -87,11 +87,11 @@ class Stats(Counter):
         self[key] += count
 
 
-def durable(path: Path, journal: Path, stats: Stats, **options) -> DurableWriter:
+def durable(databases, path: Path, journal: Path, stats: Stats, **options) -> DurableWriter:
     url = f"sqlite:///{path}"
     options = {"batch_size": 3, "buffer_items": 1000, "backoff": Backoff(0.05, 0.2), **options}
     return DurableWriter(
-        NewsWriter(database_for(url)), Journal(journal), Availability(url), name="google", inc=stats.inc, **options
+        NewsWriter(databases.of(url)), Journal(journal), Availability(url), name="google", inc=stats.inc, **options
     )
 
 
@@ -139,11 +139,11 @@ def test_scraped_text_round_trips_whatever_it_holds(tmp_path):
 
 # ---- the writer through a locked database ---------------------------------------------------------------
 def test_a_locked_database_keeps_every_batch_in_the_journal_and_writes_them_in_order_once_free(
-    database, tmp_path, caplog
+    database, tmp_path, caplog, databases
 ):
     caplog.set_level(logging.INFO)
     stats = Stats()
-    writer = durable(database, tmp_path / "google.jsonl", stats)
+    writer = durable(databases, database, tmp_path / "google.jsonl", stats)
     writer.open()
     writer.submit([item(1), item(2)])
     eventually(lambda: count(database) == 2)
@@ -169,13 +169,13 @@ def test_a_locked_database_keeps_every_batch_in_the_journal_and_writes_them_in_o
 
 
 def test_more_than_the_buffer_waiting_goes_to_the_journal_and_memory_stays_bounded(
-    database, tmp_path, caplog, monkeypatch
+    database, tmp_path, caplog, monkeypatch, databases
 ):
     monkeypatch.setattr(db_module, "SQLITE_BUSY_TIMEOUT_MS", 3000)  # a slow database: waits, then takes it
-    dispose_databases()  # new connections, with that timeout
+    databases.dispose()  # new connections, with that timeout
     caplog.set_level(logging.WARNING)
     stats = Stats()
-    writer = durable(database, tmp_path / "google.jsonl", stats, buffer_items=4)
+    writer = durable(databases, database, tmp_path / "google.jsonl", stats, buffer_items=4)
     writer.open()
     lock = Locked(database)
     writer.submit([item(1), item(2)])  # taken by the thread: waits for the lock
@@ -191,11 +191,13 @@ def test_more_than_the_buffer_waiting_goes_to_the_journal_and_memory_stays_bound
     assert urls(database) == [item(n)["url"] for n in range(1, 8)]
 
 
-def test_closing_while_the_database_is_away_leaves_the_journal_for_the_next_start(database, tmp_path, caplog):
+def test_closing_while_the_database_is_away_leaves_the_journal_for_the_next_start(
+    database, tmp_path, caplog, databases
+):
     caplog.set_level(logging.INFO)
     stats = Stats()
     journal = tmp_path / "google.jsonl"
-    writer = durable(database, journal, stats)
+    writer = durable(databases, database, journal, stats)
     writer.open()
     lock = Locked(database)
     writer.submit([item(1), item(2)])
@@ -207,7 +209,7 @@ def test_closing_while_the_database_is_away_leaves_the_journal_for_the_next_star
     assert count(database) == 0 and pending_files(tmp_path) == [(journal, 3)]
 
     again = Stats()
-    restarted = durable(database, journal, again)
+    restarted = durable(databases, database, journal, again)
     lock = Locked(database)  # held until item 4 is in: a fast replay must not be done before it comes
     restarted.open()
     restarted.submit([item(4)])  # behind what the earlier run left
@@ -219,7 +221,9 @@ def test_closing_while_the_database_is_away_leaves_the_journal_for_the_next_star
     assert any("left in the journal" in message for message in caplog.messages)
 
 
-def test_an_item_the_database_refuses_for_good_is_set_aside_and_the_rest_is_written(database, tmp_path, caplog):
+def test_an_item_the_database_refuses_for_good_is_set_aside_and_the_rest_is_written(
+    database, tmp_path, caplog, databases
+):
     with sqlite3.connect(database) as conn:
         conn.execute(
             "CREATE TRIGGER refuse BEFORE INSERT ON news WHEN NEW.url LIKE '%refused%' "
@@ -228,7 +232,7 @@ def test_an_item_the_database_refuses_for_good_is_set_aside_and_the_rest_is_writ
     caplog.set_level(logging.ERROR)
     stats = Stats()
     journal = tmp_path / "google.jsonl"
-    writer = durable(database, journal, stats, batch_size=10)
+    writer = durable(databases, database, journal, stats, batch_size=10)
     writer.open()
     bad = item(3, url="https://news.example/refused")
     writer.submit([item(1), item(2), bad, item(4), item(5)])
@@ -247,27 +251,27 @@ def test_an_item_the_database_refuses_for_good_is_set_aside_and_the_rest_is_writ
     # After a fix, the reject file is tried again by hand: written, and emptied.
     with sqlite3.connect(database) as conn:
         conn.execute("DROP TRIGGER refuse")
-    done = replay_file(NewsWriter(database_for(f"sqlite:///{database}")), tmp_path / "google.rejected.jsonl")
+    done = replay_file(NewsWriter(databases.of(f"sqlite:///{database}")), tmp_path / "google.rejected.jsonl")
     assert (done.items, done.rejected) == (2, 0)
     assert count(database) == 7 and (tmp_path / "google.rejected.jsonl").read_bytes() == b""
 
 
-def test_replaying_a_journal_by_hand_writes_it_once_and_empties_it(database, tmp_path):
+def test_replaying_a_journal_by_hand_writes_it_once_and_empties_it(database, tmp_path, databases):
     path = tmp_path / "bing.jsonl"
     with Journal(path) as journal:
         journal.append([item(n, engine="bing") for n in range(5)])
         journal.append([item(0, engine="bing")])  # journaled twice (a crash between a write and the clearing)
-    writer = NewsWriter(database_for(f"sqlite:///{database}"))
+    writer = NewsWriter(databases.of(f"sqlite:///{database}"))
     done = replay_file(writer, path, batch_size=2)
     assert (done.items, done.result.new_news.total(), done.rejected) == (6, 5, 0)
     assert path.read_bytes() == b"" and count(database, "topic_news_engines") == 5
     assert replay_file(writer, path).items == 0
 
 
-def test_an_unreadable_line_is_set_aside_not_retried(database, tmp_path):
+def test_an_unreadable_line_is_set_aside_not_retried(database, tmp_path, databases):
     path = tmp_path / "google.jsonl"
     path.write_bytes(encode(item(1)) + b"{not json\n" + encode(item(2)))
-    done = replay_file(NewsWriter(database_for(f"sqlite:///{database}")), path)
+    done = replay_file(NewsWriter(databases.of(f"sqlite:///{database}")), path)
     assert (done.items, done.rejected) == (3, 1) and count(database) == 2
     [reject] = (tmp_path / "google.rejected.jsonl").read_text().splitlines()
     assert json.loads(reject)["line"] == "{not json" and "unreadable" in json.loads(reject)["reason"]

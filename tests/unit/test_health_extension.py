@@ -20,8 +20,8 @@ from topicstreams.extensions.watch import HealthExtension
 from topicstreams.health.score import Window
 from topicstreams.health.window import WindowStats
 from topicstreams.spiders.google import GoogleSpider
-from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import engine_status as store
+from topicstreams.storage import upgrade
 
 
 def classification(
@@ -61,7 +61,7 @@ class Driven:
 
     @property
     def db(self):
-        return database_for(self.crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
+        return Runtime.of(self.crawler).database(self.crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
 
 
 def run(crawler, body) -> Driven:
@@ -240,11 +240,11 @@ def test_responses_are_stored_one_window_at_a_time_with_their_parse_outcome(tmp_
     assert rows[1][0] == "2026-11-20 12:01:00.000000"
 
 
-def test_the_baseline_is_the_engines_own_stored_history(tmp_path):
+def test_the_baseline_is_the_engines_own_stored_history(tmp_path, databases):
     health = {"min_requests": 10, "smoothing": 1}
     crawler = make_crawler(tmp_path, health)
     upgrade(crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
-    db = database_for(crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
+    db = databases.of(crawler.settings.get("TOPICSTREAMS_DATABASE_URL"))
     three_days_ago = datetime.now(UTC) - timedelta(days=3)
     # Its normal: 20 % hard blocks, a p95 of 400 ms.
     store.save_window(

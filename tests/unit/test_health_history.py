@@ -18,7 +18,7 @@ from sqlalchemy import func, insert, select
 from tests.support import crawler
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.cycle_accounting import CyclesExtension
-from topicstreams.storage import database_for, upgrade
+from topicstreams.storage import upgrade
 from topicstreams.storage.db import make_database
 from topicstreams.storage.health_history import (
     HealthDay,
@@ -48,10 +48,10 @@ COUNTS = (
 )
 
 
-def database(tmp_path: Path, name: str = "history.db"):
+def database(databases, tmp_path: Path, name: str = "history.db"):
     url = f"sqlite:///{tmp_path}/{name}"
     upgrade(url)
-    return database_for(url)
+    return databases.of(url)
 
 
 def window(end: datetime, engine: str = "google", node: str = "n1", minutes: int = 50, **values) -> dict:
@@ -202,10 +202,12 @@ def run_extension(crawler, now: datetime, body=None) -> CyclesExtension:
 
 
 # ---- rolling up -------------------------------------------------------------------------------------------------
-def test_a_year_of_windows_rolls_up_into_365_daily_rows_per_engine_and_the_purge_keeps_them(tmp_path, caplog):
+def test_a_year_of_windows_rolls_up_into_365_daily_rows_per_engine_and_the_purge_keeps_them(
+    tmp_path, caplog, databases
+):
     caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
     crawler = make_crawler(tmp_path, retention_days=30)
-    db = database(tmp_path)
+    db = database(databases, tmp_path)
     rows = year_of_windows()
     add_windows(db, rows)
     now = datetime(2026, 1, 1, 10, 0, tzinfo=UTC)  # cutoff 2025-12-02 10:00: the windows of Dec 2 on are kept
@@ -230,8 +232,8 @@ def test_a_year_of_windows_rolls_up_into_365_daily_rows_per_engine_and_the_purge
     ]
 
 
-def test_one_day_by_hand(tmp_path):
-    db = database(tmp_path)
+def test_one_day_by_hand(tmp_path, databases):
+    db = database(databases, tmp_path)
     day = datetime(2026, 3, 4, tzinfo=UTC)
     add_windows(
         db,
@@ -292,16 +294,16 @@ def test_one_day_by_hand(tmp_path):
     assert (bing["score_mean"], bing["score_min"], bing["p95_ms"], bing["parser_score"]) == (0.0, 0, None, None)
 
 
-def test_p95s_without_requests_to_weigh_them_are_averaged(tmp_path):
-    db = database(tmp_path)
+def test_p95s_without_requests_to_weigh_them_are_averaged(tmp_path, databases):
+    db = database(databases, tmp_path)
     end = datetime(2026, 3, 4, 12, tzinfo=UTC)
     add_windows(db, [window(end, p95_latency_ms=200.0), window(end + timedelta(hours=1), p95_latency_ms=400.0)])
     roll_up(db, end)
     assert daily_rows(db)[0]["p95_ms"] == 300.0
 
 
-def test_rolling_up_again_writes_nothing_and_changes_nothing(tmp_path):
-    db = database(tmp_path)
+def test_rolling_up_again_writes_nothing_and_changes_nothing(tmp_path, databases):
+    db = database(databases, tmp_path)
     rows = [
         window(
             datetime(2026, 3, day, hour, tzinfo=UTC),
@@ -326,8 +328,8 @@ def test_rolling_up_again_writes_nothing_and_changes_nothing(tmp_path):
     assert_rows_match(first, expected_days(rows))
 
 
-def test_windows_of_days_after_now_wait_for_their_day(tmp_path):
-    db = database(tmp_path)
+def test_windows_of_days_after_now_wait_for_their_day(tmp_path, databases):
+    db = database(databases, tmp_path)
     today = datetime(2026, 3, 3, 18, tzinfo=UTC)
     add_windows(db, [window(today, requests=1), window(today + timedelta(days=1), requests=2)])
     assert roll_up(db, today) == 1
@@ -336,8 +338,8 @@ def test_windows_of_days_after_now_wait_for_their_day(tmp_path):
     assert [row["requests"] for row in daily_rows(db)] == [1, 2]
 
 
-def test_a_late_window_is_taken_in_by_the_next_rollup_whatever_its_day(tmp_path):
-    db = database(tmp_path)
+def test_a_late_window_is_taken_in_by_the_next_rollup_whatever_its_day(tmp_path, databases):
+    db = database(databases, tmp_path)
     rows = [
         window(datetime(2026, 3, day, 12, tzinfo=UTC), requests=10, score=90, p95_latency_ms=100.0) for day in (1, 2, 3)
     ]
@@ -360,11 +362,11 @@ def test_a_late_window_is_taken_in_by_the_next_rollup_whatever_its_day(tmp_path)
     assert_rows_match(days, expected_days(rows + late))
 
 
-def test_day_by_day_while_the_windows_are_purged_every_window_is_in_the_history(tmp_path):
+def test_day_by_day_while_the_windows_are_purged_every_window_is_in_the_history(tmp_path, databases):
     """The extension purges every six hours with a retention of two days, while windows keep coming (and some
     arrive late): the history ends up as if it had been computed from every window at once."""
     crawler = make_crawler(tmp_path, retention_days=2)
-    db = database(tmp_path)
+    db = database(databases, tmp_path)
     start = datetime(2026, 5, 1, tzinfo=UTC)
     every = [
         window(
@@ -407,8 +409,8 @@ def test_day_by_day_while_the_windows_are_purged_every_window_is_in_the_history(
     assert_rows_match(daily_rows(db), expected_days(every))
 
 
-def test_daily_rows_older_than_history_days_go(tmp_path):
-    db = database(tmp_path)
+def test_daily_rows_older_than_history_days_go(tmp_path, databases):
+    db = database(databases, tmp_path)
     now = datetime(2026, 6, 30, 12, tzinfo=UTC)
     add_windows(db, [window(now - timedelta(days=age), requests=1) for age in (0, 9, 10, 11, 40)])
     deleted = purge_older_than(db, now - timedelta(days=30), now=now, history_days=10)
@@ -418,10 +420,12 @@ def test_daily_rows_older_than_history_days_go(tmp_path):
     assert purge_history(db, date(2026, 6, 21)) == 0
 
 
-def test_without_a_retention_the_windows_stay_and_the_history_is_still_rolled_up_and_kept_its_days(tmp_path, caplog):
+def test_without_a_retention_the_windows_stay_and_the_history_is_still_rolled_up_and_kept_its_days(
+    tmp_path, caplog, databases
+):
     caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
     crawler = make_crawler(tmp_path, history_days=100, TOPICSTREAMS_RETENTION_DAYS=0)
-    db = database(tmp_path)
+    db = database(databases, tmp_path)
     now = datetime(2026, 6, 30, 12, tzinfo=UTC)
     add_windows(db, [window(now - timedelta(days=age), requests=1) for age in (0, 50, 150)])
     run_extension(crawler, now)
@@ -430,13 +434,13 @@ def test_without_a_retention_the_windows_stay_and_the_history_is_still_rolled_up
     assert "purged the daily health older than 100 days: 1 from health_daily" in caplog.messages
 
 
-def test_several_processes_rolling_up_and_purging_at_once_agree(tmp_path):
+def test_several_processes_rolling_up_and_purging_at_once_agree(tmp_path, databases):
     url = f"sqlite:///{tmp_path}/history.db"
     upgrade(url)
-    rollups_at_once(url)
+    rollups_at_once(databases, url)
 
 
-def rollups_at_once(url: str) -> None:
+def rollups_at_once(databases, url: str) -> None:
     """Four handles of their own (four connections, as four processes have) roll up and purge at once while
     windows keep coming: no error, and the history is every window's."""
     now = datetime(2026, 6, 30, 23, tzinfo=UTC)
@@ -445,7 +449,7 @@ def rollups_at_once(url: str) -> None:
         for k in reversed(range(24 * 8))
         for engine in ENGINES
     ]
-    add_windows(database_for(url), rows[: len(rows) // 2])  # the older half; the newer half comes meanwhile
+    add_windows(databases.of(url), rows[: len(rows) // 2])  # the older half; the newer half comes meanwhile
     errors: list[BaseException] = []
 
     def worker(index: int) -> None:
@@ -469,15 +473,15 @@ def rollups_at_once(url: str) -> None:
     for thread in threads:
         thread.join()
     assert errors == []
-    db = database_for(url)
+    db = databases.of(url)
     roll_up(db, now)
     assert_rows_match(daily_rows(db), expected_days(rows))
     assert window_count(db) == 4 * 24 * len(ENGINES)  # Jun 27 … Jun 30
 
 
 # ---- the monitor's reads ----------------------------------------------------------------------------------------
-def test_health_hours_adds_the_nodes_up_per_engine_and_hour(tmp_path):
-    db = database(tmp_path)
+def test_health_hours_adds_the_nodes_up_per_engine_and_hour(tmp_path, databases):
+    db = database(databases, tmp_path)
     now = datetime(2026, 6, 30, 14, 20, tzinfo=UTC)
     add_windows(
         db,
@@ -508,8 +512,8 @@ def test_health_hours_adds_the_nodes_up_per_engine_and_hour(tmp_path):
     assert health_hours(db, now, hours=1)["google"][0].hour == datetime(2026, 6, 30, 14, tzinfo=UTC)
 
 
-def test_health_days_adds_the_nodes_up_per_engine_and_day(tmp_path):
-    db = database(tmp_path)
+def test_health_days_adds_the_nodes_up_per_engine_and_day(tmp_path, databases):
+    db = database(databases, tmp_path)
     now = datetime(2026, 6, 30, 14, 20, tzinfo=UTC)
 
     def day_row(day: date, engine: str, node: str, **values) -> dict:

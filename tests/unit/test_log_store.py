@@ -27,7 +27,6 @@ from topicstreams.extensions.log_store import LogStoreExtension, StoredLogHandle
 from topicstreams.extensions.timing import STORED
 from topicstreams.storage import db as db_module
 from topicstreams.storage import upgrade
-from topicstreams.storage.db import database_for
 from topicstreams.storage.durable import Backoff
 from topicstreams.storage.log_reads import LogCursor, LogCursorError, LogFilter, read_logs
 from topicstreams.storage.log_records import LogSink, purge_logs, write_rows
@@ -203,17 +202,17 @@ def row(n: int, **values) -> dict:
     }
 
 
-def test_records_are_written_in_batches_of_at_most_500_within_a_second(database):
+def test_records_are_written_in_batches_of_at_most_500_within_a_second(database, databases):
     url = url_of(database)
     inserts: list[int] = []
     event.listen(
-        database_for(url),
+        databases.of(url),
         "before_cursor_execute",
         lambda conn, cursor, statement, params, context, many: (
             inserts.append(len(params) if many else 1) if statement.startswith("INSERT INTO scraper_logs") else None
         ),
     )
-    sink = LogSink(url, "node-a", rate=10_000, burst=10_000)
+    sink = LogSink(url, "node-a", rate=10_000, burst=10_000, db=databases.of(url))
     for n in range(1_200):
         sink.put(row(n))
     eventually(lambda: count(database) == 1_200, timeout=5)
@@ -228,10 +227,12 @@ def test_records_are_written_in_batches_of_at_most_500_within_a_second(database)
 
 
 def test_a_locked_database_keeps_the_records_in_memory_and_writes_them_once_back_without_logging_each_try(
-    database, caplog
+    database, caplog, databases
 ):
     caplog.set_level(logging.DEBUG)
-    sink = LogSink(url_of(database), "node-a", flush_seconds=0.05, backoff=Backoff(0.05, 0.2))
+    sink = LogSink(
+        url_of(database), "node-a", flush_seconds=0.05, backoff=Backoff(0.05, 0.2), db=databases.of(url_of(database))
+    )
     sink.put(row(1))
     eventually(lambda: count(database) == 1)
     lock = Exclusive(database)
@@ -248,8 +249,15 @@ def test_a_locked_database_keeps_the_records_in_memory_and_writes_them_once_back
     sink.close()
 
 
-def test_memory_stays_bounded_while_the_database_is_away_the_oldest_give_way(database):
-    sink = LogSink(url_of(database), "node-a", flush_seconds=0.01, max_queued=50, backoff=Backoff(0.05, 0.1))
+def test_memory_stays_bounded_while_the_database_is_away_the_oldest_give_way(database, databases):
+    sink = LogSink(
+        url_of(database),
+        "node-a",
+        flush_seconds=0.01,
+        max_queued=50,
+        backoff=Backoff(0.05, 0.1),
+        db=databases.of(url_of(database)),
+    )
     lock = Exclusive(database)
     try:
         for n in range(120):
@@ -265,8 +273,10 @@ def test_memory_stays_bounded_while_the_database_is_away_the_oldest_give_way(dat
     assert stored(database)[-1][-1] == "record 119"  # the newest kept
 
 
-def test_closing_while_the_database_is_away_does_not_hold_up_the_end_and_counts_what_is_lost(database):
-    sink = LogSink(url_of(database), "node-a", flush_seconds=0.01, backoff=Backoff(0.05, 0.1))
+def test_closing_while_the_database_is_away_does_not_hold_up_the_end_and_counts_what_is_lost(database, databases):
+    sink = LogSink(
+        url_of(database), "node-a", flush_seconds=0.01, backoff=Backoff(0.05, 0.1), db=databases.of(url_of(database))
+    )
     lock = Exclusive(database)
     try:
         for n in range(5):
@@ -280,8 +290,8 @@ def test_closing_while_the_database_is_away_does_not_hold_up_the_end_and_counts_
     assert (sink.stored, sink.dropped) == (0, 5) and count(database) == 0
 
 
-def test_a_row_the_database_refuses_is_dropped_and_the_rest_of_its_batch_written(database):
-    sink = LogSink(url_of(database), "node-a", flush_seconds=0.05)
+def test_a_row_the_database_refuses_is_dropped_and_the_rest_of_its_batch_written(database, databases):
+    sink = LogSink(url_of(database), "node-a", flush_seconds=0.05, db=databases.of(url_of(database)))
     sink.put(row(1))
     sink.put(row(2, level=None))  # NOT NULL: never passes
     sink.put(row(3))
@@ -290,20 +300,20 @@ def test_a_row_the_database_refuses_is_dropped_and_the_rest_of_its_batch_written
     assert (sink.stored, sink.dropped) == (2, 1)
 
 
-def test_rows_past_retention_are_purged_when_the_sink_starts(database):
+def test_rows_past_retention_are_purged_when_the_sink_starts(database, databases):
     url = url_of(database)
     now = datetime.now(UTC)
     write_rows(
-        database_for(url),
+        databases.of(url),
         [row(n, at=now - timedelta(days=40, seconds=n)) for n in range(7)]
         + [row(100, at=now - timedelta(days=29)), row(101, at=now)],
     )
-    sink = LogSink(url, "node-a", retention_days=30)
+    sink = LogSink(url, "node-a", retention_days=30, db=databases.of(url))
     sink.start()
     eventually(lambda: count(database) == 2)
     assert [message for *_, message in stored(database)] == ["record 100", "record 101"]
     sink.close()
-    assert purge_logs(database_for(url), now + timedelta(days=1), chunk=1) == 2  # chunk by chunk, to the end
+    assert purge_logs(databases.of(url), now + timedelta(days=1), chunk=1) == 2  # chunk by chunk, to the end
     assert count(database) == 0
 
 
@@ -426,12 +436,12 @@ T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def filled(database) -> Path:
+def filled(database, databases) -> Path:
     """60 records, one a second from T0: engines in turn (every 5th none), levels in turn, nodes a/b."""
     engines = ["google", "bing", "yahoo", "brave", None]
     levels = ["WARNING", "INFO", "ERROR", "WARNING", "CRITICAL", "WARNING"]
     write_rows(
-        database_for(url_of(database)),
+        databases.of(url_of(database)),
         [
             {
                 "at": T0 + timedelta(seconds=n // 2),
@@ -447,8 +457,8 @@ def filled(database) -> Path:
     return database
 
 
-def read_all(path: Path, filters: LogFilter, limit: int, scan_rows: int = 10_000) -> tuple[list[str], int]:
-    db = database_for(url_of(path))
+def read_all(databases, path: Path, filters: LogFilter, limit: int, scan_rows: int = 10_000) -> tuple[list[str], int]:
+    db = databases.of(url_of(path))
     seen, pages, before = [], 0, None
     while True:
         page = read_logs(db, filters, limit=limit, before=before, scan_rows=scan_rows)
@@ -485,25 +495,25 @@ def expected(predicate) -> list[str]:
         ),
     ],
 )
-def test_every_filter_pages_newest_first_by_cursor_once_each(filled, filters, predicate, scan_rows):
-    seen, _ = read_all(filled, filters, limit=4, scan_rows=scan_rows)
+def test_every_filter_pages_newest_first_by_cursor_once_each(filled, filters, predicate, scan_rows, databases):
+    seen, _ = read_all(databases, filled, filters, limit=4, scan_rows=scan_rows)
     assert seen == expected(predicate)
 
 
-def test_the_text_is_a_plain_case_insensitive_substring(filled):
+def test_the_text_is_a_plain_case_insensitive_substring(filled, databases):
     matching = [f"m{n}" for n in range(60) if n % 7 == 0]
-    found, _ = read_all(filled, LogFilter(text="100%_DONE"), limit=50)
+    found, _ = read_all(databases, filled, LogFilter(text="100%_DONE"), limit=50)
     assert sorted(found) == sorted(matching)
-    assert read_all(filled, LogFilter(text="100__done"), limit=50)[0] == []  # "_" is not a wildcard
-    assert read_all(filled, LogFilter(text="%"), limit=50)[0] == found
-    assert len(read_all(filled, LogFilter(text="plain"), limit=50)[0]) == 60 - len(matching)
+    assert read_all(databases, filled, LogFilter(text="100__done"), limit=50)[0] == []  # "_" is not a wildcard
+    assert read_all(databases, filled, LogFilter(text="%"), limit=50)[0] == found
+    assert len(read_all(databases, filled, LogFilter(text="plain"), limit=50)[0]) == 60 - len(matching)
 
 
-def test_a_scan_bounded_read_says_where_to_go_on_even_with_no_match_in_its_stretch(filled):
-    db = database_for(url_of(filled))
+def test_a_scan_bounded_read_says_where_to_go_on_even_with_no_match_in_its_stretch(filled, databases):
+    db = databases.of(url_of(filled))
     page = read_logs(db, LogFilter(text="m0 "), limit=10, scan_rows=5)  # m0 is the oldest record
     assert page.items == [] and page.next is not None
-    found, pages = read_all(filled, LogFilter(text="m0 "), limit=10, scan_rows=5)
+    found, pages = read_all(databases, filled, LogFilter(text="m0 "), limit=10, scan_rows=5)
     assert found == ["m0"] and pages == 12
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 
 from topicstreams.extensions.membership import PROCESS, Membership
-from topicstreams.storage import database_for
 from topicstreams.storage.migrate import upgrade
 from topicstreams.storage.node_rows import node_rows
 
@@ -30,9 +29,11 @@ def wait_for(condition, timeout: float = 10.0):
     raise AssertionError("condition not met in time")
 
 
-def test_scraped_counts_distinct_topics_of_the_last_interval_per_engine():
+def test_scraped_counts_distinct_topics_of_the_last_interval_per_engine(databases):
     clock = Clock()
-    membership = Membership("sqlite://", "node-a", assignment="shard", interval=60, heartbeat=15, clock=clock)
+    membership = Membership(
+        "sqlite://", "node-a", assignment="shard", interval=60, heartbeat=15, clock=clock, database=databases.of
+    )
     membership.engines.update({"google": 1, "bing": 1})
     for topic in ("alpha", "beta", "alpha"):
         membership.topic_swept("google", topic)
@@ -45,11 +46,11 @@ def test_scraped_counts_distinct_topics_of_the_last_interval_per_engine():
     assert membership.scraped() == {"bing": 0, "google": 0}
 
 
-def test_a_process_row_joins_beats_and_stops_once_its_last_engine_leaves(tmp_path):
+def test_a_process_row_joins_beats_and_stops_once_its_last_engine_leaves(tmp_path, databases):
     url = f"sqlite:///{tmp_path / 'nodes.db'}"
     upgrade(url)
-    db = database_for(url)
-    membership = Membership(url, "node <a>", assignment="lease", interval=60, heartbeat=0.05)
+    db = databases.of(url)
+    membership = Membership(url, "node <a>", assignment="lease", interval=60, heartbeat=0.05, database=databases.of)
     membership.join("google")
     membership.join("bing")
     first = wait_for(lambda: node_rows(db))

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from topicstreams.storage import database_for, upgrade, utcnow
+from topicstreams.storage import upgrade, utcnow
 from topicstreams.storage.cycle_timeline import ChartReads, cycle_timeline
 from topicstreams.storage.engine_status import save_window
 from topicstreams.storage.health_history import roll_up
 from topicstreams.storage.scraper_cycles import save_cycle
 
 
-def fresh(tmp_path):
+def fresh(databases, tmp_path):
     url = f"sqlite:///{tmp_path / 'charts.db'}"
     upgrade(url)
-    return database_for(url)
+    return databases.of(url)
 
 
 def cycle(db, node, end, topics=1, entries=10, new_events=2, engine="google"):
@@ -42,8 +42,8 @@ def window(db, end, score, engine="google", node="n1", requests=10):
     )
 
 
-def test_the_timeline_adds_every_node_up_per_hour(tmp_path):
-    db = fresh(tmp_path)
+def test_the_timeline_adds_every_node_up_per_hour(tmp_path, databases):
+    db = fresh(databases, tmp_path)
     hour = utcnow().replace(minute=0, second=0, microsecond=0) - timedelta(hours=3)
     for node in ("n1", "n2", "n3"):
         for minute in (5, 6, 59):
@@ -61,8 +61,8 @@ def test_the_timeline_adds_every_node_up_per_hour(tmp_path):
     }  # [start, end): the n1-n3 rows of 00:06
 
 
-def test_closed_hours_and_days_are_kept_the_current_hour_and_today_are_read_each_time(tmp_path):
-    db = fresh(tmp_path)
+def test_closed_hours_and_days_are_kept_the_current_hour_and_today_are_read_each_time(tmp_path, databases):
+    db = fresh(databases, tmp_path)
     now = utcnow().replace(hour=12, minute=30, second=0, microsecond=0)  # the reads take the time they are given
     hour = now.replace(minute=0)
     clock = [0.0]
@@ -95,8 +95,8 @@ def test_closed_hours_and_days_are_kept_the_current_hour_and_today_are_read_each
     assert [d.score_min for d in later.days["google"]] == [5, 10]
 
 
-def test_nothing_is_kept_with_keep_zero(tmp_path):
-    db = fresh(tmp_path)
+def test_nothing_is_kept_with_keep_zero(tmp_path, databases):
+    db = fresh(databases, tmp_path)
     now = utcnow()
     reads = ChartReads(db, keep=0)
     cycle(db, "n1", now - timedelta(hours=2))

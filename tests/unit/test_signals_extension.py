@@ -17,8 +17,8 @@ from topicstreams.extensions.health_rows import baseline_history
 from topicstreams.extensions.watch import HealthExtension, is_result_page
 from topicstreams.health.window import WindowStats
 from topicstreams.reports.health_report import EngineReport, engine_json, format_table
-from topicstreams.storage import database_for, upgrade
 from topicstreams.storage import engine_status as store
+from topicstreams.storage import upgrade
 
 LOGGER = "topicstreams.extensions"
 """The health extension's modules log under it (the extension and its parts, below)."""
@@ -35,7 +35,7 @@ OK, HARD, ERROR = ResponseClass.OK, ResponseClass.HARD_BLOCK, ResponseClass.ERRO
 def database(crawler):
     url = crawler.settings.get("TOPICSTREAMS_DATABASE_URL")
     upgrade(url)
-    return database_for(url)
+    return Runtime.of(crawler).database(url)
 
 
 def classified(

@@ -9,7 +9,6 @@ from topicstreams.crawl.supply import Fate, PassTopics, in_shard
 from topicstreams.engines.classify import ResponseClass, Verdict
 from topicstreams.storage import (
     add_topics,
-    database_for,
     list_topics,
     set_active,
     upgrade,
@@ -44,9 +43,9 @@ def state(clock: Clock) -> EngineState:
     return EngineState("google", floor=1.0, jitter_ratio=0.0, cooldown=CooldownPolicy(60, 2, 3600), clock=clock)
 
 
-def supply(db_url: str, clock: Clock, **kwargs) -> PassTopics:
+def supply(databases, db_url: str, clock: Clock, **kwargs) -> PassTopics:
     options = {"interval": 100.0, "topics": None, "once": False, "once_attempts": 2, **kwargs}
-    made = PassTopics(state(clock), database_url=db_url, clock=clock, **options)
+    made = PassTopics(state(clock), database_url=db_url, clock=clock, **options, database=databases.of)
     made.open()
     return made
 
@@ -58,17 +57,17 @@ def take_all(topics: PassTopics) -> list[str]:
     return taken
 
 
-def test_once_every_topic_at_once_then_exhausted(db_url, clock):
-    topics = supply(db_url, clock, topics=["a", "b"], once=True)
+def test_once_every_topic_at_once_then_exhausted(db_url, clock, databases):
+    topics = supply(databases, db_url, clock, topics=["a", "b"], once=True)
     assert take_all(topics) == ["a", "b"]
     assert topics.done("a", OK).fate is Fate.SWEPT and topics.done("b", OK).fate is Fate.SWEPT
     assert topics.exhausted and topics.take() is None
     # a one-off run's topics are stored inactive: they never join the standing list
-    assert [(t.name, t.active) for t in list_topics(database_for(db_url))] == [("a", False), ("b", False)]
+    assert [(t.name, t.active) for t in list_topics(databases.of(db_url))] == [("a", False), ("b", False)]
 
 
-def test_once_a_failing_topic_is_retried_then_given_up(db_url, clock):
-    topics = supply(db_url, clock, topics=["a"], once=True, once_attempts=2)
+def test_once_a_failing_topic_is_retried_then_given_up(db_url, clock, databases):
+    topics = supply(databases, db_url, clock, topics=["a"], once=True, once_attempts=2)
     assert topics.take() == "a"
     first = topics.done("a", ERROR)
     assert (first.fate, first.attempts, first.retry_in) == (Fate.RETRY, 1, 60)
@@ -79,16 +78,16 @@ def test_once_a_failing_topic_is_retried_then_given_up(db_url, clock):
     assert topics.exhausted
 
 
-def test_a_blocked_topic_keeps_its_due_time_so_it_is_the_probe(db_url, clock):
-    topics = supply(db_url, clock, topics=["a", "b"], once=True)
+def test_a_blocked_topic_keeps_its_due_time_so_it_is_the_probe(db_url, clock, databases):
+    topics = supply(databases, db_url, clock, topics=["a", "b"], once=True)
     assert topics.take() == "a"
     outcome = topics.done("a", BLOCK)
     assert (outcome.fate, outcome.retry_in) == (Fate.RETRY, None)  # after the cooldown, whenever it ends
     assert take_all(topics) == ["a", "b"]  # first again: it goes back before those behind it
 
 
-def test_continuous_topics_of_the_argument_are_staggered_and_rearmed_an_interval_on(db_url, clock):
-    topics = supply(db_url, clock, topics=["a", "b"])
+def test_continuous_topics_of_the_argument_are_staggered_and_rearmed_an_interval_on(db_url, clock, databases):
+    topics = supply(databases, db_url, clock, topics=["a", "b"])
     assert take_all(topics) == ["a"]  # b is due half an interval later
     assert topics.wait() == pytest.approx(50)
     topics.state.pace_multiplier = 2.0  # a slowed engine comes round later too
@@ -99,9 +98,9 @@ def test_continuous_topics_of_the_argument_are_staggered_and_rearmed_an_interval
     assert not topics.exhausted
 
 
-def test_the_table_seeds_and_is_followed(db_url, clock):
-    topics = supply(db_url, clock, seed=["alpha", "beta"])
-    db = database_for(db_url)
+def test_the_table_seeds_and_is_followed(db_url, clock, databases):
+    topics = supply(databases, db_url, clock, seed=["alpha", "beta"])
+    db = databases.of(db_url)
     assert take_all(topics) == ["alpha"]
     set_active(db, ["beta"], False)
     add_topics(db, ["gamma"])
@@ -111,29 +110,29 @@ def test_the_table_seeds_and_is_followed(db_url, clock):
     assert "beta" not in topics.schedule.topics and topics.schedule.due_time("alpha") == pytest.approx(1200)
 
 
-def test_a_shard_takes_only_its_topics(db_url, clock):
+def test_a_shard_takes_only_its_topics(db_url, clock, databases):
     names = [f"t{i}" for i in range(20)]
-    topics = supply(db_url, clock, topics=names, once=True, shard="1/3")
+    topics = supply(databases, db_url, clock, topics=names, once=True, shard="1/3")
     assert take_all(topics) == [name for name in names if in_shard(name, "1/3")]
 
 
-def test_once_on_a_paused_engine_abandons_what_is_left(db_url, clock):
-    topics = supply(db_url, clock, topics=["a", "b", "c"], once=True)
+def test_once_on_a_paused_engine_abandons_what_is_left(db_url, clock, databases):
+    topics = supply(databases, db_url, clock, topics=["a", "b", "c"], once=True)
     assert topics.take() == "a"
     topics.done("a", OK)
     assert topics.abandon() == ["b", "c"] and topics.exhausted
 
 
-def test_a_stored_name_the_engine_cannot_take_is_skipped_with_one_warning(db_url, clock, caplog):
+def test_a_stored_name_the_engine_cannot_take_is_skipped_with_one_warning(db_url, clock, caplog, databases):
     from topicstreams.engines import Google
     from topicstreams.engines.topic_names import topic_problem
 
     google = Google("http://127.0.0.1:9")
     long_name = "y" * 5000
     # stored before names were checked: the storage layer takes any name
-    add_topics(database_for(db_url), ["alpha", long_name, "a\tb", "beta"])
+    add_topics(databases.of(db_url), ["alpha", long_name, "a\tb", "beta"])
     caplog.set_level("WARNING", logger="topicstreams.crawl.supply")
-    topics = supply(db_url, clock, problem_of=lambda name: topic_problem(name, [google]))
+    topics = supply(databases, db_url, clock, problem_of=lambda name: topic_problem(name, [google]))
 
     def one_pass() -> list[str]:  # what the loop takes over one interval, each topic done as it is taken
         taken = []
@@ -158,11 +157,13 @@ def test_a_stored_name_the_engine_cannot_take_is_skipped_with_one_warning(db_url
     assert len(caplog.records) == 2
 
 
-def test_a_topics_table_that_cannot_be_read_keeps_the_schedule_and_is_read_again_later(db_url, clock, tmp_path):
+def test_a_topics_table_that_cannot_be_read_keeps_the_schedule_and_is_read_again_later(
+    db_url, clock, tmp_path, databases
+):
     import sqlite3
 
-    add_topics(database_for(db_url), ["a", "b"])
-    topics = supply(db_url, clock)
+    add_topics(databases.of(db_url), ["a", "b"])
+    topics = supply(databases, db_url, clock)
     assert sorted(take_all_due(topics, clock, 100)) == ["a", "b"]  # staggered over the interval
     for name in ("a", "b"):
         topics.done(name, OK)
@@ -175,7 +176,7 @@ def test_a_topics_table_that_cannot_be_read_keeps_the_schedule_and_is_read_again
         topics.done(name, OK)
     with sqlite3.connect(path) as conn:
         conn.execute("ALTER TABLE topics_away RENAME TO topics")
-    add_topics(database_for(db_url), ["c"])
+    add_topics(databases.of(db_url), ["c"])
     clock.now += 11  # the table is looked at again soon, not an interval later
     assert take_all_due(topics, clock, 5) == ["c"]
 

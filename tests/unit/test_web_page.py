@@ -20,7 +20,6 @@ from tests.support.feed_data import (
     store_stories,
     write_rows,
 )
-from topicstreams.storage import database_for
 from topicstreams.storage.topics import add_topics
 
 
@@ -146,13 +145,13 @@ def test_older_pages_by_cursor_and_every_event_is_seen_once_while_new_ones_land(
     assert "No older events" in end.text and 'href="/?topic=climate"' in end.text
 
 
-def test_empty_states_say_why(db):
+def test_empty_states_say_why(db, databases):
     web = client(db)
     none = Selector(text=web.get("/").text)
     assert none.css("#empty::attr(data-empty)").get() == "no-topics"
     assert 'scrapy topics add "climate change"' in none.css("#empty pre ::text").get()
 
-    add_topics(database_for(db), ["climate"])
+    add_topics(databases.of(db), ["climate"])
     nothing = Selector(text=web.get("/").text)
     assert nothing.css("#empty::attr(data-empty)").get() == "no-events"
     assert "The crawler has stored nothing yet" in "".join(nothing.css("#empty ::text").getall())

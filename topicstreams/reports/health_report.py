@@ -35,8 +35,8 @@ shard mode the member is absent: there every node carries its own shard, whateve
 Node ids are text anyone who runs a crawl can choose: the table shows them through :func:`terminal_text`, so that
 an escape sequence or a control character in one cannot garble the terminal (JSON escapes them itself).
 
-Nothing here needs Scrapy: a database handle (:func:`topicstreams.storage.database_for`), a node id, the enabled
-engines and the saturation policy are all it takes.
+Nothing here needs Scrapy: a database handle (its owner's, e.g. from :class:`topicstreams.storage.db.Databases`), a
+node id, the enabled engines and the saturation policy are all it takes.
 """
 
 from __future__ import annotations
