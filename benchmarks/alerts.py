@@ -47,7 +47,7 @@ schema ``upgrade`` makes now. 1,000 topics × 14 days take about 4 minutes to bu
 the measuring about 5 minutes (the silence's reads take seconds each).
 
 The reads are the project's own functions, in this process, on the project's engine for the URL
-(``topicstreams.storage.database_for``, as a crawl process reads), each after one untimed call, in rounds (one call
+(``topicstreams.storage.Databases``, as a crawl process reads), each after one untimed call, in rounds (one call
 of each read a round) of --runs rounds or until the rounds have taken --budget seconds a read. Their arguments
 vary from call to call (drawn from a seeded random):
 
@@ -127,7 +127,7 @@ from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.topic_silence import judge_silence
 from topicstreams.engines.news_urls import news_id
 from topicstreams.extensions.digest_watch import AlertingWork
-from topicstreams.storage import database_for, dispose_databases
+from topicstreams.storage import Databases
 from topicstreams.storage.coverage_counts import baseline_counts, window_counts
 from topicstreams.storage.digest_events import DigestFilter, period_events, stored_events
 from topicstreams.storage.event_times import new_event_times
@@ -456,10 +456,12 @@ def minute_keys(path: Path, rnd: random.Random, days: int) -> list[list[tuple[in
     return batches
 
 
-def reads(path: Path, params: Params, names: list[str], seed: int) -> tuple[list[Read], AlertingWork]:
-    """The reads of one side, each drawing its arguments from its own seeded random."""
+def reads(
+    databases: Databases, path: Path, params: Params, names: list[str], seed: int
+) -> tuple[list[Read], AlertingWork]:
+    """The reads of one side on a handle of ``databases``, each drawing its arguments from its own seeded random."""
     url = f"sqlite:///{path}"
-    db = database_for(url)
+    db = databases.of(url)
     end = END.timestamp()
     days = params.days
     scraped = min(len(names), TOPICS_PER_WINDOW)
@@ -523,7 +525,7 @@ def reads(path: Path, params: Params, names: list[str], seed: int) -> tuple[list
         alerting,
         NODE,
         baseline_days=BASELINE_DAYS,
-        notifier=Notifier(url, alerting, NODE, record=False),
+        notifier=Notifier(url, alerting, NODE, record=False, database=databases.of),
         clock=lambda: end,
     )
 
@@ -604,7 +606,8 @@ class Side:
 def measure(side: Side, runs: int, budget: float) -> None:
     """Time every read of *side*: one untimed call each, then in rounds."""
     names = names_of(side.params)
-    made, work = reads(side.path, side.params, names, side.params.seed)
+    databases = Databases()
+    made, work = reads(databases, side.path, side.params, names, side.params.seed)
     side.reads = made
     try:
         for read in made:  # warm-up: the process has made each read before (and the first check moved the states)
@@ -634,7 +637,9 @@ def measure(side: Side, runs: int, budget: float) -> None:
 
         in_rounds(made, lambda _read: runs, budget, step)
     finally:
-        dispose_databases()
+        work.notifier.close()
+        work.runtime.close()
+        databases.dispose()
         side.silent_topics = forget_silence(side.path)
 
 
@@ -675,7 +680,7 @@ def report(sides: list[Side], runs: int, budget: float) -> None:
     big, small = sides[0], sides[-1]
     print()
     print(
-        f"SQLite, ms, in this process on the project's engine (database_for), at {END:%Y-%m-%d %H:%M} UTC; "
+        f"SQLite, ms, in this process on the project's engine (Databases), at {END:%Y-%m-%d %H:%M} UTC; "
         f"size: the mean result with {big.label} (events, moments, expected articles, silent topics, alerts)"
     )
     print(

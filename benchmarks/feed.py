@@ -87,13 +87,13 @@ if __package__ in (None, ""):  # run as a script: make the project importable fr
     sys.path.insert(0, str(REPO))
 
 import httpx
+from sqlalchemy import Engine, text
 from sqlalchemy import event as sa_event
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from topicstreams import ENGINES
 from topicstreams.engines.news_urls import news_id
-from topicstreams.storage import database_for, dispose_databases, upgrade
+from topicstreams.storage import Databases, upgrade
 from topicstreams.storage.db import make_reader
 from topicstreams.storage.feed_reads import Cursor, FeedFilter, FeedReader
 from topicstreams.storage.migrate import head_revisions
@@ -922,7 +922,6 @@ def start_partial(path: Path) -> Path:
     for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
         leftover.unlink(missing_ok=True)
     upgrade(f"sqlite:///{partial}")
-    dispose_databases()
     return partial
 
 
@@ -1001,7 +1000,7 @@ def pg_marker(params: Params) -> str:
 
 
 def pg_usable(url: str, params: Params) -> bool:
-    with database_for(url).connect() as conn:
+    with Databases() as databases, databases.of(url).connect() as conn:
         comment = conn.scalar(text("SELECT obj_description('topic_news'::regclass, 'pg_class')"))
     return comment == pg_marker(params)
 
@@ -1011,7 +1010,6 @@ def build_postgresql(url: str, params: Params) -> Summary:
     import psycopg
 
     upgrade(url)
-    dispose_databases()
     summary = Summary()
     with psycopg.connect(pg_dsn(url)) as conn:
         with conn.cursor() as cur:
@@ -1058,9 +1056,8 @@ def build_postgresql(url: str, params: Params) -> Summary:
     return summary
 
 
-def describe(url: str) -> dict[str, int]:
+def describe(reader: Engine) -> dict[str, int]:
     """What the database holds: rows, and articles/events matching the search word."""
-    reader = database_for(url)
     query = SearchQuery.parse(SEARCH_WORD)
     from topicstreams.storage.search import matching
 
@@ -1336,7 +1333,7 @@ def walk(client: httpx.Client, pages: int, budget: float) -> tuple[str | None, i
 
 def cursor_at(url: str, page: int) -> str:
     """The cursor of page *page* of the whole feed, from the feed's index (the last event of page - 1)."""
-    with database_for(url).connect() as conn:
+    with Databases() as databases, databases.of(url).connect() as conn:
         row = conn.execute(
             text(
                 "SELECT first_seen_at, topic_id, news_id FROM topic_news ORDER BY first_seen_at DESC, "
@@ -1415,7 +1412,6 @@ def prepare(args: argparse.Namespace, params: Params) -> str:
             print(f"database: {label}: emptying the feed's tables and building {params.key} (COPY)", flush=True)
             summary = build_postgresql(args.db, params)
             print(f"built in {time.perf_counter() - started:.0f} s (VACUUM ANALYZE included): {built(summary)}")
-        dispose_databases()
         return args.db
     folder = Path(args.cache) if args.cache else REPO / ".topicstreams" / "bench"
     path = folder / f"{params.key}.db"
@@ -1459,12 +1455,11 @@ def main() -> None:
 
     params = Params(args.events, args.topics, args.seed)
     url = prepare(args, params)
-    figures = describe(url)
-    dispose_databases()
     kind = "PostgreSQL" if args.db else "SQLite"
-    with database_for(url).connect() as conn:
-        version = conn.scalar(text("SELECT version()" if args.db else "SELECT 'SQLite ' || sqlite_version()"))
-    dispose_databases()
+    with Databases() as databases:
+        figures = describe(databases.of(url))
+        with databases.of(url).connect() as conn:
+            version = conn.scalar(text("SELECT version()" if args.db else "SELECT 'SQLite ' || sqlite_version()"))
     print(
         f"{figures['topic_news']:,} events, {figures['news']:,} articles, {figures['topic_news_engines']:,} "
         f"engine sightings ({figures['topic_news_engines'] / figures['topic_news']:.2f} an event), "
@@ -1477,8 +1472,8 @@ def main() -> None:
     )
 
     rnd = random.Random(args.seed)
-    topics = FeedReader(database_for(url)).topic_names()
-    dispose_databases()
+    with Databases() as databases:
+        topics = FeedReader(databases.of(url)).topic_names()
     shapes = make_shapes([name for name, _ in topics], args.requests, args.page, rnd)
     deep = shapes[-1]
 
@@ -1489,7 +1484,6 @@ def main() -> None:
                 cursor, walked, walk_ms = walk(client, args.page, args.budget * 2)
                 if cursor is None:  # the app is too slow to walk there within the budget
                     cursor = cursor_at(url, args.page)
-                    dispose_databases()
                 deep.asks = [Ask(before=cursor, offset=(args.page - 1) * PAGE_SIZE)] * args.requests
                 for shape in shapes:  # warm-up: the running app has served each kind of page before
                     for ask in shape.asks[:5]:

@@ -94,7 +94,7 @@ from benchmarks.feed import (
 )
 from topicstreams import ENGINES
 from topicstreams.engines.news_urls import news_id
-from topicstreams.storage import dispose_databases, upgrade
+from topicstreams.storage import upgrade
 from topicstreams.storage.migrate import head_revisions
 
 DATA_VERSION = 1
@@ -828,8 +828,7 @@ def current_schema() -> set[tuple]:
     """The schema ``upgrade`` makes now: an edited migration (an index added under the same revision, while it is
     being written) makes a cached file stale as surely as a new revision does."""
     with tempfile.TemporaryDirectory(prefix="topicstreams-monitorbench-") as tmp:
-        upgrade(f"sqlite:///{tmp}/schema.db")
-        dispose_databases()
+        upgrade(f"sqlite:///{tmp}/schema.db")  # its handle closed when it is done
         conn = sqlite3.connect(f"{tmp}/schema.db")
         try:
             return schema_of(conn)

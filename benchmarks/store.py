@@ -58,10 +58,11 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from topicstreams import settings as project_settings
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.engines.items import NewsItem
 from topicstreams.engines.news_urls import news_id
 from topicstreams.pipelines.store import StorePipeline
-from topicstreams.storage import database_for, dispose_databases, upgrade
+from topicstreams.storage import Databases, upgrade
 from topicstreams.storage.db import SQLITE_CACHE_KIB, SQLITE_WAL_AUTOCHECKPOINT_PAGES
 from topicstreams.storage.models import News, Topic, TopicNews, TopicNewsEngine
 
@@ -156,6 +157,7 @@ def run_project(url: str, items: list[NewsItem], batch_size: int) -> float:
         await pipeline.close_spider()
 
     elapsed = timed(lambda: asyncio.run(crawl()))
+    Runtime.of(crawler).close()  # its database handles: no connection stays open
     stats = crawler.stats.get_stats()
     stored = sum(v for k, v in stats.items() if k.endswith("/items_stored"))
     if stored != len(items):
@@ -165,7 +167,6 @@ def run_project(url: str, items: list[NewsItem], batch_size: int) -> float:
 
 def run_orm(url: str, items: list[NewsItem]) -> float:
     upgrade(url)
-    dispose_databases()
     engine = create_engine(url)  # as people write it: no pragmas, a commit per item
 
     def store() -> None:
@@ -208,7 +209,6 @@ def run_orm(url: str, items: list[NewsItem]) -> float:
 
 def run_raw(path: Path, items: list[NewsItem], batch_size: int | None = None) -> float:
     upgrade(f"sqlite:///{path}")
-    dispose_databases()
     conn = sqlite3.connect(path)
     if batch_size:  # the project's pragmas, to compare like with like
         conn.execute("pragma synchronous = NORMAL")
@@ -279,12 +279,12 @@ def expected_rows(items: list[NewsItem]) -> dict[str, int]:
 
 def empty_tables(url: str) -> None:
     """Every run starts from empty tables (the schema stays, at the newest migration)."""
-    with database_for(url).begin() as conn:
+    with Databases() as databases, databases.of(url).begin() as conn:
         conn.execute(text(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE"))
 
 
 def count_rows_at(url: str) -> dict[str, int]:
-    with database_for(url).connect() as conn:
+    with Databases() as databases, databases.of(url).connect() as conn:
         return {table: conn.scalar(text(f"SELECT count(*) FROM {table}")) for table in TABLES}
 
 
@@ -395,8 +395,7 @@ def main_postgresql(args: argparse.Namespace, batch_size: int) -> None:
     )
     upgrade(url)
     for writers in writers_list:
-        empty_tables(url)
-        dispose_databases()  # the writers are other processes: no connection of ours stays open during the run
+        empty_tables(url)  # its connection closed: the writers are other processes, none of ours stays open
         seconds = run_writers(url, item_args, len(items), writers, batch_size)
         rows = count_rows_at(url)
         stored = {table: rows[table] for table in expected}
@@ -407,7 +406,6 @@ def main_postgresql(args: argparse.Namespace, batch_size: int) -> None:
         print(line, flush=True)
         if stored != expected:
             sys.exit(f"rows differ from the distinct articles, events and attributions of the items: {expected}")
-    dispose_databases()
 
 
 def main() -> None:
@@ -467,7 +465,6 @@ def main() -> None:
             if project_rows != raw_rows:
                 sys.exit(f"row counts differ: project {project_rows}, raw {raw_rows}")
             print("rows:", ", ".join(f"{table} {count}" for table, count in project_rows.items()))
-        dispose_databases()
 
     rate = {name: count / seconds for name, (seconds, count) in results.items()}
     labels = {
