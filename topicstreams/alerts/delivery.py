@@ -18,8 +18,9 @@ on the caller's thread (the Scrapy reactor's event loop) — and the notifier's 
   summary (``delivered 2/2``, ``failed: mailto://user:****@host (after 4 attempts)``, ``no target``);
 * logs a target that never took the alert as one WARNING with the masked target and the service's last word.
 
-What Apprise says is captured by a filter on its logger (the notifier's :class:`AppriseLogs`, put on the loggers when
-the notifier is made and taken off by :meth:`Notifier.close`), in the delivering thread only: its WARNING lines become
+What Apprise says is captured by a filter on its logger (the notifier's
+:class:`~topicstreams.alerts.apprise_logs.AppriseLogs`, put on the loggers when the notifier is made and taken off by
+:meth:`Notifier.close`), in the delivering thread only: its WARNING lines become
 the attempt's detail (with every secret part of the URL cut out) and go no further, so the log holds our one
 masked line instead; the HTTP client's debug lines, which show request paths and queries, are dropped there too.
 Apprise's logger is kept at WARNING or above (:func:`topicstreams.config.apprise_urls.quiet_apprise`), since it prints
@@ -39,8 +40,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -48,9 +48,10 @@ from urllib.parse import unquote
 from sqlalchemy import Engine
 
 from topicstreams.alerts import inert_text as inert
+from topicstreams.alerts.apprise_logs import AppriseLogs
 from topicstreams.alerts.events import EVENTS, Alert
 from topicstreams.alerts.webhook import WEBHOOK_TIMEOUT, payload_of, webhook_attempt
-from topicstreams.config.apprise_urls import QUIET_LOGGER, masked, quiet_apprise, secret_parts, service_of
+from topicstreams.config.apprise_urls import masked, quiet_apprise, secret_parts, service_of
 from topicstreams.config.secrets import mask_url, mask_webhook
 from topicstreams.storage import alert_log as store
 from topicstreams.storage.db import utcnow
@@ -69,113 +70,6 @@ NO_TARGET = "no target"
 
 DETAIL_LENGTH = 300
 """The longest detail of an attempt kept."""
-
-
-# ---- what Apprise says --------------------------------------------------------------------------------------
-HUSHED_LOGGERS = (
-    "urllib3.connectionpool",
-    "urllib3.connection",
-    "urllib3.poolmanager",
-    "urllib3.response",
-    "urllib3.util.retry",
-    "requests",
-)
-"""The loggers of the HTTP client Apprise's services use (a filter applies to the records of its own logger only,
-so each is named)."""
-
-
-class _ApprisesWords(logging.Filter):
-    """On Apprise's logger: while a thread delivers (:meth:`AppriseLogs.said`), what Apprise logs in that thread is
-    kept for it (WARNING and above) and goes no further; other threads' records pass as usual."""
-
-    def __init__(self, local: threading.local) -> None:
-        super().__init__()
-        self.local = local
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        said = getattr(self.local, "said", None)
-        if said is None:
-            return True
-        if record.levelno >= logging.WARNING:
-            try:
-                said.append(record.getMessage())
-            except Exception:  # a record whose arguments do not fit its format: still a failure word
-                said.append(str(record.msg))
-        return False
-
-
-class _Hushed(logging.Filter):
-    """On the HTTP client's loggers: nothing they log in a thread that delivers (:meth:`AppriseLogs.said`) goes
-    further — at debug level urllib3 logs each request's path and query, where services keep their tokens."""
-
-    def __init__(self, local: threading.local) -> None:
-        super().__init__()
-        self.local = local
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return getattr(self.local, "said", None) is None
-
-
-class AppriseLogs:
-    """What Apprise and its HTTP client log while a thread delivers: the filters on their loggers, installed when
-    made (and again at a delivery after :meth:`close`), removed by :meth:`close` once no delivery is under way.
-    A :class:`Notifier` owns one. Thread-safe."""
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-        self._words = _ApprisesWords(self._local)
-        self._hushed = _Hushed(self._local)
-        self._lock = threading.Lock()
-        self._installed = False
-        self._closing = False
-        self._busy = 0
-        with self._lock:
-            self._install()
-
-    def _install(self) -> None:
-        if not self._installed:
-            logging.getLogger(QUIET_LOGGER).addFilter(self._words)
-            for name in HUSHED_LOGGERS:
-                logging.getLogger(name).addFilter(self._hushed)
-            self._installed = True
-
-    def _remove(self) -> None:
-        if self._installed:
-            logging.getLogger(QUIET_LOGGER).removeFilter(self._words)
-            for name in HUSHED_LOGGERS:
-                logging.getLogger(name).removeFilter(self._hushed)
-            self._installed = False
-
-    @property
-    def installed(self) -> bool:
-        """Whether the filters are on the loggers."""
-        return self._installed
-
-    @contextmanager
-    def said(self) -> Iterator[list[str]]:
-        """The lines Apprise logs at WARNING or above in this thread, within the block; neither they nor anything
-        the HTTP client logs in this thread meanwhile reach the log."""
-        with self._lock:
-            self._closing = False
-            self._install()
-            self._busy += 1
-        said: list[str] = []
-        self._local.said = said
-        try:
-            yield said
-        finally:
-            self._local.said = None
-            with self._lock:
-                self._busy -= 1
-                if self._closing and not self._busy:
-                    self._remove()
-
-    def close(self) -> None:
-        """Take the filters off the loggers (when the last delivery under way ends, if one is)."""
-        with self._lock:
-            self._closing = True
-            if not self._busy:
-                self._remove()
 
 
 def scrubbed(detail: str, url: str) -> str:
