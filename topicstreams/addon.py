@@ -2,24 +2,41 @@
 
 from __future__ import annotations
 
+import random
+
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 
 from topicstreams.browser.chromium import context_options, launch_options, profile_path
 from topicstreams.config.loading import Config, load_config
 from topicstreams.config.setting_names import SECTIONS_SETTING, sections_with_settings, setting_values
+from topicstreams.crawl.runtime import Runtime
 from topicstreams.storage.journal import journal_folder
 
+RUN_PROXY = "run proxy"
+"""The key of the run's proxy endpoint among the runtime's shared objects."""
 
-def config_settings(config: Config) -> dict:
+
+def config_settings(config: Config, proxy: str | None = None) -> dict:
     """The ``TOPICSTREAMS_*`` settings (:data:`~topicstreams.config.setting_names.SETTING_KEYS`) and the browser's
-    options for a validated configuration."""
+    options for a validated configuration (``proxy``: the run's proxy endpoint, see
+    :func:`~topicstreams.browser.chromium.context_options`)."""
     sections = config.sections
     return {
         **setting_values(config),
-        "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(sections.anti_detection),
+        "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(sections.anti_detection, proxy),
         "PLAYWRIGHT_LAUNCH_OPTIONS": launch_options(sections.browser),
     }
+
+
+def run_proxy(crawler: Crawler, config: Config) -> str | None:
+    """The proxy endpoint of the crawler's run, drawn once per process runtime among ``anti_detection.proxy``'s
+    (:class:`~topicstreams.crawl.runtime.Runtime`): every engine of a run shares one exit. None when proxies are off."""
+    proxy = config.sections.anti_detection.proxy
+    if not proxy.enabled:
+        return None
+    proxies = tuple(proxy.proxies)
+    return Runtime.of(crawler).shared((RUN_PROXY, proxies), lambda: random.choice(proxies))
 
 
 class TopicstreamsAddon:
@@ -55,7 +72,7 @@ class TopicstreamsAddon:
         settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", ConsentMiddleware, 945)
         settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", PacingMiddleware, 950)
         config = load_config(settings)  # the command's own load, shared (through its loader, in the settings)
-        settings.setdict(config_settings(config), priority="addon")
+        settings.setdict(config_settings(config, run_proxy(self.crawler, config)), priority="addon")
         # The typed sections, with any TOPICSTREAMS_* setting that won over the add-on's in its place.
         settings.set(SECTIONS_SETTING, sections_with_settings(config, settings), priority="addon")
         sections = config.sections

@@ -13,7 +13,6 @@ import random
 import shutil
 import subprocess
 import sys
-from functools import cache
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -121,12 +120,6 @@ def ensure_browser(configured: str = "", out: IO[str] = sys.stdout) -> str:
     raise BrowserNotFound("no Chromium found or installable: set browser.executable_path in the config")
 
 
-@cache
-def _proxy_for_run(proxies: tuple[str, ...]) -> str:
-    """One proxy endpoint chosen per run (per process), so every engine of a run shares one exit."""
-    return random.choice(proxies)
-
-
 def playwright_proxy(url: str) -> dict[str, str]:
     """A proxy URL as Playwright's ``proxy`` option (credentials apart, never in the server string)."""
     parts = urlsplit(url)
@@ -152,12 +145,13 @@ def launch_options(browser: BrowserSection) -> dict[str, Any]:
     return options
 
 
-def context_options(anti: AntiDetectionSection) -> dict[str, Any]:
+def context_options(anti: AntiDetectionSection, proxy: str | None = None) -> dict[str, Any]:
     """Options of every engine's browser context, from the configuration's ``anti_detection`` (its saved state
-    apart)."""
+    apart). ``proxy``: the run's endpoint among its proxies, chosen once by the run's owner so that every engine of
+    a run shares one exit (None: one drawn now)."""
     options: dict[str, Any] = {}
     if anti.proxy.enabled:
-        options["proxy"] = playwright_proxy(_proxy_for_run(anti.proxy.proxies))
+        options["proxy"] = playwright_proxy(proxy or random.choice(anti.proxy.proxies))
     if anti.timezone_id:
         options["timezone_id"] = anti.timezone_id
     if anti.locale:
