@@ -5,12 +5,15 @@ packages is given one forbidden import at a time — the storage importing the w
 package, the product importing the fake engines — and ``lint-imports``, run with the project's configuration on the
 copy, must fail naming the contract and the import; the unmodified copy must pass.
 
-And two rules no linter checks: no two modules of ``topicstreams`` and ``fake_engines`` share a name (but for the
-command modules, named after their command, and the engines' modules, named after their engine), and no module is
-longer than :data:`MAX_LINES` lines."""
+And three rules no linter checks: no two modules of ``topicstreams`` and ``fake_engines`` share a name (but for the
+command modules, named after their command, and the engines' modules, named after their engine), no module is
+longer than :data:`MAX_LINES` lines, and no module keeps mutable state of its own (:func:`module_state`): what a
+process holds lives in objects its owner (the crawl's runtime, a command, the web app) makes, so that a test builds a
+fresh one."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -159,3 +162,160 @@ def test_no_module_is_longer_than_the_limit():
     lengths = {path.as_posix(): len((ROOT / path).read_text().splitlines()) for path in module_files()}
     too_long = {path: lines for path, lines in lengths.items() if lines > MAX_LINES}
     assert not too_long, f"modules over {MAX_LINES} lines: split them"
+
+
+# ---- no mutable state at module level ----------------------------------------------------------------------------
+SYNC_MAKERS = frozenset({"Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore", "Event", "local"})
+"""``threading``'s makers of shared state: made outside a function, one is the whole process's."""
+
+CONTAINER_MAKERS = frozenset(
+    {
+        "dict",
+        "list",
+        "set",
+        "defaultdict",
+        "OrderedDict",
+        "deque",
+        "Counter",
+        "WeakKeyDictionary",
+        "WeakValueDictionary",
+        "WeakSet",
+    }
+)
+"""Calls that make a mutable container (as the literals and comprehensions do)."""
+
+MUTATORS = frozenset(
+    {"append", "add", "update", "setdefault", "pop", "popitem", "clear", "extend", "remove", "discard", "insert"}
+)
+"""The methods that change a dict, list or set in place."""
+
+
+INSTALLERS = frozenset({"addFilter", "addHandler", "removeFilter", "removeHandler"})
+"""Calls that change the process's logging: at import, one module's import changes every logger user's."""
+
+
+def called_name(call: ast.Call) -> str:
+    """``Lock`` for ``threading.Lock()`` and ``Lock()`` alike."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def outside_functions(tree: ast.AST):
+    """Every node of ``tree`` that runs when the module is imported (at its top level or in a class body), not in a
+    function's body."""
+    for child in ast.iter_child_nodes(tree):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            yield from child.decorator_list if not isinstance(child, ast.Lambda) else ()
+            continue
+        yield child
+        yield from outside_functions(child)
+
+
+def is_container(value: ast.expr) -> bool:
+    if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)):
+        return True
+    return isinstance(value, ast.Call) and called_name(value) in CONTAINER_MAKERS
+
+
+def container_of(target: ast.expr) -> str:
+    """The name under ``target``'s items: ``cache`` for ``cache``, ``cache[key]`` and ``cache[key][0]``."""
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else ""
+
+
+def module_state(source: str) -> list[str]:
+    """The mutable state a module's ``source`` keeps at module level, a line each (``LINE: what``): a ``global``
+    statement, a lock (or other ``threading`` state) made at import, a filter or handler put on a logger at import, a
+    dict, list or set bound to a module-level name
+    that the module changes (an item assigned or deleted, a mutating method called). Constant tables, never changed,
+    are fine."""
+    tree = ast.parse(source)
+    found = []
+    containers = set()
+    for node in outside_functions(tree):
+        if isinstance(node, ast.Call) and called_name(node) in SYNC_MAKERS:
+            found.append(f"{node.lineno}: {called_name(node)}() made at import")
+        if isinstance(node, ast.Call) and called_name(node) in INSTALLERS:
+            found.append(f"{node.lineno}: {called_name(node)}() at import")
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        value = getattr(node, "value", None)
+        if value is not None and is_container(value):
+            containers.update(target.id for target in targets if isinstance(target, ast.Name))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            found.append(f"{node.lineno}: global {', '.join(node.names)}")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+            targets = node.target if isinstance(node, ast.AugAssign) else node.targets
+            for target in targets if isinstance(targets, list) else [targets]:
+                name = container_of(target)
+                if isinstance(target, ast.Subscript) and name in containers:
+                    found.append(f"{node.lineno}: {name}[...] changed")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS:
+            name = container_of(node.func.value)
+            if name in containers:
+                found.append(f"{node.lineno}: {name}.{node.func.attr}() changes it")
+    return sorted(found, key=lambda line: int(line.split(":")[0]))
+
+
+def test_no_module_keeps_mutable_state_at_module_level():
+    kept = {path.as_posix(): module_state((ROOT / path).read_text()) for path in module_files()}
+    assert {path: lines for path, lines in kept.items() if lines} == {}
+
+
+PLANTED = """
+import logging
+import threading
+from collections import defaultdict
+
+_engines = {}
+_engines_lock = threading.Lock()
+_seen: set[str] = set()
+_by_node = defaultdict(list)
+_count = 0
+ENGINES = ("google", "bing")
+TABLE = {"a": 1}
+ORDER = [name for name in ENGINES]
+
+
+class Registry:
+    _lock = threading.RLock()
+
+    def __init__(self):
+        self._made = {}
+        self._own = threading.Lock()
+
+    def put(self, key, value):
+        self._made[key] = value
+
+
+def remember(url, engine):
+    global _count
+    _count += 1
+    _engines[url] = engine
+    _seen.add(url)
+    del _engines[url]
+    _by_node["n1"].append(url)
+    local = {}
+    local[url] = engine
+    return TABLE.get(url), ORDER[0]
+
+
+for _name in ("apprise", "urllib3"):
+    logging.getLogger(_name).addFilter(logging.Filter())
+"""
+
+
+def test_mutable_state_at_module_level_is_found_and_constant_tables_are_not():
+    assert module_state(PLANTED) == [
+        "7: Lock() made at import",
+        "17: RLock() made at import",
+        "28: global _count",
+        "30: _engines[...] changed",
+        "31: _seen.add() changes it",
+        "32: _engines[...] changed",
+        "33: _by_node.append() changes it",
+        "40: addFilter() at import",
+    ]
