@@ -106,7 +106,10 @@ class SubcommandCommand(ConfiguredCommand):
     def run(self, args: list[str], opts) -> None:
         if not args or args[0] not in self.subcommands:
             raise UsageError(f"expected one of: {', '.join(self.subcommands)}")
-        self.exitcode = getattr(self, f"do_{args[0]}")(self.config, args[1:], opts) or 0
+        try:
+            self.exitcode = getattr(self, f"do_{args[0]}")(self.config, args[1:], opts) or 0
+        finally:
+            self.runtime.close()  # the database handles the sub-command opened
 
 
 class CrawlingCommand(ConfiguredCommand):
