@@ -54,9 +54,9 @@ def db(pg_url: str, databases) -> Engine:
     ],
     ids=lambda test: test.__name__.removeprefix("test_"),
 )
-def test_the_sqlite_tests_pass_on_postgresql(test, db, monkeypatch, tmp_path):
-    monkeypatch.setattr(sqlite_history, "database", lambda folder, name="": db)
-    test(tmp_path)
+def test_the_sqlite_tests_pass_on_postgresql(test, db, monkeypatch, tmp_path, databases):
+    monkeypatch.setattr(sqlite_history, "database", lambda _databases, folder, name="": db)
+    test(tmp_path, databases)
 
 
 def test_days_and_hours_are_utc_whatever_the_session_time_zone(db):
@@ -105,5 +105,5 @@ def test_a_year_of_windows_rolls_up_into_365_daily_rows_per_engine_and_the_purge
     assert len(health_days(db, now, days=366)["bing"]) == 365
 
 
-def test_several_processes_rolling_up_and_purging_at_once_agree(pg_url):
-    sqlite_history.rollups_at_once(pg_url)
+def test_several_processes_rolling_up_and_purging_at_once_agree(pg_url, databases):
+    sqlite_history.rollups_at_once(databases, pg_url)

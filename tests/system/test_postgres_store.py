@@ -28,6 +28,7 @@ from tests.support.project import REPO
 from tests.unit import test_engine_status as sqlite_health
 from tests.unit import test_storage as sqlite_storage
 from topicstreams.storage import (
+    Databases,
     NewsWriter,
     ensure_topics,
     list_topics,
@@ -202,13 +203,13 @@ SQLITE_STORAGE_TESTS = [
 
 
 @pytest.mark.parametrize("sqlite_test", SQLITE_STORAGE_TESTS, ids=lambda test: test.__name__)
-def test_storage_as_on_sqlite(sqlite_test, pg_url: str) -> None:
+def test_storage_as_on_sqlite(sqlite_test, pg_url: str, databases: Databases) -> None:
     """SQLite's test of the migrations against the models, and of the topics functions, on PostgreSQL."""
-    sqlite_test(pg_url)
+    sqlite_test(pg_url, databases)
 
 
-def test_upgrade_is_idempotent(pg_url: str) -> None:
-    sqlite_storage.test_upgrade_is_idempotent(pg_url, None)
+def test_upgrade_is_idempotent(pg_url: str, databases: Databases) -> None:
+    sqlite_storage.test_upgrade_is_idempotent(pg_url, None, databases)
 
 
 @pytest.mark.parametrize(
@@ -216,8 +217,8 @@ def test_upgrade_is_idempotent(pg_url: str) -> None:
     [sqlite_storage.add_topics, sqlite_storage.seed_topics, sqlite_storage.ensure_topics],
     ids=lambda function: function.__name__,
 )
-def test_empty_topic_names_are_refused(pg_url: str, function) -> None:
-    sqlite_storage.test_empty_topic_names_are_refused(pg_url, function)
+def test_empty_topic_names_are_refused(pg_url: str, function, databases: Databases) -> None:
+    sqlite_storage.test_empty_topic_names_are_refused(pg_url, function, databases)
 
 
 # -- the writer -----------------------------------------------------------------------------------------------
@@ -496,12 +497,14 @@ def test_engine_status_upsert_by_two_nodes_keeps_one_row_each(db: Engine) -> Non
         "test_purge_deletes_what_ended_before_the_cutoff_from_both_tables_once",
     ],
 )
-def test_cycles_as_on_sqlite(name: str, db: Engine, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cycles_as_on_sqlite(
+    name: str, db: Engine, tmp_path, monkeypatch: pytest.MonkeyPatch, databases: Databases
+) -> None:
     """scraper_cycles save and purge: SQLite's tests, their database made a PostgreSQL one."""
     from tests.unit import test_cycles as sqlite_cycles
 
-    monkeypatch.setattr(sqlite_cycles, "database", lambda folder: db)
-    getattr(sqlite_cycles, name)(tmp_path)
+    monkeypatch.setattr(sqlite_cycles, "database", lambda _databases, folder: db)
+    getattr(sqlite_cycles, name)(tmp_path, databases)
     assert count(db, "scraper_cycles") > 0
 
 
