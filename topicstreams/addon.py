@@ -5,7 +5,7 @@ from __future__ import annotations
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 
-from topicstreams.browser.chromium import context_options, launch_options, profile_path
+from topicstreams.browser.chromium import launch_options, profile_path
 from topicstreams.config.loading import Config, load_config
 from topicstreams.config.setting_names import SECTIONS_SETTING, sections_with_settings, setting_values
 from topicstreams.storage.journal import journal_folder
@@ -13,13 +13,9 @@ from topicstreams.storage.journal import journal_folder
 
 def config_settings(config: Config) -> dict:
     """The ``TOPICSTREAMS_*`` settings (:data:`~topicstreams.config.setting_names.SETTING_KEYS`) and the browser's
-    options for a validated configuration."""
-    sections = config.sections
-    return {
-        **setting_values(config),
-        "TOPICSTREAMS_CONTEXT_OPTIONS": context_options(sections.anti_detection),
-        "PLAYWRIGHT_LAUNCH_OPTIONS": launch_options(sections.browser),
-    }
+    launch options for a validated configuration (the options of each engine's browser context are its tab's:
+    :meth:`topicstreams.browser.tabs.EngineTab.from_settings`)."""
+    return {**setting_values(config), "PLAYWRIGHT_LAUNCH_OPTIONS": launch_options(config.sections.browser)}
 
 
 class TopicstreamsAddon:

@@ -12,6 +12,7 @@ from topicstreams.config.errors import ConfigError
 from topicstreams.config.loading import floor_for, load_config
 from topicstreams.config.packaged import load_defaults
 from topicstreams.config.schema import validate
+from topicstreams.config.sections import CanariesSection, build_section
 from topicstreams.crawl.canaries import CanaryQuery, answer_problem, canaries_for, on_domain
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.engines.parser_health import parser_score
@@ -194,19 +195,25 @@ def test_an_unparsable_url_does_not_break_the_answer_check():
 
 
 def test_canaries_for_an_engine():
-    config = {
-        "interval": 60,
-        "queries": {
-            "google": [{"query": "a"}, {"query": "b", "min_results": 5, "expect_domain": "b.org"}],
-            "bing": [{"query": "c", "expect_domain": None}],
+    # the typed section: each entry's packaged defaults already filled in (as the configuration loads them)
+    canaries = build_section(
+        CanariesSection,
+        {
+            "interval": 60,
+            "queries": {
+                "google": [
+                    {"query": "a", "min_results": 1, "expect_domain": ""},
+                    {"query": "b", "min_results": 5, "expect_domain": "b.org"},
+                ],
+                "bing": [{"query": "c", "min_results": 1, "expect_domain": ""}],
+                "brave": [],
+            },
         },
-    }
-    assert canaries_for(config, "google") == [CanaryQuery("a", 1, ""), CanaryQuery("b", 5, "b.org")]
-    assert canaries_for(config, "bing") == [CanaryQuery("c", 1, "")]
-    assert canaries_for(config, "brave") == []
-    assert canaries_for({"queries": {"google": None}}, "google") == []
-    assert canaries_for({"queries": None}, "google") == []
-    assert canaries_for({}, "google") == []
+    )
+    assert canaries_for(canaries, "google") == [CanaryQuery("a", 1, ""), CanaryQuery("b", 5, "b.org")]
+    assert canaries_for(canaries, "bing") == [CanaryQuery("c", 1, "")]
+    assert canaries_for(canaries, "brave") == []
+    assert canaries_for(canaries, "yahoo") == []
 
 
 # ---- the window's parse outcome -------------------------------------------------------------------------
@@ -396,7 +403,7 @@ def test_good_canaries_are_normalized(tmp_path):
     ]
     assert canaries["queries"]["brave"] == [{"query": "python", "min_results": 1, "expect_domain": "127.0.0.1"}]
     assert canaries["queries"]["bing"] == [] and canaries["queries"]["yahoo"] == []  # the defaults merged in
-    assert canaries_for(canaries, "google")[1] == CanaryQuery("rust", 5, "www.rust-lang.org")
+    assert canaries_for(config.sections.canaries, "google")[1] == CanaryQuery("rust", 5, "www.rust-lang.org")
 
 
 def test_a_null_canaries_section_keeps_the_defaults(tmp_path):

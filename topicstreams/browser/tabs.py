@@ -30,7 +30,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from topicstreams.browser.chromium import state_path
+from topicstreams.browser.chromium import context_options, state_path
+from topicstreams.config.setting_names import sections_from
 
 
 class EngineTab:
@@ -52,10 +53,10 @@ class EngineTab:
 
     @classmethod
     def from_settings(cls, engine: str, settings: Any, stats: Any = None) -> EngineTab:
-        """The tab of ``engine`` under a crawl's settings: its context's options (``TOPICSTREAMS_CONTEXT_OPTIONS``,
+        """The tab of ``engine`` under a crawl's settings: its context's options (of the ``anti_detection`` section,
         its state in ``TOPICSTREAMS_PROFILE_PATH``) and hygiene (``TOPICSTREAMS_TAB_GC_PAGES``, ``…_TAB_PAGES``)."""
         context_kwargs = {
-            **settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"),
+            **context_options(sections_from(settings).anti_detection),
             "storage_state": str(state_path(Path(settings.get("TOPICSTREAMS_PROFILE_PATH")))),
         }
         return cls(

@@ -13,6 +13,7 @@ from topicstreams import ENGINES
 from topicstreams.browser.chromium import ProfileInUse, ProfileLock, profile_path
 from topicstreams.config.errors import EX_CONFIG, ConfigError
 from topicstreams.config.loading import LOADER_SETTING, Config, ConfigLoader, load_config
+from topicstreams.config.setting_names import sections_with_settings
 from topicstreams.crawl.arguments import split_names
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
@@ -21,13 +22,17 @@ logger = logging.getLogger(__name__)
 
 
 def load_config_or_exit(settings) -> Config:
-    """Load and validate the configuration; on a problem print one ``config error:`` line and exit 78.
+    """Load and validate the configuration, and the ``TOPICSTREAMS_*`` settings that override it (``-s``, see
+    :func:`topicstreams.config.setting_names.sections_with_settings`); on a problem print one ``config error:``
+    line (naming the setting, for one of those) and exit 78.
 
     When the run logs to a file (``LOG_FILE``, as every Scrapyd job does), the line is also appended there as an
     ERROR: Scrapyd lists a job that failed at start as "finished", and its log is where an operator looks.
     """
     try:
-        return load_config(settings)
+        config = load_config(settings)
+        sections_with_settings(config, settings)
+        return config
     except ConfigError as exc:
         report_error(settings, f"config error: {exc}")
         raise SystemExit(EX_CONFIG) from None

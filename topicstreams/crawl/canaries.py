@@ -8,12 +8,12 @@ the hostility signals' business; a canary catches the other failure: a page that
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 from urllib.parse import urlsplit
 
+from topicstreams.config.sections import CanariesSection
 from topicstreams.crawl.signals import CanaryChecked
 
 CANARY_MISMATCH = "canary mismatch"
@@ -27,14 +27,12 @@ class CanaryQuery:
     expect_domain: str = ""
     """A host name one result must be on (the host itself or a subdomain); empty: any."""
 
-    @classmethod
-    def from_config(cls, entry: Mapping[str, Any]) -> CanaryQuery:
-        return cls(entry["query"], int(entry.get("min_results", 1)), entry.get("expect_domain") or "")
 
-
-def canaries_for(canaries: Mapping[str, Any], engine: str) -> list[CanaryQuery]:
-    """The engine's canary queries from the ``canaries`` configuration mapping."""
-    return [CanaryQuery.from_config(entry) for entry in (canaries.get("queries") or {}).get(engine) or ()]
+def canaries_for(canaries: CanariesSection, engine: str) -> list[CanaryQuery]:
+    """The engine's canary queries of the typed ``canaries`` section."""
+    return [
+        CanaryQuery(entry.query, entry.min_results, entry.expect_domain) for entry in canaries.queries.get(engine, ())
+    ]
 
 
 def host_of(url: str | None) -> str:
