@@ -13,6 +13,7 @@ from topicstreams import ENGINES
 from topicstreams.browser.chromium import ProfileInUse, ProfileLock, profile_path
 from topicstreams.config.errors import EX_CONFIG, ConfigError
 from topicstreams.config.loading import LOADER_SETTING, Config, ConfigLoader, load_config
+from topicstreams.config.sections import Sections
 from topicstreams.config.setting_names import sections_with_settings
 from topicstreams.crawl.arguments import split_names
 from topicstreams.crawl.runtime import Runtime
@@ -78,6 +79,12 @@ class ConfiguredCommand(ScrapyCommand):
         self.runtime.install(self.settings)
 
     @functools.cached_property
+    def sections(self) -> Sections:
+        """The configuration's typed sections, with the command's ``TOPICSTREAMS_*`` settings (``-s``) in their
+        places (checked when the configuration was loaded)."""
+        return sections_with_settings(self.config, self.settings)
+
+    @functools.cached_property
     def runtime(self) -> Runtime:
         """The process's :class:`~topicstreams.crawl.runtime.Runtime`: the command's database handles, and its
         crawlers' shared objects."""
@@ -141,7 +148,7 @@ class CrawlingCommand(ConfiguredCommand):
             )
         else:
             settings = self.settings
-            max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES", self.config.sections.scraper.max_pages)
+            max_pages = self.sections.scraper.max_pages
             try:
                 check_topics(
                     names,
@@ -191,7 +198,7 @@ class CrawlingCommand(ConfiguredCommand):
         from topicstreams.config.secrets import mask_url
         from topicstreams.storage.failures import describe
 
-        url = self.settings.get("TOPICSTREAMS_DATABASE_URL") or self.config.sections.database.url
+        url = self.sections.database.url
         try:
             self.runtime.upgrade_once(url)  # what the schema extension does, once per process
         except SQLAlchemyError as exc:
