@@ -47,10 +47,11 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from topicstreams.browser.tabs import EngineTab
+from topicstreams.config.sections import CanaryQuerySection
 from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.arguments import is_true, split_names, topics_refusal
-from topicstreams.crawl.canaries import CanaryQuery, canaries_for
+from topicstreams.crawl.canaries import canaries_for
 from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
 from topicstreams.crawl.page_items import PageItems
 from topicstreams.crawl.runtime import Runtime
@@ -172,7 +173,7 @@ class EngineSpider(scrapy.Spider):
             run.settled = True
             self.fates.settle(topic, verdict)
 
-    def begin(self, topic: str, canary: CanaryQuery | None = None) -> scrapy.Request:
+    def begin(self, topic: str, canary: CanaryQuerySection | None = None) -> scrapy.Request:
         self.run = TopicRun(topic, asyncio.get_running_loop().create_future(), canary=canary)
         return self.page_request(0)
 
