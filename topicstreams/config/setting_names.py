@@ -84,8 +84,9 @@ def sections_with_settings(config: Config, settings: Any) -> Sections:
 def setting_overrides(config: Config, settings: Any) -> dict[str, Any]:
     """The ``TOPICSTREAMS_*`` settings of ``settings`` whose value differs from ``config``'s, each as the value of
     its key: a mapping merged over the configuration's (key by key, as the user's file is; a ``-s`` option gives it
-    as JSON), a list replacing it (``-s``: comma-separated), a number read from a ``-s`` option's text, a null
-    keeping it. Raises :class:`~topicstreams.config.errors.ConfigError` naming a setting that cannot be read so."""
+    as JSON), a list replacing it (``-s``: comma-separated), a number read from a ``-s`` option's text; a null or
+    blank text keeps the configuration's. Raises :class:`~topicstreams.config.errors.ConfigError` naming a setting
+    that cannot be read so."""
     overrides = {}
     for name, key in SETTING_KEYS.items():
         like = config.get(key)

@@ -7,7 +7,7 @@ stopped when the last one closes — and one thread of its own, where every read
 event loop). Alerts are handed to the process's :class:`~topicstreams.alerts.delivery.Notifier`, which delivers them in
 its own thread. The web app sends nothing.
 
-Every ``TOPICSTREAMS_ALERTS_TICK`` seconds (30 by default):
+Every ``TOPICSTREAMS_ALERTS_TICK`` seconds (a Scrapy setting, :mod:`topicstreams.settings`):
 
 * **scheduled digests** (``hour``, ``day``, ``week``): a digest seen for the first time starts from that moment
   (:func:`topicstreams.storage.digest_events.ensure`: never the whole history). When its ``sent_until`` is before the
@@ -23,7 +23,7 @@ Every ``TOPICSTREAMS_ALERTS_TICK`` seconds (30 by default):
   that closes — the end of a ``once=1`` run, SIGTERM — sends its pending batch (the last crawler of the process to
   close does) and then waits for the notifier to deliver (:data:`CLOSE_TIMEOUT`).
 
-Every ``TOPICSTREAMS_ALERTS_SILENCE_EVERY`` seconds (300 by default): **topic silence**
+Every ``TOPICSTREAMS_ALERTS_SILENCE_EVERY`` seconds: **topic silence**
 (:mod:`topicstreams.alerts.topic_silence`) of every active topic, judged on its new events over ``health.baseline_days``
 while any of the enabled engines has a fresh ``engine_status`` row in state ``running`` (on any node). A topic that
 goes silent moves ``alert_states`` ``silence:<topic>`` from ``ok`` to ``silent`` — one alert ``silence`` per

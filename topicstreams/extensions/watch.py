@@ -70,7 +70,7 @@ from topicstreams.alerts import transitions
 from topicstreams.alerts.delivery import Notifier, options_from_settings
 from topicstreams.alerts.network import NetworkWatch
 from topicstreams.config.setting_names import sections_from
-from topicstreams.crawl.canaries import CANARY_MISMATCH
+from topicstreams.crawl.canaries import CANARY_MISMATCH, canaries_for
 from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import (
@@ -208,7 +208,7 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         node = sections.node.id
         runtime = Runtime.of(crawler)
         saturation = watch_for(runtime, database_url, node, saturation_policy(sections.scraper), TICK)
-        canaries = sections.canaries.queries.get(crawler.spidercls.name, ())
+        canaries = canaries_for(sections.canaries, crawler.spidercls.name)
         alerting, health = sections.alerting, sections.health
         extension = cls(
             crawler,
