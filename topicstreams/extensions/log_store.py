@@ -43,6 +43,7 @@ from scrapy.exceptions import NotConfigured
 from topicstreams import ENGINES
 from topicstreams.config.loading import load_config
 from topicstreams.config.secrets import Masker
+from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.timing import STORED_LINE, wall
 from topicstreams.storage import log_records as stored_logs
@@ -187,12 +188,13 @@ class LogStoreExtension:
         url = (settings.get("TOPICSTREAMS_DATABASE_URL") or "").strip()
         if not url:
             raise NotConfigured("TOPICSTREAMS_DATABASE_URL is empty: nowhere to keep the logs")
+        sections = sections_from(settings)
         extension = cls(
             crawler,
             url,
-            settings.get("TOPICSTREAMS_NODE_ID") or "",
+            sections.node.id,
             load_config(settings).secrets(),
-            settings.getfloat("TOPICSTREAMS_RETENTION_DAYS"),
+            sections.scraper.retention_days,
         )
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
