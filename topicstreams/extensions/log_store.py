@@ -14,7 +14,7 @@ crawler to open installs it, the last to close flushes it and takes it off). The
   thread:
   writing a log can never make a log to write.
 
-Each record is stored with this node's id (``TOPICSTREAMS_NODE_ID``), its engine — the ``spider`` Scrapy puts on
+Each record is stored with this node's id (``node.id``), its engine — the ``spider`` Scrapy puts on
 its records, else a logger named like an engine (a spider's own logger is named after it), else a message
 starting ``[engine]`` (the project's own lines), else none — its level name, its logger's name and its message
 with its traceback, masked (:mod:`topicstreams.config.secrets`, with the configuration's secrets).
