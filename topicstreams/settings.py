@@ -86,7 +86,7 @@ TOPICSTREAMS_LOGS_ENABLED = True
 TOPICSTREAMS_ALERT_RETRY_DELAYS = [2.0, 10.0, 30.0]
 # Alerts told by the crawl processes: news digests (alerting.digests: hourly, daily and weekly ones claimed by one
 # process of all nodes, as-it-happens batches by the process that stored their events) and topics gone silent
-# (topicstreams.extensions.digest_watch): looked at every TICK seconds, silence every SILENCE_EVERY seconds.
+# (topicstreams.extensions.digest_watch): looked at every ALERTS_TICK seconds, silence every ALERTS_SILENCE_EVERY.
 TOPICSTREAMS_ALERTS_ENABLED = True
 TOPICSTREAMS_ALERTS_TICK = 30.0
 TOPICSTREAMS_ALERTS_SILENCE_EVERY = 300.0

@@ -52,6 +52,39 @@ def test_a_bad_value_stops_crawl_with_exit_78_one_line_and_no_database(scrapy_cm
     assert not (tmp_path / ".topicstreams").exists()
 
 
+def test_a_bad_setting_over_the_configuration_stops_with_exit_78_and_one_line_naming_it(scrapy_cmd, tmp_path):
+    path = write_config(tmp_path, {})
+    for args, setting, line in (
+        (
+            ["crawl", "google", "-a", "once=1"],
+            "TOPICSTREAMS_CONSENT=maybe",
+            "TOPICSTREAMS_CONSENT (browser.consent): got 'maybe', expected one of reject, accept, none",
+        ),
+        (
+            ["crawlall", "-a", "once=1"],
+            'TOPICSTREAMS_PACING={"jitter_ratio": 2}',
+            "TOPICSTREAMS_PACING (scraper.pacing.jitter_ratio): got 2, expected a number from 0 to 1",
+        ),
+        (
+            ["config", "check"],
+            "TOPICSTREAMS_HEALTH={not json",
+            "TOPICSTREAMS_HEALTH: got '{not json', expected a mapping of health's keys (on the command line: a JSON "
+            "object)",
+        ),
+        (
+            ["crawl", "google", "-a", "once=1"],
+            "TOPICSTREAMS_MAX_PAGES=many",
+            "TOPICSTREAMS_MAX_PAGES: got 'many', expected a number (scraper.max_pages)",
+        ),
+    ):
+        result = scrapy_cmd(*args, "-s", setting, env={"TOPICSTREAMS_CONFIG": str(path)})
+        assert result.returncode == 78, (args, result.stderr)
+        assert result.stderr.strip().splitlines() == [f"config error: {line}"], args
+        assert "Traceback" not in result.stdout + result.stderr
+    assert not list(tmp_path.glob("*.db*"))
+    assert not (tmp_path / ".topicstreams").exists()
+
+
 def test_duckduckgo_is_refused_and_not_listed(scrapy_cmd):
     refused = scrapy_cmd("crawl", "duckduckgo")
     assert refused.returncode != 0

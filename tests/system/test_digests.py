@@ -28,6 +28,7 @@ from tests.support.alert_receivers import wait_for
 from tests.support.crawl_checks import crawl_config
 from tests.support.feed_data import fresh_database, nid, write_rows
 from tests.support.project import REPO
+from tests.support.sections import alerting_section
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.inert_text import plain
 from topicstreams.extensions.digest_watch import CLAIM_HOLD, AlertingWork
@@ -101,10 +102,12 @@ RACER = r"""
 import json, sys, time
 from datetime import datetime
 from pathlib import Path
+from topicstreams.config.sections import AlertingSection, build_section
 from topicstreams.extensions.digest_watch import AlertingWork
 
 args = json.loads(sys.argv[1])
-work = AlertingWork(args["db"], args["alerting"], args["node"], baseline_days=14, silence_every=1e9)
+alerting = build_section(AlertingSection, args["alerting"], "alerting")
+work = AlertingWork(args["db"], alerting, args["node"], baseline_days=14, silence_every=1e9)
 folder = Path(args["folder"])
 for step, moment in enumerate(args["moments"]):
     # A barrier: every racer looks at the same moment together.
@@ -223,7 +226,7 @@ def test_a_restart_sends_the_missed_periods_once_and_nothing_twice(feed_url, jso
     # period is sent once by another.
     db = databases.of(feed_url)
     assert digests.claim(db, "hourly", at(14), "dead-process", CLAIM_HOLD, now=at(14, 0, 1)) == at(13)
-    work = AlertingWork(feed_url, config, "node-d", baseline_days=14, silence_every=1e9)
+    work = AlertingWork(feed_url, alerting_section(config), "node-d", baseline_days=14, silence_every=1e9)
     assert work.send_due_digests(at(14, 0, 30)) == 0
     assert work.send_due_digests(at(14, 0, 1) + timedelta(seconds=CLAIM_HOLD + 1)) == 1
     assert work.send_due_digests(at(14, 10)) == 0
@@ -249,7 +252,7 @@ def test_daily_and_weekly_digests_on_their_boundaries(tmp_path, json_receiver, d
         digest("bing's", "day", json_receiver.apprise_url("/bing"), engines=["bing"]),
     )
     notifier = Notifier(url, config, "node-a", delays=(0.1,), database=databases.of)
-    work = AlertingWork(url, config, "node-a", baseline_days=14, silence_every=1e9, notifier=notifier)
+    work = AlertingWork(url, alerting_section(config), "node-a", baseline_days=14, silence_every=1e9, notifier=notifier)
 
     for moment in (
         sunday,
@@ -292,7 +295,7 @@ def test_an_empty_period_sends_nothing_and_moves_on(tmp_path, json_receiver, dat
     config = alerting(digest("hourly", "hour", json_receiver.apprise_url("/hourly")))
     work = AlertingWork(
         url,
-        config,
+        alerting_section(config),
         "node-a",
         baseline_days=14,
         silence_every=1e9,
@@ -382,7 +385,7 @@ def test_an_as_it_happens_batch_waits_a_minute_from_its_first_event(tmp_path, js
     clock = [1000.0]
     work = AlertingWork(
         url,
-        config,
+        alerting_section(config),
         "node-a",
         baseline_days=14,
         silence_every=1e9,

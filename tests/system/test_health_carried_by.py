@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from tests.support.project import write_config
 from topicstreams import ENGINES
 from topicstreams.config.loading import load_config
-from topicstreams.health.saturation import policy_from_settings
+from topicstreams.health.saturation import SaturationPolicy
 from topicstreams.reports.health_report import build_report, carried_since, lease_interval_of
 from topicstreams.storage import leases as schedule
 from topicstreams.storage import upgrade, utcnow
@@ -110,7 +110,7 @@ def test_the_api_object_carries_carried_by_in_lease_mode_only(cluster, databases
     """``GET /api/health`` answers :meth:`HealthReport.as_api_json`: built with the lease interval it has
     ``carried_by`` beside ``routes``; without it (shard mode) it has none."""
     db = databases.of(cluster)
-    policy = policy_from_settings({"canary_engines": [], "robust_threshold": 2}, {"default_min_interval": 0}, ENGINES)
+    policy = SaturationPolicy(frozenset(), 2, dict.fromkeys(ENGINES, 0.0))
     lease = build_report(db, node="node-a", enabled=ENGINES, policy=policy, all_nodes=True, lease_interval=INTERVAL)
     answer = lease.as_api_json()
     assert "routes" in answer

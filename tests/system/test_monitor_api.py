@@ -15,7 +15,8 @@ from fastapi.testclient import TestClient
 
 from tests.support.feed_data import BASE_URL
 from topicstreams.config.packaged import load_defaults
-from topicstreams.health.saturation import policy_from_settings
+from topicstreams.config.sections import ScraperSection, build_section
+from topicstreams.health.saturation import saturation_policy
 from topicstreams.reports.health_report import build_report
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import add_alert, pause, read_alerts, read_status, save_status
@@ -81,8 +82,8 @@ def test_api_health_is_the_every_node_report_plus_the_route_verdicts(url, databa
         databases.of(url),
         node="web-host",
         enabled=["google", "bing", "yahoo", "brave"],
-        policy=policy_from_settings(
-            defaults["scraper"]["saturation"], defaults["scraper"]["pacing"], ["google", "bing", "yahoo", "brave"]
+        policy=saturation_policy(
+            build_section(ScraperSection, defaults["scraper"], "scraper"), ["google", "bing", "yahoo", "brave"]
         ),
         all_nodes=True,
     ).as_json()

@@ -11,6 +11,7 @@ import pytest
 import time_machine
 
 from tests.support.feed_data import fresh_database, nid, write_rows
+from tests.support.sections import alerting_section
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.extensions.digest_watch import AlertingWork
 from topicstreams.storage.alert_states import read_state
@@ -66,10 +67,11 @@ def watch(databases, url: str, receiver, events=("silence",)) -> AlertingWork:
     }
     return AlertingWork(
         url,
-        config,
+        alerting_section(config),
         "node-a",
         baseline_days=14,
         engines=["google", "bing"],
+        silence_every=300.0,
         notifier=Notifier(url, config, "node-a", delays=(0.1,), database=databases.of),
     )
 

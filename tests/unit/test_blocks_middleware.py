@@ -80,12 +80,15 @@ def test_both_middlewares_use_the_spiders_one_engine_object(monkeypatch):
 
     made = []
 
-    def make_engine(*args):
-        made.append(real(*args))
-        return made[-1]
+    def engine_class(name):
+        def make(*args):
+            made.append(real(name)(*args))
+            return made[-1]
 
-    real = reader_module.make_engine
-    monkeypatch.setattr(reader_module, "make_engine", make_engine)
+        return make
+
+    real = reader_module.engine_class
+    monkeypatch.setattr(reader_module, "engine_class", engine_class)
     crawler = get_crawler(GoogleSpider, {**SETTINGS, "TOPICSTREAMS_CONSENT": "reject"})
     spider = crawler.spider = GoogleSpider.from_crawler(crawler)
     blocks, consent = BlocksMiddleware.from_crawler(crawler), ConsentMiddleware.from_crawler(crawler)

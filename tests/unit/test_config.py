@@ -1,5 +1,6 @@
 """Configuration: packaged defaults, merging, environment overrides, validation."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -183,7 +184,7 @@ def test_validate_takes_the_packaged_defaults_as_they_are():
 
 
 def test_addon_settings_carry_the_config_and_browser_context(tmp_path):
-    from topicstreams.browser.chromium import CHROMIUM_ARGS
+    from topicstreams.browser.chromium import CHROMIUM_ARGS, context_options
 
     path = write(
         tmp_path,
@@ -196,7 +197,7 @@ anti_detection:
 """,
     )
     settings = config_settings(load(path))
-    options = settings["TOPICSTREAMS_CONTEXT_OPTIONS"]
+    options = context_options(load(path).sections.anti_detection)  # each engine's tab's (EngineTab.from_settings)
     assert options["proxy"] == {"server": "http://proxy.test:3128", "username": "u", "password": "pw"}
     assert options["timezone_id"] == "Europe/Amsterdam" and options["locale"] == "nl-NL"
     assert options["geolocation"] == {"latitude": 52.37, "longitude": 4.9}
@@ -303,3 +304,41 @@ def test_crawler_settings_carry_the_typed_sections(tmp_path):
     settings.set(LOADER_SETTING, loader)
     assert settings.copy().get(LOADER_SETTING) is loader
     assert load_config(settings.copy(), environ={}) == load_config(settings, environ={}) == load(path)
+
+
+def test_settings_over_the_configuration_are_read_as_its_values_and_checked_as_it_is(tmp_path):
+    from scrapy.settings import Settings
+
+    from topicstreams.config.setting_names import sections_with_settings
+
+    config = load(write(tmp_path, "topics: [alpha]\n"))
+
+    def sections(**settings):
+        return sections_with_settings(config, Settings(settings))
+
+    assert sections() == config.sections
+    # as -s gives them: a number from text, a mapping as JSON (over the configuration's), a list comma-separated;
+    # blank text keeps the configuration's value (an empty TOPICSTREAMS_DATABASE_URL turns the database's parts off)
+    made = sections(
+        TOPICSTREAMS_MAX_PAGES="3",
+        TOPICSTREAMS_SCRAPE_INTERVAL="0.5",
+        TOPICSTREAMS_PACING='{"jitter_ratio": 0}',
+        TOPICSTREAMS_TOPICS="a,b",
+        TOPICSTREAMS_DATABASE_URL="",
+    )
+    assert made.scraper.max_pages == 3 and made.scraper.scrape_interval == 0.5
+    assert made.scraper.pacing == replace(config.sections.scraper.pacing, jitter_ratio=0.0)
+    assert made.topics == ("a", "b") and made.database == config.sections.database
+    # a bad one is a ConfigError naming the setting, and the key when the value is read but wrong
+    for setting, value, message in (
+        ("TOPICSTREAMS_CONSENT", "maybe", "TOPICSTREAMS_CONSENT (browser.consent): got 'maybe', expected one of "),
+        ("TOPICSTREAMS_MAX_PAGES", "2.5", "TOPICSTREAMS_MAX_PAGES (scraper.max_pages): got 2.5, expected an integer"),
+        ("TOPICSTREAMS_MAX_PAGES", "x", "TOPICSTREAMS_MAX_PAGES: got 'x', expected a number (scraper.max_pages)"),
+        ("TOPICSTREAMS_PACING", "[1]", "TOPICSTREAMS_PACING: got '[1]', expected a mapping of scraper.pacing's keys"),
+        ("TOPICSTREAMS_HEALTH", '{"windows": 5}', "TOPICSTREAMS_HEALTH (health.windows): got 5, expected no such key"),
+        ("TOPICSTREAMS_TOPICS", "a,,b", "TOPICSTREAMS_TOPICS (topics[1]): got '', expected "),
+        ("TOPICSTREAMS_ASSIGNMENT", "lease", "TOPICSTREAMS_ASSIGNMENT (scraper.assignment): got 'lease', expected "),
+    ):
+        with pytest.raises(ConfigError) as raised:
+            sections(**{setting: value})
+        assert str(raised.value).startswith(message), str(raised.value)

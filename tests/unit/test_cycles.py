@@ -217,9 +217,11 @@ class Clock:
 class Driven:
     """An extension on its crawler, its clock the test's; the stats counted by hand as the crawl counts them."""
 
-    def __init__(self, crawler, clock=None) -> None:
+    def __init__(self, crawler, clock=None, retention_days=None) -> None:
         self.crawler = crawler
         self.extension = CyclesExtension.from_crawler(crawler)
+        if retention_days is not None:  # the extension's own value, which no configuration gives (days > 0)
+            self.extension.retention_days = retention_days
         self.clock = self.extension.clock = clock or Clock(T0)
 
     def count(self, **counts: int) -> None:
@@ -245,9 +247,9 @@ class Driven:
         return cycle_rows(self.db)
 
 
-def run(crawler, body, clock=None) -> Driven:
+def run(crawler, body, clock=None, retention_days=None) -> Driven:
     """Open the extension (at T0 by default), run ``body(driven)`` (it may be a coroutine function), close it."""
-    driven = Driven(crawler, clock)
+    driven = Driven(crawler, clock, retention_days)
 
     async def main():
         crawler.stats.open_spider()
@@ -458,11 +460,11 @@ def test_rows_past_retention_are_purged_on_open_and_then_hourly_and_kept_within_
 
 
 def test_without_a_retention_nothing_is_purged(tmp_path, databases):
-    crawler = make_crawler(tmp_path, TOPICSTREAMS_RETENTION_DAYS=0)
+    crawler = make_crawler(tmp_path)
     url = crawler.settings.get("TOPICSTREAMS_DATABASE_URL")
     upgrade(url)
     save_cycle(databases.of(url), **cycle_row(utc(T0) - timedelta(days=400)))
-    rows = run(crawler, lambda driven: None).rows()
+    rows = run(crawler, lambda driven: None, retention_days=0).rows()
     assert len(rows) == 2  # the old one and this run's
 
 

@@ -181,10 +181,12 @@ def make_crawler(folder: Path, **options):
     return crawler.make_crawler(folder, database="history.db", interval=6 * 3600, **options)
 
 
-def run_extension(crawler, now: datetime, body=None) -> CyclesExtension:
+def run_extension(crawler, now: datetime, body=None, retention_days=None) -> CyclesExtension:
     """Open the cycle extension at ``now`` (it purges then), run ``body(extension, clock)``, close it, and wait
-    for its writes."""
+    for its writes. ``retention_days``: the extension's own, one no configuration gives (it takes days > 0)."""
     extension = CyclesExtension.from_crawler(crawler)
+    if retention_days is not None:
+        extension.retention_days = retention_days
     clock = extension.clock = Clock(now)
 
     async def main():
@@ -424,11 +426,11 @@ def test_without_a_retention_the_windows_stay_and_the_history_is_still_rolled_up
     tmp_path, caplog, databases
 ):
     caplog.set_level(logging.INFO, logger="topicstreams.extensions.cycle_accounting")
-    crawler = make_crawler(tmp_path, history_days=100, TOPICSTREAMS_RETENTION_DAYS=0)
+    crawler = make_crawler(tmp_path, history_days=100)
     db = database(databases, tmp_path)
     now = datetime(2026, 6, 30, 12, tzinfo=UTC)
     add_windows(db, [window(now - timedelta(days=age), requests=1) for age in (0, 50, 150)])
-    run_extension(crawler, now)
+    run_extension(crawler, now, retention_days=0)
     assert window_count(db) == 3
     assert [row["day"] for row in daily_rows(db)] == [date(2026, 5, 11), date(2026, 6, 30)]
     assert "purged the daily health older than 100 days: 1 from health_daily" in caplog.messages

@@ -4,12 +4,14 @@ reading a real SQLite file and logging the verdict's changes."""
 from __future__ import annotations
 
 import logging
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from tests.support.databases import database_fixture
+from topicstreams.config.packaged import load_defaults
+from topicstreams.config.sections import PacingSection, SaturationSection, ScraperSection, build_section
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.saturation_watch import (
     CLEAR_AFTER,
@@ -21,7 +23,7 @@ from topicstreams.health.saturation import (
     Saturation,
     SaturationPolicy,
     judge_saturation,
-    policy_from_settings,
+    saturation_policy,
 )
 from topicstreams.storage.engine_status import (
     COOLING,
@@ -184,12 +186,14 @@ def test_describe_and_as_json():
     assert none.as_json() == {"suspected": False, "cooling": []}
 
 
-def test_policy_from_settings_reads_the_canaries_the_threshold_and_every_floor():
-    made = policy_from_settings(
-        {"canary_engines": ["brave"], "robust_threshold": "3"},
-        {"default_min_interval": 2.0, "jitter_ratio": 0.25, "per_engine": {"brave": 4.0}},
-        ["google", "bing", "brave"],
+def test_saturation_policy_reads_the_canaries_the_threshold_and_every_floor():
+    scraper = build_section(ScraperSection, load_defaults()["scraper"], "scraper")
+    scraper = replace(
+        scraper,
+        saturation=SaturationSection(("brave",), 3),
+        pacing=PacingSection(2.0, 0.25, {"brave": 4.0}),
     )
+    made = saturation_policy(scraper, ["google", "bing", "brave"])
     assert made == SaturationPolicy(frozenset({"brave"}), 3, {"google": 2.0, "bing": 2.0, "brave": 4.0})
 
 

@@ -44,13 +44,18 @@ class Asked:
 
 def test_the_budget_is_the_navigation_timeout_plus_the_margin():
     assert (
-        response_budget(Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 3000, "TOPICSTREAMS_RESPONSE_MARGIN": 2}))
+        response_budget(
+            Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 3000, "TOPICSTREAMS_RESPONSE_MARGIN": 2}), "none"
+        )
         == 5
     )
     # unset, or 0 (Playwright: no timeout at all), counts as Playwright's 30 s: the loop never waits forever
-    assert response_budget(Settings({"TOPICSTREAMS_RESPONSE_MARGIN": 1})) == 31
+    assert response_budget(Settings({"TOPICSTREAMS_RESPONSE_MARGIN": 1}), "none") == 31
     assert (
-        response_budget(Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 0, "TOPICSTREAMS_RESPONSE_MARGIN": 1})) == 31
+        response_budget(
+            Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 0, "TOPICSTREAMS_RESPONSE_MARGIN": 1}), "none"
+        )
+        == 31
     )
     from topicstreams import settings as project
 
@@ -61,7 +66,8 @@ def test_the_budget_is_the_navigation_timeout_plus_the_margin():
                     name: getattr(project, name)
                     for name in ("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", "TOPICSTREAMS_RESPONSE_MARGIN")
                 }
-            )
+            ),
+            "none",
         )
         == 60
     )
@@ -69,13 +75,7 @@ def test_the_budget_is_the_navigation_timeout_plus_the_margin():
     for choice, budget in (("reject", 5 + 3), ("accept", 5 + 3), ("none", 5)):
         assert (
             response_budget(
-                Settings(
-                    {
-                        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 3000,
-                        "TOPICSTREAMS_RESPONSE_MARGIN": 2,
-                        "TOPICSTREAMS_CONSENT": choice,
-                    }
-                )
+                Settings({"PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": 3000, "TOPICSTREAMS_RESPONSE_MARGIN": 2}), choice
             )
             == budget
         )

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scrapy.exceptions import DropItem
 from scrapy.utils.test import get_crawler
 
+from topicstreams.config.packaged import load_defaults
 from topicstreams.engines.items import NewsItem
 from topicstreams.engines.news_urls import (
     TRACKING_PARAMS,
@@ -349,9 +350,11 @@ ENGINES = {
     "yahoo": {"enabled": False, "base_url": "https://News.Search.Yahoo.com", "freshness": "hour"},
     "broken": {"enabled": True},
 }
+CONFIGURED = {name: ENGINES[name] for name in ("google", "yahoo")}
+"""The engines of ``ENGINES`` a configuration can have (a crawl's settings are validated as the configuration)."""
 
 
-def _pipeline(engines: dict | None = ENGINES) -> tuple[NormalizePipeline, object]:
+def _pipeline(engines: dict | None = CONFIGURED) -> tuple[NormalizePipeline, object]:
     settings_dict = {} if engines is None else {"TOPICSTREAMS_ENGINES": engines}
     crawler = get_crawler(settings_dict=settings_dict)
     return NormalizePipeline.from_crawler(crawler), crawler.stats
@@ -403,8 +406,10 @@ def test_pipeline_unwraps_engine_redirectors() -> None:
 
 
 def test_pipeline_without_engines_setting() -> None:
+    # no TOPICSTREAMS_ENGINES: the configuration's engines, the packaged ones, are the redirectors
     pipeline, _ = _pipeline(None)
-    assert pipeline.redirector_hosts == frozenset()
+    assert pipeline.redirector_hosts == engine_hosts(load_defaults()["engines"])
+    assert pipeline.redirector_hosts == {"www.google.com", "www.bing.com", "news.search.yahoo.com", "search.brave.com"}
     item = pipeline.process_item(_item(url="https://www.google.com/url?q=https://a.com/x"))
     assert item["url"] == "https://a.com/x"
 
@@ -468,7 +473,7 @@ def test_pipeline_is_registered_without_deprecation_warnings() -> None:
     crawler = get_crawler(
         settings_dict={
             "ITEM_PIPELINES": {"topicstreams.pipelines.normalize.NormalizePipeline": 100},
-            "TOPICSTREAMS_ENGINES": ENGINES,
+            "TOPICSTREAMS_ENGINES": CONFIGURED,
         }
     )
     with warnings.catch_warnings():

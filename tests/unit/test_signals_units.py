@@ -12,7 +12,8 @@ from topicstreams.config.errors import ConfigError
 from topicstreams.config.loading import floor_for, load_config
 from topicstreams.config.packaged import load_defaults
 from topicstreams.config.schema import validate
-from topicstreams.crawl.canaries import CanaryQuery, answer_problem, canaries_for, on_domain
+from topicstreams.config.sections import CanariesSection, CanaryQuerySection, build_section
+from topicstreams.crawl.canaries import answer_problem, canaries_for, on_domain
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.engines.parser_health import parser_score
 from topicstreams.engines.results import REQUIRED_RESULT_FIELDS
@@ -145,26 +146,26 @@ def test_on_domain(url, expected):
 
 
 def test_a_right_answer_has_no_problem():
-    canary = CanaryQuery("python", min_results=2, expect_domain="python.org")
+    canary = CanaryQuerySection("python", min_results=2, expect_domain="python.org")
     assert answer_problem(canary, ["https://docs.python.org/3/", "https://example.com/a"]) is None
-    assert answer_problem(CanaryQuery("any"), ["https://example.com/a"]) is None
+    assert answer_problem(CanaryQuerySection("any", 1, ""), ["https://example.com/a"]) is None
 
 
 def test_too_few_results():
-    canary = CanaryQuery("python", min_results=3)
+    canary = CanaryQuerySection("python", min_results=3, expect_domain="")
     assert answer_problem(canary, ["https://a.example/", "https://b.example/"]) == "2 results, expected at least 3"
     assert answer_problem(canary, []) == "0 results, expected at least 3"
 
 
 def test_no_result_from_the_expected_domain_lists_the_hosts_seen():
-    canary = CanaryQuery("python", expect_domain="python.org")
+    canary = CanaryQuerySection("python", min_results=1, expect_domain="python.org")
     problem = answer_problem(canary, ["https://b.example/1", "https://A.example/2", "https://b.example/3"])
     assert problem == "no result from python.org (hosts: a.example, b.example)"
     assert answer_problem(canary, ["https://notpython.org/"]) == "no result from python.org (hosts: notpython.org)"
 
 
 def test_the_hosts_listed_are_at_most_five():
-    canary = CanaryQuery("python", expect_domain="python.org")
+    canary = CanaryQuerySection("python", min_results=1, expect_domain="python.org")
     urls = [f"https://h{i}.example/" for i in range(7)]
     assert answer_problem(canary, urls) == (
         "no result from python.org (hosts: h0.example, h1.example, h2.example, h3.example, h4.example, …)"
@@ -172,7 +173,7 @@ def test_the_hosts_listed_are_at_most_five():
 
 
 def test_both_problems_are_joined():
-    canary = CanaryQuery("python", min_results=2, expect_domain="python.org")
+    canary = CanaryQuerySection("python", min_results=2, expect_domain="python.org")
     assert answer_problem(canary, ["https://x.example/"]) == (
         "1 results, expected at least 2; no result from python.org (hosts: x.example)"
     )
@@ -180,33 +181,39 @@ def test_both_problems_are_joined():
 
 
 def test_missing_urls_are_ignored():
-    canary = CanaryQuery("python", min_results=2, expect_domain="python.org")
+    canary = CanaryQuerySection("python", min_results=2, expect_domain="python.org")
     assert answer_problem(canary, [None, "https://www.python.org/", None, ""]) == "1 results, expected at least 2"
     assert answer_problem(canary, [None, "https://www.python.org/", "https://x.example/"]) is None
 
 
 def test_an_unparsable_url_does_not_break_the_answer_check():
     # The spider's _identity hands a URL it cannot normalize over as it is, so a malformed one can arrive.
-    canary = CanaryQuery("python", expect_domain="python.org")
+    canary = CanaryQuerySection("python", min_results=1, expect_domain="python.org")
     problem = answer_problem(canary, ["http://[::1/broken", "https://x.example/"])
     assert problem is not None and problem.startswith("no result from python.org (hosts: ")
     assert "x.example" in problem
 
 
 def test_canaries_for_an_engine():
-    config = {
-        "interval": 60,
-        "queries": {
-            "google": [{"query": "a"}, {"query": "b", "min_results": 5, "expect_domain": "b.org"}],
-            "bing": [{"query": "c", "expect_domain": None}],
+    # the typed section: each entry's packaged defaults already filled in (as the configuration loads them)
+    canaries = build_section(
+        CanariesSection,
+        {
+            "interval": 60,
+            "queries": {
+                "google": [
+                    {"query": "a", "min_results": 1, "expect_domain": ""},
+                    {"query": "b", "min_results": 5, "expect_domain": "b.org"},
+                ],
+                "bing": [{"query": "c", "min_results": 1, "expect_domain": ""}],
+                "brave": [],
+            },
         },
-    }
-    assert canaries_for(config, "google") == [CanaryQuery("a", 1, ""), CanaryQuery("b", 5, "b.org")]
-    assert canaries_for(config, "bing") == [CanaryQuery("c", 1, "")]
-    assert canaries_for(config, "brave") == []
-    assert canaries_for({"queries": {"google": None}}, "google") == []
-    assert canaries_for({"queries": None}, "google") == []
-    assert canaries_for({}, "google") == []
+    )
+    assert canaries_for(canaries, "google") == [CanaryQuerySection("a", 1, ""), CanaryQuerySection("b", 5, "b.org")]
+    assert canaries_for(canaries, "bing") == [CanaryQuerySection("c", 1, "")]
+    assert canaries_for(canaries, "brave") == []
+    assert canaries_for(canaries, "yahoo") == []
 
 
 # ---- the window's parse outcome -------------------------------------------------------------------------
@@ -396,7 +403,7 @@ def test_good_canaries_are_normalized(tmp_path):
     ]
     assert canaries["queries"]["brave"] == [{"query": "python", "min_results": 1, "expect_domain": "127.0.0.1"}]
     assert canaries["queries"]["bing"] == [] and canaries["queries"]["yahoo"] == []  # the defaults merged in
-    assert canaries_for(canaries, "google")[1] == CanaryQuery("rust", 5, "www.rust-lang.org")
+    assert canaries_for(config.sections.canaries, "google")[1] == CanaryQuerySection("rust", 5, "www.rust-lang.org")
 
 
 def test_a_null_canaries_section_keeps_the_defaults(tmp_path):

@@ -53,7 +53,8 @@ class EngineTab:
     @classmethod
     def from_settings(cls, engine: str, settings: Any, stats: Any = None) -> EngineTab:
         """The tab of ``engine`` under a crawl's settings: its context's options (``TOPICSTREAMS_CONTEXT_OPTIONS``,
-        its state in ``TOPICSTREAMS_PROFILE_PATH``) and hygiene (``TOPICSTREAMS_TAB_GC_PAGES``, ``…_TAB_PAGES``)."""
+        set by the add-on), its state in ``TOPICSTREAMS_PROFILE_PATH`` and hygiene (``TOPICSTREAMS_TAB_GC_PAGES``,
+        ``…_TAB_PAGES``)."""
         context_kwargs = {
             **settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"),
             "storage_state": str(state_path(Path(settings.get("TOPICSTREAMS_PROFILE_PATH")))),

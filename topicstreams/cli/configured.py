@@ -13,6 +13,8 @@ from topicstreams import ENGINES
 from topicstreams.browser.chromium import ProfileInUse, ProfileLock, profile_path
 from topicstreams.config.errors import EX_CONFIG, ConfigError
 from topicstreams.config.loading import LOADER_SETTING, Config, ConfigLoader, load_config
+from topicstreams.config.sections import Sections
+from topicstreams.config.setting_names import sections_with_settings
 from topicstreams.crawl.arguments import split_names
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
@@ -21,13 +23,17 @@ logger = logging.getLogger(__name__)
 
 
 def load_config_or_exit(settings) -> Config:
-    """Load and validate the configuration; on a problem print one ``config error:`` line and exit 78.
+    """Load and validate the configuration, and the ``TOPICSTREAMS_*`` settings that override it (``-s``, see
+    :func:`topicstreams.config.setting_names.sections_with_settings`); on a problem print one ``config error:``
+    line (naming the setting, for one of those) and exit 78.
 
     When the run logs to a file (``LOG_FILE``, as every Scrapyd job does), the line is also appended there as an
     ERROR: Scrapyd lists a job that failed at start as "finished", and its log is where an operator looks.
     """
     try:
-        return load_config(settings)
+        config = load_config(settings)
+        sections_with_settings(config, settings)
+        return config
     except ConfigError as exc:
         report_error(settings, f"config error: {exc}")
         raise SystemExit(EX_CONFIG) from None
@@ -71,6 +77,12 @@ class ConfiguredCommand(ScrapyCommand):
         self.config = load_config_or_exit(self.settings)
         # The crawlers this command's process makes share the command's runtime (their settings carry it).
         self.runtime.install(self.settings)
+
+    @functools.cached_property
+    def sections(self) -> Sections:
+        """The configuration's typed sections, with the command's ``TOPICSTREAMS_*`` settings (``-s``) in their
+        places (checked when the configuration was loaded)."""
+        return sections_with_settings(self.config, self.settings)
 
     @functools.cached_property
     def runtime(self) -> Runtime:
@@ -139,7 +151,7 @@ class CrawlingCommand(ConfiguredCommand):
             )
         else:
             settings = self.settings
-            max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES", self.config.sections.scraper.max_pages)
+            max_pages = self.sections.scraper.max_pages
             try:
                 check_topics(
                     names,
@@ -189,7 +201,7 @@ class CrawlingCommand(ConfiguredCommand):
         from topicstreams.config.secrets import mask_url
         from topicstreams.storage.failures import describe
 
-        url = self.settings.get("TOPICSTREAMS_DATABASE_URL") or self.config.sections.database.url
+        url = self.sections.database.url
         try:
             self.runtime.upgrade_once(url)  # what the schema extension does, once per process
         except SQLAlchemyError as exc:

@@ -125,6 +125,11 @@ class AlertingSection:
     silence_min_events: int
     digests: tuple[DigestSection, ...]
 
+    def delivery(self) -> dict[str, Any]:
+        """What a notifier takes of the section (:class:`topicstreams.alerts.delivery.Notifier` reads a mapping):
+        the URLs, the events and the webhook."""
+        return {"urls": list(self.urls), "events": list(self.events), "webhook_url": self.webhook_url}
+
 
 @dataclass(frozen=True)
 class CanaryQuerySection:

@@ -8,33 +8,21 @@ the hostility signals' business; a canary catches the other failure: a page that
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
 from urllib.parse import urlsplit
 
+from topicstreams.config.sections import CanariesSection, CanaryQuerySection
 from topicstreams.crawl.signals import CanaryChecked
 
 CANARY_MISMATCH = "canary mismatch"
 """The health reason a wrong canary answer adds (until that canary answers right again)."""
 
 
-@dataclass(frozen=True)
-class CanaryQuery:
-    query: str
-    min_results: int = 1
-    expect_domain: str = ""
-    """A host name one result must be on (the host itself or a subdomain); empty: any."""
-
-    @classmethod
-    def from_config(cls, entry: Mapping[str, Any]) -> CanaryQuery:
-        return cls(entry["query"], int(entry.get("min_results", 1)), entry.get("expect_domain") or "")
-
-
-def canaries_for(canaries: Mapping[str, Any], engine: str) -> list[CanaryQuery]:
-    """The engine's canary queries from the ``canaries`` configuration mapping."""
-    return [CanaryQuery.from_config(entry) for entry in (canaries.get("queries") or {}).get(engine) or ()]
+def canaries_for(canaries: CanariesSection, engine: str) -> list[CanaryQuerySection]:
+    """The engine's canary queries (``canaries.queries.<engine>``, each entry's defaults filled in by the
+    configuration)."""
+    return list(canaries.queries.get(engine, ()))
 
 
 def host_of(url: str | None) -> str:
@@ -51,7 +39,7 @@ def on_domain(url: str | None, domain: str) -> bool:
     return host == domain or host.endswith("." + domain)
 
 
-def answer_problem(canary: CanaryQuery, urls: Iterable[str | None]) -> str | None:
+def answer_problem(canary: CanaryQuerySection, urls: Iterable[str | None]) -> str | None:
     """What is wrong with a canary's answer (the page's result URLs, normalized), or None when it is right."""
     urls = [url for url in urls if url]
     problems = []
@@ -64,7 +52,7 @@ def answer_problem(canary: CanaryQuery, urls: Iterable[str | None]) -> str | Non
     return "; ".join(problems) or None
 
 
-def check_answer(canary: CanaryQuery, engine: str, urls: Iterable[str | None]) -> CanaryChecked:
+def check_answer(canary: CanaryQuerySection, engine: str, urls: Iterable[str | None]) -> CanaryChecked:
     """The check of a canary's answer (the result URLs of its page, normalized) by ``engine``, as it is signalled."""
     urls = list(urls)
     problem = answer_problem(canary, urls)

@@ -45,12 +45,12 @@ def navigation_timeout(settings: Any) -> float:
     return navigation_ms / 1000
 
 
-def response_budget(settings: Any) -> float:
+def response_budget(settings: Any, consent: str) -> float:
     """Seconds a results-page request may be out after pacing let it go: navigation timeout plus the margin, plus
-    one more navigation timeout where consent walls are answered (the answer and the page loaded again share one,
-    see :mod:`topicstreams.middlewares.consent_answers`)."""
+    one more navigation timeout where consent walls are answered (``consent``, the choice of ``browser.consent``:
+    the answer and the page loaded again share one, see :mod:`topicstreams.middlewares.consent_answers`)."""
     navigation = navigation_timeout(settings)
-    answering = answers_walls(settings.get("TOPICSTREAMS_CONSENT"))
+    answering = answers_walls(consent)
     return navigation * (2 if answering else 1) + settings.getfloat("TOPICSTREAMS_RESPONSE_MARGIN")
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from topicstreams.config.setting_names import sections_from
 from topicstreams.engines.classify import BENCHING_CLASSES, ResponseClass
 
 
@@ -146,10 +147,11 @@ def engine_state_from(crawler: Any) -> EngineState:
     """A new state of the engine a crawler runs (one engine spider per crawler), from its settings; the crawler's
     one is the runtime's (:meth:`topicstreams.crawl.runtime.Runtime.engine_state`)."""
     settings = crawler.settings
-    cooldown = settings.getdict("TOPICSTREAMS_COOLDOWN")
+    scraper = sections_from(settings).scraper
+    cooldown = scraper.cooldown
     return EngineState(
         crawler.spidercls.name,
-        floor=settings.getfloat("TOPICSTREAMS_MIN_INTERVAL"),
-        jitter_ratio=float(settings.getdict("TOPICSTREAMS_PACING")["jitter_ratio"]),
-        cooldown=CooldownPolicy(float(cooldown["initial"]), float(cooldown["factor"]), float(cooldown["max"])),
+        floor=settings.getfloat("TOPICSTREAMS_MIN_INTERVAL"),  # the engine's own (the add-on's), or a test's
+        jitter_ratio=scraper.pacing.jitter_ratio,
+        cooldown=CooldownPolicy(cooldown.initial, cooldown.factor, cooldown.max),
     )

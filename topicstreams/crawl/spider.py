@@ -47,9 +47,11 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from topicstreams.browser.tabs import EngineTab
+from topicstreams.config.sections import CanaryQuerySection
+from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.arguments import is_true, split_names, topics_refusal
-from topicstreams.crawl.canaries import CanaryQuery, canaries_for
+from topicstreams.crawl.canaries import canaries_for
 from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
 from topicstreams.crawl.page_items import PageItems
 from topicstreams.crawl.runtime import Runtime
@@ -60,7 +62,7 @@ from topicstreams.crawl.topic_schedule import TopicSchedule
 from topicstreams.engines import Engine
 from topicstreams.engines.classify import Verdict, classify_failure
 from topicstreams.engines.items import NewsItem
-from topicstreams.engines.reader import PageReader, reader_from_settings
+from topicstreams.engines.reader import PageReader, engine_reader
 from topicstreams.engines.topic_names import shown, topic_problem, url_length_limit
 
 PAUSE_POLL = 1.0
@@ -85,7 +87,11 @@ class EngineSpider(scrapy.Spider):
     def reader(self) -> PageReader:
         """The engine's page reader, the crawl's one engine object (the blocks and consent middlewares use it too),
         made at its first use from the crawl's settings (final by then: the add-on has set them)."""
-        return reader_from_settings(self.name, self.settings)
+        engines = sections_from(self.settings).engines
+        own = engines[self.name]
+        return engine_reader(
+            self.name, own.base_url, own.freshness, {name: engine.base_url for name, engine in engines.items()}
+        )
 
     @property
     def engine(self) -> Engine:
@@ -93,11 +99,12 @@ class EngineSpider(scrapy.Spider):
 
     def _configure(self) -> None:
         settings = self.settings
-        self.scrape_interval = settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL")
-        self.max_pages = settings.getint("TOPICSTREAMS_MAX_PAGES")
+        sections = sections_from(settings)
+        self.scrape_interval = sections.scraper.scrape_interval
+        self.max_pages = sections.scraper.max_pages
         runtime = Runtime.of(self.crawler)
         self.state = runtime.engine_state(self.crawler)
-        self.response_budget = response_budget(settings)
+        self.response_budget = response_budget(settings, sections.browser.consent)
         self.url_limit = url_length_limit(settings)
         self.supply = topic_supply_for(
             settings,
@@ -110,9 +117,9 @@ class EngineSpider(scrapy.Spider):
         self.fates = TopicFates(self.crawler, self.name, self.supply, once=self.once, logger=self.logger)
         self.page_items = PageItems(self.crawler, self.reader, self.logger)
         self.tab = EngineTab.from_settings(self.name, settings, self.crawler.stats)
-        canaries = settings.getdict("TOPICSTREAMS_CANARIES")
+        canaries = sections.canaries
         self.canaries = {canary.query: canary for canary in canaries_for(canaries, self.name)}
-        self.canary_schedule = TopicSchedule(float(canaries.get("interval") or 3600), self.state.jitter_ratio)
+        self.canary_schedule = TopicSchedule(canaries.interval, self.state.jitter_ratio)
         self.canary_schedule.add_now(self.canaries)
 
     def topic_problem(self, name: str) -> str | None:
@@ -166,7 +173,7 @@ class EngineSpider(scrapy.Spider):
             run.settled = True
             self.fates.settle(topic, verdict)
 
-    def begin(self, topic: str, canary: CanaryQuery | None = None) -> scrapy.Request:
+    def begin(self, topic: str, canary: CanaryQuerySection | None = None) -> scrapy.Request:
         self.run = TopicRun(topic, asyncio.get_running_loop().create_future(), canary=canary)
         return self.page_request(0)
 

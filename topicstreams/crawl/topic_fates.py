@@ -14,7 +14,8 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from topicstreams.crawl.canaries import CanaryQuery, check_answer
+from topicstreams.config.sections import CanaryQuerySection
+from topicstreams.crawl.canaries import check_answer
 from topicstreams.crawl.leased_supply import LeasedTopics
 from topicstreams.crawl.signals import canary_checked, topic_swept
 from topicstreams.crawl.supply import Fate, TopicSupply
@@ -85,7 +86,7 @@ class TopicFates:
         )
         self.stat("topics_given_up", len(left))
 
-    def check_canary(self, canary: CanaryQuery, verdict: Verdict, urls: Iterable[str | None]) -> None:
+    def check_canary(self, canary: CanaryQuerySection, verdict: Verdict, urls: Iterable[str | None]) -> None:
         """A canary's answer (its page's result URLs, normalized), when its page looked normal (a block is the
         hostility signals' business)."""
         if verdict.cls is not ResponseClass.OK:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import scrapy
 
-from topicstreams.crawl.canaries import CanaryQuery
+from topicstreams.config.sections import CanaryQuerySection
 from topicstreams.engines.classify import Verdict
 
 
@@ -19,7 +19,7 @@ class TopicRun:
     done: asyncio.Future = field(repr=False)
     seen: set[str] = field(default_factory=set, repr=False)
     """The URLs of the pages so far (an engine that repeats its last page past the end is caught by it)."""
-    canary: CanaryQuery | None = None
+    canary: CanaryQuerySection | None = None
     request: scrapy.Request | None = field(default=None, repr=False)
     """The request of its latest page."""
     asked_at: float = 0.0

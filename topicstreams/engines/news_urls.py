@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit, urlunsplit
 
@@ -224,11 +224,12 @@ def _is_absolute_http(value: str) -> bool:
     return parts.scheme.lower() in DEFAULT_PORTS and bool(parts.netloc)
 
 
-def engine_hosts(engines: dict[str, Any]) -> set[str]:
-    """The host names of the engines' ``base_url`` in a ``TOPICSTREAMS_ENGINES`` dict."""
+def engine_hosts(engines: Mapping[str, Any]) -> set[str]:
+    """The host names of the engines' base URLs: ``engines`` maps each engine's name to its base URL, or to its
+    configuration mapping (``engines.<name>``, with its ``base_url``)."""
     hosts = set()
     for name, config in (engines or {}).items():
-        base_url = config.get("base_url") if isinstance(config, dict) else None
+        base_url = config.get("base_url") if isinstance(config, Mapping) else config
         try:
             host = urlsplit(base_url).hostname if isinstance(base_url, str) else None
         except ValueError:

@@ -26,10 +26,9 @@ from datetime import UTC, datetime
 from urllib.parse import urljoin
 
 from parsel import Selector, SelectorList
-from scrapy.settings import BaseSettings
 from w3lib.html import get_base_url
 
-from topicstreams.engines import make_engine
+from topicstreams.engines import engine_class
 from topicstreams.engines.base import Engine
 from topicstreams.engines.classify import (
     CONSENT_WALL,
@@ -182,8 +181,7 @@ class PageReader:
             return url
 
 
-def reader_from_settings(name: str, settings: BaseSettings) -> PageReader:
-    """The reader of engine ``name`` as a crawl's settings configure it (``TOPICSTREAMS_ENGINES``): its origin and
-    freshness, and every engine's host as a redirector host."""
-    engines = settings.getdict("TOPICSTREAMS_ENGINES")
-    return PageReader(make_engine(name, engines), engine_hosts(engines))
+def engine_reader(name: str, base_url: str, freshness: str, base_urls: Mapping[str, str]) -> PageReader:
+    """The reader of engine ``name`` at ``base_url`` with ``freshness`` (its ``engines.<name>`` configuration),
+    with the host of every engine's base URL (``base_urls``, by engine) as a redirector host."""
+    return PageReader(engine_class(name)(base_url, freshness), engine_hosts(base_urls))

@@ -54,9 +54,9 @@ from typing import Any, NamedTuple
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
+from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.timing import STORED, engine_database_url, wall
 from topicstreams.storage.health_history import history_start, purge_history, roll_up
@@ -194,17 +194,14 @@ class CyclesExtension:
         database_url = engine_database_url(
             crawler, switch="TOPICSTREAMS_CYCLES_ENABLED", purpose="cycle accounting", keeps="the cycles"
         )
-        interval = settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL")
-        if not interval > 0:
-            raise NotConfigured(f"TOPICSTREAMS_SCRAPE_INTERVAL is {interval!r}: no window to account over")
-        history_days = settings.getdict("TOPICSTREAMS_HEALTH").get("history_days")
+        sections = sections_from(settings)
         extension = cls(
             crawler,
             database_url,
-            settings.get("TOPICSTREAMS_NODE_ID") or "",
-            interval,
-            settings.getfloat("TOPICSTREAMS_RETENTION_DAYS"),
-            float(history_days) if history_days else None,
+            sections.node.id,
+            sections.scraper.scrape_interval,  # > 0: the configuration's rule
+            sections.scraper.retention_days,
+            sections.health.history_days or None,
         )
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)

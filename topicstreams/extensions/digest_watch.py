@@ -7,7 +7,7 @@ stopped when the last one closes — and one thread of its own, where every read
 event loop). Alerts are handed to the process's :class:`~topicstreams.alerts.delivery.Notifier`, which delivers them in
 its own thread. The web app sends nothing.
 
-Every ``TOPICSTREAMS_ALERTS_TICK`` seconds (:data:`TICK`, 30):
+Every ``TOPICSTREAMS_ALERTS_TICK`` seconds (a Scrapy setting, :mod:`topicstreams.settings`):
 
 * **scheduled digests** (``hour``, ``day``, ``week``): a digest seen for the first time starts from that moment
   (:func:`topicstreams.storage.digest_events.ensure`: never the whole history). When its ``sent_until`` is before the
@@ -23,7 +23,7 @@ Every ``TOPICSTREAMS_ALERTS_TICK`` seconds (:data:`TICK`, 30):
   that closes — the end of a ``once=1`` run, SIGTERM — sends its pending batch (the last crawler of the process to
   close does) and then waits for the notifier to deliver (:data:`CLOSE_TIMEOUT`).
 
-Every ``TOPICSTREAMS_ALERTS_SILENCE_EVERY`` seconds (:data:`SILENCE_EVERY`, 300): **topic silence**
+Every ``TOPICSTREAMS_ALERTS_SILENCE_EVERY`` seconds: **topic silence**
 (:mod:`topicstreams.alerts.topic_silence`) of every active topic, judged on its new events over ``health.baseline_days``
 while any of the enabled engines has a fresh ``engine_status`` row in state ``running`` (on any node). A topic that
 goes silent moves ``alert_states`` ``silence:<topic>`` from ``ok`` to ``silent`` — one alert ``silence`` per
@@ -43,8 +43,9 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -63,6 +64,8 @@ from topicstreams.alerts.topic_silence import (
     silence_alert,
     state_key,
 )
+from topicstreams.config.sections import AlertingSection, DigestSection
+from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import EventsStored, events_stored
 from topicstreams.engines.states import RUNNING
@@ -82,12 +85,6 @@ MOMENTS_RELOAD = 86400.0
 MOMENTS_OVERLAP = 300.0
 """Seconds of moments read again at each check: rows another process committed late with a slightly earlier time."""
 
-TICK = 30.0
-"""Seconds between two looks at the digests (setting ``TOPICSTREAMS_ALERTS_TICK``; tests shorten it)."""
-
-SILENCE_EVERY = 300.0
-"""Seconds between two judgements of the topics' silence (setting ``TOPICSTREAMS_ALERTS_SILENCE_EVERY``)."""
-
 BATCH_SECONDS = 60.0
 """An as-it-happens batch: what was stored within this many seconds of its first event, in one message."""
 
@@ -106,12 +103,12 @@ class AlertingWork:
     def __init__(
         self,
         database_url: str,
-        alerting: Mapping[str, Any],
+        alerting: AlertingSection,
         node: str,
         *,
         baseline_days: float,
         engines: Iterable[str] | None = None,
-        silence_every: float = SILENCE_EVERY,
+        silence_every: float,
         notifier: Notifier | None = None,
         clock: Callable[[], float] = time.time,
         runtime: Runtime | None = None,
@@ -128,27 +125,25 @@ class AlertingWork:
         """The wall clock, Unix seconds (a test's to replace)."""
         self.me = f"{node}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
         """This process, as its digest claims name it."""
-        self.notifier = notifier or self.runtime.notifier(database_url, alerting, node)
-        self.silence_factor = float(alerting.get("silence_factor") or 6)
-        self.silence_min_events = int(alerting.get("silence_min_events") or 10)
-        self.scheduled: list[tuple[dict[str, Any], digests.DigestFilter]] = []
-        self.as_it_happens: list[tuple[dict[str, Any], digests.DigestFilter]] = []
-        for digest in alerting.get("digests") or ():
-            wanted = digests.DigestFilter(
-                tuple(digest.get("topics") or ()), tuple(digest.get("engines") or ()), digest.get("query") or ""
-            )
+        self.notifier = notifier or self.runtime.notifier(database_url, alerting.delivery(), node)
+        self.silence_factor = alerting.silence_factor
+        self.silence_min_events = alerting.silence_min_events
+        self.scheduled: list[tuple[DigestSection, digests.DigestFilter]] = []
+        self.as_it_happens: list[tuple[DigestSection, digests.DigestFilter]] = []
+        for digest in alerting.digests:
+            wanted = digests.DigestFilter(digest.topics, digest.engines, digest.query)
             try:
                 wanted.feed()
             except SearchError as exc:
                 logger.error(
                     'digest "%s" is not sent: its query %r cannot be searched for (%s)',
-                    digest["name"],
-                    digest.get("query"),
+                    digest.name,
+                    digest.query,
                     exc,
                 )
                 continue
-            kind = self.scheduled if digest["every"] in SCHEDULED else self.as_it_happens
-            kind.append((dict(digest), wanted))
+            kind = self.scheduled if digest.every in SCHEDULED else self.as_it_happens
+            kind.append((digest, wanted))
         self.silence_checked: datetime | None = None
         self.running_since: datetime | None = None
         """Since when this process has seen the engines running without a break (the silence's quiet counts from
@@ -259,26 +254,26 @@ class AlertingWork:
         if not self.scheduled:
             return 0
         db = self.db
-        known = digests.sent_until(db, [digest["name"] for digest, _ in self.scheduled])
+        known = digests.sent_until(db, [digest.name for digest, _ in self.scheduled])
         sent = 0
         for digest, wanted in self.scheduled:
-            name = digest["name"]
+            name = digest.name
             if name not in known:
                 digests.ensure(db, name, now)  # from now on; never the history before
                 continue
-            end = last_boundary(digest["every"], digest.get("at"), now)
+            end = last_boundary(digest.every, digest.at, now)
             if known[name] >= end:
                 continue
             start = digests.claim(db, name, end, self.me, CLAIM_HOLD, now=now)
             if start is None:
                 continue  # another process has it, or sent it already
             try:
-                page = digests.period_events(db, wanted, start, end, int(digest.get("max_items") or 50))
+                page = digests.period_events(db, wanted, start, end, digest.max_items)
             except BaseException:
                 digests.release(db, name, self.me)
                 raise
             if page.total:
-                self.notifier.send(render_digest(digest, page.items, page.total, start, end, now))
+                self.notifier.send(render_digest(asdict(digest), page.items, page.total, start, end, now))
                 sent += 1
             if not digests.complete(db, name, end, self.me, now=now):
                 logger.warning(
@@ -308,7 +303,7 @@ class AlertingWork:
         db = self.db
         try:
             pages = [
-                (digest, digests.stored_events(db, wanted, keys, int(digest.get("max_items") or 50)))
+                (digest, digests.stored_events(db, wanted, keys, digest.max_items))
                 for digest, wanted in self.as_it_happens
             ]
         except BaseException:
@@ -321,7 +316,7 @@ class AlertingWork:
         for digest, page in pages:
             if page.total:
                 end = max(event.first_seen_at for event in page.items) if page.items else now
-                self.notifier.send(render_batch(digest, page.items, page.total, start, end, now))
+                self.notifier.send(render_batch(asdict(digest), page.items, page.total, start, end, now))
                 sent += 1
         return sent
 
@@ -434,29 +429,22 @@ class AlertingExtension:
         database_url = engine_database_url(
             crawler, switch="TOPICSTREAMS_ALERTS_ENABLED", purpose="alerting", keeps="the digests' progress"
         )
-        node = settings.get("TOPICSTREAMS_NODE_ID") or ""
-        alerting = settings.getdict("TOPICSTREAMS_ALERTING")
-        health = settings.getdict("TOPICSTREAMS_HEALTH")
-        engines = [
-            name
-            for name, engine in settings.getdict("TOPICSTREAMS_ENGINES").items()
-            if isinstance(engine, Mapping) and engine.get("enabled", True)
-        ]
-        silence_every = settings.getfloat("TOPICSTREAMS_ALERTS_SILENCE_EVERY", SILENCE_EVERY)
+        sections = sections_from(settings)
+        node = sections.node.id
         runtime = Runtime.of(crawler)
         work = runtime.shared(
             (AlertingWork, database_url, node),
             lambda: AlertingWork(
                 database_url,
-                alerting,
+                sections.alerting,
                 node,
-                baseline_days=float(health.get("baseline_days") or 14),
-                engines=engines or None,
-                silence_every=silence_every,
+                baseline_days=sections.health.baseline_days,
+                engines=sections.enabled_engines() or None,
+                silence_every=settings.getfloat("TOPICSTREAMS_ALERTS_SILENCE_EVERY"),
                 runtime=runtime,
             ),
         )
-        extension = cls(work, settings.getfloat("TOPICSTREAMS_ALERTS_TICK", TICK))
+        extension = cls(work, settings.getfloat("TOPICSTREAMS_ALERTS_TICK"))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(extension.events_stored, signal=events_stored)

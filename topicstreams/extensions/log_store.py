@@ -14,7 +14,7 @@ crawler to open installs it, the last to close flushes it and takes it off). The
   thread:
   writing a log can never make a log to write.
 
-Each record is stored with this node's id (``TOPICSTREAMS_NODE_ID``), its engine — the ``spider`` Scrapy puts on
+Each record is stored with this node's id (``node.id``), its engine — the ``spider`` Scrapy puts on
 its records, else a logger named like an engine (a spider's own logger is named after it), else a message
 starting ``[engine]`` (the project's own lines), else none — its level name, its logger's name and its message
 with its traceback, masked (:mod:`topicstreams.config.secrets`, with the configuration's secrets).
@@ -43,6 +43,7 @@ from scrapy.exceptions import NotConfigured
 from topicstreams import ENGINES
 from topicstreams.config.loading import load_config
 from topicstreams.config.secrets import Masker
+from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.timing import STORED_LINE, wall
 from topicstreams.storage import log_records as stored_logs
@@ -187,12 +188,13 @@ class LogStoreExtension:
         url = (settings.get("TOPICSTREAMS_DATABASE_URL") or "").strip()
         if not url:
             raise NotConfigured("TOPICSTREAMS_DATABASE_URL is empty: nowhere to keep the logs")
+        sections = sections_from(settings)
         extension = cls(
             crawler,
             url,
-            settings.get("TOPICSTREAMS_NODE_ID") or "",
+            sections.node.id,
             load_config(settings).secrets(),
-            settings.getfloat("TOPICSTREAMS_RETENTION_DAYS"),
+            sections.scraper.retention_days,
         )
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)

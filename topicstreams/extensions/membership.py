@@ -27,6 +27,7 @@ from scrapy.exceptions import NotConfigured
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl import signals as topicstreams_signals
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.storage import node_rows as rows
@@ -143,15 +144,16 @@ class Membership:
 def membership_for(crawler: Crawler) -> Membership:
     """The process's membership of the crawler's database and node, kept in the process's runtime."""
     settings = crawler.settings
-    url, node = settings.get("TOPICSTREAMS_DATABASE_URL"), settings.get("TOPICSTREAMS_NODE_ID")
+    sections = sections_from(settings)
+    url, node = sections.database.url, sections.node.id
     runtime = Runtime.of(crawler)
     return runtime.shared(
         (Membership, url, node),
         lambda: Membership(
             url,
             node,
-            assignment=settings.get("TOPICSTREAMS_ASSIGNMENT") or "shard",
-            interval=settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL"),
+            assignment=sections.scraper.assignment,
+            interval=sections.scraper.scrape_interval,
             heartbeat=settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"),
             database=runtime.database,
         ),
@@ -171,9 +173,7 @@ class MembershipExtension:
         if not settings.getbool("TOPICSTREAMS_MEMBERSHIP_ENABLED"):
             raise NotConfigured("TOPICSTREAMS_MEMBERSHIP_ENABLED is off")
         engine = getattr(crawler.spidercls, "name", None)
-        if engine not in (settings.getdict("TOPICSTREAMS_ENGINES") or {}) or not settings.get(
-            "TOPICSTREAMS_DATABASE_URL"
-        ):
+        if not settings.get("TOPICSTREAMS_DATABASE_URL") or engine not in sections_from(settings).engines:
             raise NotConfigured("not an engine's crawl")
         extension = cls(crawler, membership_for(crawler))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)

@@ -66,10 +66,10 @@ from scrapy.crawler import Crawler
 from scrapy.utils.asyncio import create_looping_call
 from sqlalchemy.exc import SQLAlchemyError
 
-from topicstreams import ENGINES
 from topicstreams.alerts import transitions
 from topicstreams.alerts.delivery import Notifier, options_from_settings
 from topicstreams.alerts.network import NetworkWatch
+from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl.canaries import CANARY_MISMATCH, canaries_for
 from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.runtime import Runtime
@@ -95,7 +95,7 @@ from topicstreams.health.band import (
     ParserAssessment,
 )
 from topicstreams.health.coverage_model import Coverage
-from topicstreams.health.saturation import policy_from_settings
+from topicstreams.health.saturation import saturation_policy
 from topicstreams.health.window import Sample
 from topicstreams.storage import engine_status as store
 from topicstreams.storage.failures import describe
@@ -136,9 +136,9 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         saturation: SaturationWatch | None = None,
         canary_queries: tuple[str, ...] = (),
         *,
-        repeat: float = 0.0,
-        coverage_drop: float = 0.2,
-        grace: float = 60.0,
+        repeat: float,
+        coverage_drop: float,
+        grace: float,
         network: NetworkWatch | None = None,
     ) -> None:
         self.crawler = crawler
@@ -204,31 +204,23 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         database_url = engine_database_url(
             crawler, switch="TOPICSTREAMS_HEALTH_ENABLED", purpose="health", keeps="the engine status"
         )
-        node = settings.get("TOPICSTREAMS_NODE_ID")
+        sections = sections_from(settings)
+        node = sections.node.id
         runtime = Runtime.of(crawler)
-        saturation = watch_for(
-            runtime,
-            database_url,
-            node,
-            policy_from_settings(
-                settings.getdict("TOPICSTREAMS_SATURATION"), settings.getdict("TOPICSTREAMS_PACING"), ENGINES
-            ),
-            TICK,
-        )
-        canaries = canaries_for(settings.getdict("TOPICSTREAMS_CANARIES"), crawler.spidercls.name)
-        alerting = settings.getdict("TOPICSTREAMS_ALERTING")
-        health = settings.getdict("TOPICSTREAMS_HEALTH")
+        saturation = watch_for(runtime, database_url, node, saturation_policy(sections.scraper), TICK)
+        canaries = canaries_for(sections.canaries, crawler.spidercls.name)
+        alerting, health = sections.alerting, sections.health
         extension = cls(
             crawler,
-            HealthSettings.from_config(health),
+            HealthSettings.of(health),
             database_url,
             node,
-            runtime.notifier(database_url, alerting, node, **options_from_settings(settings)),
+            runtime.notifier(database_url, alerting.delivery(), node, **options_from_settings(settings)),
             saturation,
             tuple(canary.query for canary in canaries),
-            repeat=float(alerting.get("repeat") or 0),
-            coverage_drop=float(health.get("coverage_drop", 0.2)),
-            grace=settings.getfloat("TOPICSTREAMS_SCRAPE_INTERVAL", 60.0),
+            repeat=alerting.repeat,
+            coverage_drop=health.coverage_drop,
+            grace=sections.scraper.scrape_interval,
             network=runtime.network_watch(database_url, node),
         )
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from topicstreams.config.sections import HealthSection, build_section
 from topicstreams.engines.consent_walls import CONSENT
 from topicstreams.health.score import (
     CRITICAL,
@@ -60,15 +61,21 @@ class HealthSettings:
     baseline_days: float
 
     @classmethod
-    def from_config(cls, health: Mapping[str, Any]) -> HealthSettings:
+    def of(cls, health: HealthSection) -> HealthSettings:
+        """The scoring's part of the typed ``health`` section."""
         return cls(
-            weights=dict(health["weights"]),
-            min_requests=int(health["min_requests"]),
-            window=float(health["window"]),
-            smoothing=float(health["smoothing"]),
-            degrade_factor=float(health["degrade_factor"]),
-            baseline_days=float(health["baseline_days"]),
+            weights=dict(health.weights),
+            min_requests=health.min_requests,
+            window=health.window,
+            smoothing=health.smoothing,
+            degrade_factor=health.degrade_factor,
+            baseline_days=health.baseline_days,
         )
+
+    @classmethod
+    def from_config(cls, health: Mapping[str, Any]) -> HealthSettings:
+        """The same, of a ``health`` configuration mapping (every key of the section)."""
+        return cls.of(build_section(HealthSection, health, "health"))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from topicstreams import ENGINES
-from topicstreams.config.loading import floor_for
 from topicstreams.config.sections import ScraperSection
 from topicstreams.engines.states import COOLING
 
@@ -94,17 +93,4 @@ def saturation_policy(scraper: ScraperSection, engines: Collection[str] = ENGINE
         frozenset(scraper.saturation.canary_engines),
         scraper.saturation.robust_threshold,
         {engine: scraper.pacing.floor(engine) for engine in engines},
-    )
-
-
-def policy_from_settings(
-    saturation: Mapping[str, Any], pacing: Mapping[str, Any], engines: Collection[str]
-) -> SaturationPolicy:
-    """The saturation policy from the ``scraper.saturation`` and ``scraper.pacing`` configuration (the
-    ``TOPICSTREAMS_SATURATION`` and ``TOPICSTREAMS_PACING`` settings): the canary engines, the threshold, and the
-    pacing floor of each of ``engines``."""
-    return SaturationPolicy(
-        frozenset(saturation["canary_engines"]),
-        int(saturation["robust_threshold"]),
-        {engine: floor_for(pacing, engine) for engine in engines},
     )

@@ -30,6 +30,7 @@ from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
+from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.signals import Classification, response_classified
 from topicstreams.engines.classify import (
@@ -69,7 +70,7 @@ def page_type(page: int | None) -> str:
 class BlocksMiddleware(EngineMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        self.min_size_ratio = crawler.settings.getfloat("TOPICSTREAMS_SOFT_BLOCK_MIN_SIZE_RATIO")
+        self.min_size_ratio = sections_from(crawler.settings).scraper.soft_block.min_size_ratio
         self.sizes: dict[str, RunningMedian] = {}
         """The running median size of the engine's ok pages, per page type."""
         self.fallback_warned = False

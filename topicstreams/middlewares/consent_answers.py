@@ -33,6 +33,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 
+from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.deadline import navigation_timeout
 from topicstreams.engines.consent_walls import ConsentWall, answers_walls
@@ -48,7 +49,7 @@ class ConsentNotAnswered(Exception):
 class ConsentMiddleware(EngineMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        choice = crawler.settings.get("TOPICSTREAMS_CONSENT")
+        choice = sections_from(crawler.settings).browser.consent
         if not answers_walls(choice):
             raise NotConfigured  # browser.consent: none (a person's choice: no WARNING about it)
         self.choice = choice

@@ -37,6 +37,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
+from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.deadline import response_budget
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
@@ -52,7 +53,7 @@ class PacingMiddleware(EngineMiddleware):
         if not crawler.settings.getbool("TOPICSTREAMS_PACING_ENABLED"):
             raise NotConfigured("TOPICSTREAMS_PACING_ENABLED is off")
         super().__init__(crawler)
-        self.budget = response_budget(crawler.settings)
+        self.budget = response_budget(crawler.settings, sections_from(crawler.settings).browser.consent)
         """Seconds a request let go is waited for (to leave the browser; a probe: for its outcome)."""
         self._lock: asyncio.Lock | None = None
         self._sending: asyncio.Future | None = None

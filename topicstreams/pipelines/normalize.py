@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
 
+from topicstreams.config.setting_names import sections_from
 from topicstreams.engines.news_urls import engine_hosts, news_id, normalize_url
 from topicstreams.engines.results import REQUIRED_TO_KEEP
 
@@ -42,8 +43,8 @@ class NormalizePipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NormalizePipeline:
-        engines = crawler.settings.getdict("TOPICSTREAMS_ENGINES")
-        return cls(crawler.stats, engine_hosts(engines))
+        engines = sections_from(crawler.settings).engines
+        return cls(crawler.stats, engine_hosts({name: engine.base_url for name, engine in engines.items()}))
 
     def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
