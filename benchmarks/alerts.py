@@ -123,8 +123,12 @@ from benchmarks.feed import (
 )
 from benchmarks.monitor import current_schema, insert_sql, schema_of, text_of
 from topicstreams import ENGINES
+from topicstreams import settings as project_settings
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.topic_silence import judge_silence
+from topicstreams.config.loading import merge
+from topicstreams.config.packaged import load_defaults
+from topicstreams.config.sections import AlertingSection, build_section
 from topicstreams.engines.news_urls import news_id
 from topicstreams.extensions.digest_watch import AlertingWork
 from topicstreams.storage import Databases
@@ -519,13 +523,15 @@ def reads(
             silent += verdict.silent
         return silent, (time.perf_counter() - started) * 1000
 
-    alerting = {"events": []}  # nothing delivered, nothing recorded: the check's own work alone
+    # nothing delivered, nothing recorded: the check's own work alone
+    alerting = build_section(AlertingSection, merge(load_defaults()["alerting"], {"events": []}), "alerting")
     work = AlertingWork(
         url,
         alerting,
         NODE,
         baseline_days=BASELINE_DAYS,
-        notifier=Notifier(url, alerting, NODE, record=False, database=databases.of),
+        silence_every=project_settings.TOPICSTREAMS_ALERTS_SILENCE_EVERY,
+        notifier=Notifier(url, alerting.delivery(), NODE, record=False, database=databases.of),
         clock=lambda: end,
     )
 

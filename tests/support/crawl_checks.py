@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import json
 import sqlite3
 from pathlib import Path
 
 from fake_engines import FakeEngines
 from tests.support.project import write_config
 from topicstreams import ENGINES
+from topicstreams import settings as project_settings
 from topicstreams.engines.news_urls import normalize_url
 
-SLACK = 0.05
-"""Seconds by which two arrivals at the fake engine may come closer than the floor. Pacing holds the floor when it
-lets a request go; Chromium then takes a few to a few tens of milliseconds to put the navigation on the wire, a delay
-that varies from one navigation to the next, so the server sees gaps that differ from the released ones by that
-difference (a CI run measured 0.390 s between two arrivals released 0.4 s apart). Well below any floor the tests
-set (0.2 s and up), so a crawl that ignored its floor still fails them."""
+FLOAT_ROUNDING = 1e-9
+"""What a difference of two monotonic readings may lose to floating point; the floor itself is held exactly."""
 
 FAST_COOLDOWN = {"initial": 0.05, "factor": 1, "max": 0.05}
 """A bench short enough for a test to gather a window of blocks in seconds (the floor still holds)."""
@@ -75,6 +73,36 @@ def gaps(entries: list[dict]) -> list[float]:
     """The seconds between consecutive entries of a fake engine's request log."""
     times = [entry["time"] for entry in entries]
     return [later - earlier for earlier, later in itertools.pairwise(times)]
+
+
+def recording(folder: Path) -> tuple[str, ...]:
+    """``-s`` arguments that make a crawl write each classified response (with the moment it left, as pacing saw
+    it) to ``classified.jsonl`` in ``folder``: :class:`tests.support.classification_recorder.ClassificationRecorder`
+    beside the project's extensions."""
+    extensions = {**project_settings.EXTENSIONS, "tests.support.classification_recorder.ClassificationRecorder": 0}
+    return (
+        "-s",
+        f"EXTENSIONS={json.dumps(extensions)}",
+        "-s",
+        f"TEST_CLASSIFICATIONS_FILE={folder / 'classified.jsonl'}",
+    )
+
+
+def classified(folder: Path) -> list[dict]:
+    """The responses a crawl run with :func:`recording` classified, in order."""
+    path = folder / "classified.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def sent_gaps(folder: Path, engine: str = "google") -> list[float]:
+    """The seconds between consecutive requests to ``engine`` as the crawl saw them leave (its own monotonic
+    clock: the moment the browser reported each navigation leaving), from a run with :func:`recording`.
+
+    Pacing holds its floor between these moments exactly; the fake engine's arrivals differ from them by Chromium's
+    varying delay in putting each navigation on the wire, so a bound on the arrivals' gaps would hold only by
+    chance."""
+    sent = sorted(c["sent_at"] for c in classified(folder) if c["engine"] == engine and c["sent_at"] is not None)
+    return [later - earlier for earlier, later in itertools.pairwise(sent)]
 
 
 def stat_text(stderr: str, key: str, engine: str = "google") -> str | None:

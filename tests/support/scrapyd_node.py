@@ -23,6 +23,8 @@ from tests.support.ports import free_port
 from tests.support.project import REPO
 
 PROJECT = "topicstreams"
+API_TIMEOUT = 90
+"""Seconds a call of Scrapyd's JSON API may take before the test fails."""
 SCRAPYD_DEPLOY = Path(sys.executable).with_name("scrapyd-deploy")
 COPY_IGNORED = shutil.ignore_patterns(
     ".git",
@@ -112,13 +114,15 @@ class ScrapydNode:
     # -- the JSON API ---------------------------------------------------------------------------------
 
     def get(self, endpoint: str, **params: str) -> dict:
+        # Some answers run a Python process of the egg first (listspiders.json: ``scrapy list``), seconds on a busy
+        # machine: the timeout only keeps a hung server from holding the test forever.
         query = f"?{urllib.parse.urlencode(params)}" if params else ""
-        with urllib.request.urlopen(self.url + endpoint + query, timeout=10) as response:
+        with urllib.request.urlopen(self.url + endpoint + query, timeout=API_TIMEOUT) as response:
             return json.load(response)
 
     def post(self, endpoint: str, fields: list[tuple[str, str]]) -> dict:
         data = urllib.parse.urlencode(fields).encode()
-        with urllib.request.urlopen(self.url + endpoint, data=data, timeout=30) as response:
+        with urllib.request.urlopen(self.url + endpoint, data=data, timeout=API_TIMEOUT) as response:
             answer = json.load(response)
         if answer.get("status") != "ok":
             raise AssertionError(f"{endpoint} {fields}: {answer}")

@@ -4,7 +4,6 @@ retry before its cooldown); how close the pace comes to the floor is the pacing 
 
 from __future__ import annotations
 
-import json
 import signal
 import sqlite3
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fake_engines import FakeEngines
-from tests.support.crawl_checks import SLACK, gaps, rows, stat_count, topics
+from tests.support.crawl_checks import FLOAT_ROUNDING, classified, gaps, recording, rows, sent_gaps, stat_count, topics
 from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 from tests.support.project import write_config
 from topicstreams import ENGINES
@@ -88,7 +87,6 @@ def test_no_gap_below_the_floor_with_jitter_and_slow_pages_and_each_classificati
     cfg = config(tmp_path, fakes, floor=1.0, jitter=0.2)
     fakes.route("google", "t03", {"delay": 1.4})  # slower than the floor
     fakes.route("google", "t07", {"delay": 0.6})
-    log = tmp_path / "classified.jsonl"
     result = scrapy_cmd(
         "crawl",
         "google",
@@ -96,27 +94,24 @@ def test_no_gap_below_the_floor_with_jitter_and_slow_pages_and_each_classificati
         f"topics={topics(12)}",
         "-a",
         "once=1",
-        "-s",
-        'EXTENSIONS={"tests.support.classification_recorder.ClassificationRecorder": 0}',
-        "-s",
-        f"TEST_CLASSIFICATIONS_FILE={log}",
+        *recording(tmp_path),
         env={"TOPICSTREAMS_CONFIG": str(cfg)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     seen = arrivals(fakes)
     assert [entry["query"]["q"] for entry in seen] == [f"t{i:02d}" for i in range(12)]
-    assert min(gaps(seen)) >= 1.0 - SLACK, gaps(seen)
-    assert len({round(gap, 2) for gap in gaps(seen)}) > 3  # jittered, not a fixed beat
+    assert min(sent_gaps(tmp_path)) >= 1.0 - FLOAT_ROUNDING, sent_gaps(tmp_path)
+    assert len({round(gap, 2) for gap in sent_gaps(tmp_path)}) > 3  # jittered, not a fixed beat
     assert stat_count(result.stderr, "requests") == 12 and stat_count(result.stderr, "ok") == 12
     assert rows(tmp_path / "news.db", "select count(distinct topic_id) from topic_news") == [(12,)]
 
-    classified = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [c["topic"] for c in classified] == [f"t{i:02d}" for i in range(12)]
-    assert {c["cls"] for c in classified} == {"ok"} and {c["engine"] for c in classified} == {"google"}
-    assert all(c["bytes"] > 10_000 and c["items"] >= 10 and c["page_type"] == "first" for c in classified)
-    latency = {c["topic"]: c["latency"] for c in classified}
+    responses = classified(tmp_path)
+    assert [c["topic"] for c in responses] == [f"t{i:02d}" for i in range(12)]
+    assert {c["cls"] for c in responses} == {"ok"} and {c["engine"] for c in responses} == {"google"}
+    assert all(c["bytes"] > 10_000 and c["items"] >= 10 and c["page_type"] == "first" for c in responses)
+    latency = {c["topic"]: c["latency"] for c in responses}
     assert latency["t03"] >= 1.4 and latency["t07"] >= 0.6
-    assert not any(c["probe"] or c["bench"] for c in classified)
+    assert not any(c["probe"] or c["bench"] for c in responses)
 
 
 def test_a_per_engine_floor_holds_for_its_engine_and_scrapys_delays_do_not_undercut_it(scrapy_cmd, fakes, tmp_path):
@@ -138,13 +133,14 @@ def test_a_per_engine_floor_holds_for_its_engine_and_scrapys_delays_do_not_under
         "AUTOTHROTTLE_START_DELAY=0.1",
         "-s",
         "AUTOTHROTTLE_TARGET_CONCURRENCY=8",
+        *recording(tmp_path),
         env={"TOPICSTREAMS_CONFIG": str(cfg)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     google, bing = arrivals(fakes, "google"), arrivals(fakes, "bing")
     assert len(google) == 4 and len(bing) >= 4
-    assert min(gaps(google)) >= 2.0 - SLACK, gaps(google)
-    assert min(gaps(bing)) >= 0.4 - SLACK, gaps(bing)
+    assert min(sent_gaps(tmp_path, "google")) >= 2.0 - FLOAT_ROUNDING, sent_gaps(tmp_path, "google")
+    assert min(sent_gaps(tmp_path, "bing")) >= 0.4 - FLOAT_ROUNDING, sent_gaps(tmp_path, "bing")
     assert min(gaps(bing)) < 2.0  # bing keeps its own, shorter floor
 
 
@@ -154,16 +150,23 @@ def test_two_429s_bench_for_2_then_4_seconds_then_the_pace_resumes_and_every_top
     cfg = config(tmp_path, fakes, floor=0.5, jitter=0.2, cooldown={"initial": 2, "factor": 2, "max": 30})
     fakes.script("google", [{"status": 429, "body": "Too Many Requests"}, {"status": 429, "body": "Slow down"}])
     result = scrapy_cmd(
-        "crawl", "google", "-a", f"topics={topics(5)}", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+        "crawl",
+        "google",
+        "-a",
+        f"topics={topics(5)}",
+        "-a",
+        "once=1",
+        *recording(tmp_path),
+        env={"TOPICSTREAMS_CONFIG": str(cfg)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     seen = arrivals(fakes)
     assert [entry["status"] for entry in seen] == [429, 429] + [200] * 5
     # the topic that met the block is the probe: it goes first once each cooldown is over
     assert [entry["query"]["q"] for entry in seen] == ["t00", "t00", "t00", "t01", "t02", "t03", "t04"]
-    between = gaps(seen)
-    assert between[0] >= 2.0 - SLACK and between[1] >= 4.0 - SLACK, between
-    assert min(between[2:]) >= 0.5 - SLACK and max(between[2:]) < 2.0, between  # back to the pace
+    between = sent_gaps(tmp_path)
+    assert len(between) == 6 and between[0] >= 2.0 and between[1] >= 4.0, between  # each cooldown whole
+    assert min(between[2:]) >= 0.5 - FLOAT_ROUNDING and max(gaps(seen)[2:]) < 2.0, between  # back to the pace
     assert stat_count(result.stderr, "hard_blocks") == 2 and stat_count(result.stderr, "cooldowns") == 2
     assert stat_count(result.stderr, "probes") == 2 and stat_count(result.stderr, "requests") == 7
     assert "cooling down for 2 s (1 in a row)" in result.stderr and "cooling down for 4 s (2 in a row)" in result.stderr
@@ -174,11 +177,18 @@ def test_a_long_retry_after_outlasts_the_cooldown(scrapy_cmd, fakes, tmp_path):
     cfg = config(tmp_path, fakes, floor=0.3, cooldown={"initial": 1, "factor": 2, "max": 2})
     fakes.script("google", [{"status": 503, "headers": {"Retry-After": "3"}}])
     result = scrapy_cmd(
-        "crawl", "google", "-a", "topics=t00,t01", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+        "crawl",
+        "google",
+        "-a",
+        "topics=t00,t01",
+        "-a",
+        "once=1",
+        *recording(tmp_path),
+        env={"TOPICSTREAMS_CONFIG": str(cfg)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    between = gaps(arrivals(fakes))
-    assert between[0] >= 3.0 - SLACK, between
+    between = sent_gaps(tmp_path)
+    assert len(arrivals(fakes)) == 3 and between[0] >= 3.0, between
     assert "Retry-After 3 s" in result.stderr
 
 
@@ -197,7 +207,14 @@ def test_captcha_pages_empty_lists_and_thin_pages_bench_the_engine(scrapy_cmd, f
     fakes.route("google", "nothing", "empty")  # a genuine "no results" page
     names = "t00,t01,t02,t03,t04,captcha,hollow,thin,nothing"
     result = scrapy_cmd(
-        "crawl", "google", "-a", f"topics={names}", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+        "crawl",
+        "google",
+        "-a",
+        f"topics={names}",
+        "-a",
+        "once=1",
+        *recording(tmp_path),
+        env={"TOPICSTREAMS_CONFIG": str(cfg)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     stderr = result.stderr
@@ -209,10 +226,12 @@ def test_captcha_pages_empty_lists_and_thin_pages_bench_the_engine(scrapy_cmd, f
     assert stat_count(stderr, "cooldowns") == 3 and stat_count(stderr, "probes") == 3
     seen = arrivals(fakes)
     order = [entry["query"]["q"] for entry in seen]
+    sent = sorted(classified(tmp_path), key=lambda c: c["sent_at"])
+    assert [c["topic"] for c in sent] == order
     for blocked in ("captcha", "hollow", "thin"):
         first = order.index(blocked)
         assert order[first + 1] == blocked  # retried first, as the probe
-        assert seen[first + 1]["time"] - seen[first]["time"] >= 1.0 - SLACK  # ... after the cooldown
+        assert sent[first + 1]["sent_at"] - sent[first]["sent_at"] >= 1.0  # ... after the whole cooldown
     stored = {
         name
         for (name,) in rows(
@@ -225,7 +244,7 @@ def test_captcha_pages_empty_lists_and_thin_pages_bench_the_engine(scrapy_cmd, f
 def test_continuous_mode_rescrapes_each_interval_follows_the_table_and_stops_cleanly(scrapy_cmd, fakes, tmp_path):
     cfg = config(tmp_path, fakes, floor=0.3, jitter=0.2, scrape_interval=4)
     scrapy_cmd("topics", "add", "alpha", "beta", "gamma", env={"TOPICSTREAMS_CONFIG": str(cfg)}, check=True)
-    process = start_crawl(scrapy_cmd, fakes, cfg, "-s", "CLOSESPIDER_TIMEOUT=17")
+    process = start_crawl(scrapy_cmd, fakes, cfg, "-s", "CLOSESPIDER_TIMEOUT=17", *recording(tmp_path))
     try:
         started = arrivals(fakes)[0]["time"]
         time.sleep(max(0.0, started + 5 - time.time()))
@@ -249,7 +268,7 @@ def test_continuous_mode_rescrapes_each_interval_follows_the_table_and_stops_cle
     # the new topic within about one interval of its insertion; the deactivated one no more after a reconcile
     assert when["delta"] and when["delta"][0] - changed <= 4 * 1.1 + 1.0, (when["delta"], changed)
     assert all(at <= changed + 4 * 1.1 + 1.0 for at in when["alpha"]), (when["alpha"], changed)
-    assert min(gaps([{"time": at} for _, at in seen])) >= 0.3 - SLACK
+    assert min(sent_gaps(tmp_path)) >= 0.3 - FLOAT_ROUNDING, sent_gaps(tmp_path)
 
 
 def test_more_topics_than_the_floor_allows_run_at_the_floor_and_cycle_slower(scrapy_cmd, fakes, tmp_path):
@@ -262,14 +281,16 @@ def test_more_topics_than_the_floor_allows_run_at_the_floor_and_cycle_slower(scr
         f"topics={topics(6)}",
         "-s",
         "CLOSESPIDER_TIMEOUT=9",
+        *recording(tmp_path),
         env={"TOPICSTREAMS_CONFIG": str(cfg)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     seen = arrivals(fakes)
-    assert min(gaps(seen)) >= 0.4 - SLACK  # never faster than the floor
+    assert min(sent_gaps(tmp_path)) >= 0.4 - FLOAT_ROUNDING, sent_gaps(tmp_path)  # never faster than the floor
     counts = {name: [entry["time"] for entry in seen if entry["query"]["q"] == name] for name in topics(6).split(",")}
     assert all(len(times) >= 2 for times in counts.values()), counts  # every topic comes round: none starves
-    for times in counts.values():  # ... slower than the interval, as the floor allows
+    sent = {name: sorted(c["sent_at"] for c in classified(tmp_path) if c["topic"] == name) for name in counts}
+    for times in sent.values():  # ... slower than the interval, as the floor allows (on the crawl's own clock)
         assert min(gaps([{"time": at} for at in times])) >= 6 * 0.4 - 0.1, times
 
 

@@ -14,7 +14,17 @@ from urllib.parse import urlsplit
 import pytest
 
 from fake_engines import google as fake_google
-from tests.support.crawl_checks import FAST_COOLDOWN, SLACK, crawl_config, gaps, rows, stat_count, stat_text, topics
+from tests.support.crawl_checks import (
+    FAST_COOLDOWN,
+    FLOAT_ROUNDING,
+    crawl_config,
+    recording,
+    rows,
+    sent_gaps,
+    stat_count,
+    stat_text,
+    topics,
+)
 from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 
 pytestmark = pytest.mark.timeout(300)
@@ -104,12 +114,20 @@ def canary_config(tmp_path, fakes, **scraper):
 def test_a_canary_with_the_wrong_answer_is_flagged_and_its_results_are_not_stored(scrapy_cmd, fakes, tmp_path):
     cfg = canary_config(tmp_path, fakes)
     result = scrapy_cmd(
-        "crawl", "google", "-a", "topics=t00,t01", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(cfg)}
+        "crawl",
+        "google",
+        "-a",
+        "topics=t00,t01",
+        "-a",
+        "once=1",
+        *recording(tmp_path),
+        env={"TOPICSTREAMS_CONFIG": str(cfg)},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     seen = fakes.results_requests("google")
     assert [entry["query"]["q"] for entry in seen] == ["canary right", "canary wrong", "t00", "t01"]
-    assert min(gaps(seen)) >= FLOOR - SLACK, gaps(seen)  # canaries keep the engine's pace like any request
+    left = sent_gaps(tmp_path)
+    assert len(left) == 3 and min(left) >= FLOOR - FLOAT_ROUNDING, left  # canaries keep the engine's pace
     assert stat_count(result.stderr, "requests") == 4  # canaries counted among the engine's requests
     assert stat_count(result.stderr, "canaries") == 2 and stat_count(result.stderr, "canary_mismatches") == 1
 
@@ -161,7 +179,7 @@ def test_canaries_keep_running_while_the_engine_is_paused(scrapy_cmd, fakes, tmp
     upgrade(url)
     pause(databases.of(url), "google", "node-a", score=30, band="critical", reasons=["hard_block"])
     crawl = subprocess.Popen(
-        [sys.executable, "-m", "scrapy", "crawl", "google", "-a", "topics=t00,t01"],
+        [sys.executable, "-m", "scrapy", "crawl", "google", "-a", "topics=t00,t01", *recording(tmp_path)],
         cwd=scrapy_cmd.folder,
         env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg)},
         stdout=subprocess.PIPE,
@@ -178,5 +196,6 @@ def test_canaries_keep_running_while_the_engine_is_paused(scrapy_cmd, fakes, tmp
     queries = [entry["query"]["q"] for entry in fakes.results_requests("google")]
     # Only the canary, again and again on its own schedule: the paused engine's topics wait for a person.
     assert len(queries) >= 3 and set(queries) == {"canary right"}, (queries, stderr[-3000:])
-    assert min(gaps(fakes.results_requests("google"))) >= 1.5 - SLACK
+    left = sent_gaps(tmp_path)
+    assert left and min(left) >= 1.5 - FLOAT_ROUNDING, left
     assert rows(tmp_path / "news.db", "select state, canary_mismatches from engine_status") == [("paused", "[]")]

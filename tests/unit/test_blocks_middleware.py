@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import pytest
 from scrapy import Request
@@ -98,3 +99,17 @@ def test_both_middlewares_use_the_spiders_one_engine_object(monkeypatch):
     assert blocks.process_response(request, response) is response
     assert request.meta[keys.READING].results
     assert blocks.reader is consent.reader is spider.reader and made == [spider.engine]
+
+
+def test_a_classification_carries_the_moment_its_request_left_and_the_latency_from_it(middleware):
+    sent: list[Classification] = []
+    middleware.crawler.signals.connect(
+        lambda classification: sent.append(classification), signal=response_classified, weak=False
+    )
+    request = Request("http://127.0.0.1:9/search?q=alpha", meta={keys.ENGINE: "google", keys.TOPIC: "alpha"})
+    left = time.monotonic() - 0.25
+    request.meta[keys.SENT_AT] = left
+    middleware.process_response(request, HtmlResponse(request.url, body=REDESIGNED.encode(), request=request))
+    assert sent[0].sent_at == left and sent[0].latency >= 0.25
+    answer(middleware, REDESIGNED)  # a request that never left (no send time): neither is known
+    assert sent[1].sent_at is None and sent[1].latency is None

@@ -66,6 +66,9 @@ class Classification:
     at: datetime
     canary: bool = False
     """Whether it was a canary query's page (``topic`` is then the query)."""
+    sent_at: float | None = None
+    """When the request left (the monotonic clock of the crawl's process, as pacing measured it: the moment the
+    browser reported the navigation leaving); None if it never did."""
 
 
 @dataclass(frozen=True)

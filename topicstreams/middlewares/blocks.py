@@ -173,6 +173,7 @@ class BlocksMiddleware(EngineMiddleware):
             latency=latency,
             bytes=size,
             items=items,
+            sent_at=sent_at,
             probe=probe,
             bench=bench,
             at=datetime.now(UTC),
