@@ -45,11 +45,13 @@ lint: $(STAMP)
 	done; \
 	if [ -n "$$failed" ]; then echo "lint failed:$$failed"; exit 1; fi
 
-# The rules first, then the tests. Two pytest-xdist workers, a test file each at a time: most tests wait on a paced crawl, not on the CPU. The files go
-# out in the order tests/conftest.py gives them (no reordering by size): pytest-playwright's browser tests must be
-# the last of their worker, and the short soak's test the first of its own.
+# The rules first, then the tests, on four pytest-xdist workers, a test file each at a time. Most tests wait on a
+# paced crawl or a clock rather than on the CPU: two workers on two cores left the CPU idle half the time, four keep it
+# busy (pacing is asserted on the crawl's own send times, which hold under load). The files go out in the order
+# tests/conftest.py gives them (no reordering by size): pytest-playwright's browser tests must be the last of their
+# worker, and the short soak's test the first of its own.
 test: setup postgresql lint
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -n 4 --dist loadfile --no-loadscope-reorder
 
 # The fast tests alone (tests/unit: no browser, no server, no crawl), in well under a minute.
 test-fast: setup

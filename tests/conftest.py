@@ -54,7 +54,7 @@ SOAK = pytest.StashKey["BackgroundSoak"]()
 
 
 def in_xdist_worker() -> bool:
-    """Whether this process is one of pytest-xdist's workers (``make test`` runs the suite on two)."""
+    """Whether this process is one of pytest-xdist's workers (``make test`` runs the suite on four)."""
     return bool(os.environ.get("PYTEST_XDIST_WORKER"))
 
 
@@ -103,7 +103,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The short soak's test reads a crawl that runs beside the others. Serial, the crawl started at collection: last,
     # the test finds it long ended instead of holding the session until it ends (it runs no event loop of its own,
     # so it may follow the browser tests). On xdist's workers the test starts the crawl itself: first, its worker
-    # waits for it while the other worker goes through the rest.
+    # waits for it while the other workers go through the rest.
     soak = [item for item in items if item.nodeid.startswith(SOAK_MODULE)]
     if soak:
         rest = [item for item in items if item not in soak]

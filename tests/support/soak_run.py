@@ -1,8 +1,8 @@
 """The suite's short soak (``benchmarks/soak.py`` for two minutes) runs beside the other tests instead of holding the
 suite for two minutes of its own. In a serial session ``tests/conftest.py`` starts it as soon as the session has
 collected ``tests/system/test_soak.py``, and the test, run last, reads its result long after it has ended. Under
-pytest-xdist (``make test``: two workers) the test runs first and starts it; its worker waits for it while the other
-worker goes through the rest. The crawl it measures is its own process tree; the tests running beside it only
+pytest-xdist (``make test``: four workers) the test runs first and starts it; its worker waits for it while the
+others go through the rest. The crawl it measures is its own process tree; the tests running beside it only
 take CPU from it (and share some binary pages with it, which can only lower its PSS a little)."""
 
 from __future__ import annotations

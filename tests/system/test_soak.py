@@ -1,6 +1,6 @@
 """A short soak (``benchmarks/soak.py``): two minutes of ``scrapy crawlall`` on the four fake engines, its process
 tree sampled every 5 s. It runs beside the other tests (tests/support/soak_run.py): from the moment a serial session has
-collected this module, or, under pytest-xdist, from this test's start on its worker while the other worker goes on;
+collected this module, or, under pytest-xdist, from this test's start on its worker while the other workers go on;
 this test reads what it measured. The sampler must really measure (the cadence, Chromium and
 the driver in the tree, PSS, fds, a database that grows), and crawlall's memory must stay under 1 GiB."""
 
