@@ -165,7 +165,16 @@ def process_kind(proc: psutil.Process, root: psutil.Process) -> str:
     options = dict(arg[2:].partition("=")[::2] for arg in argv[1:] if arg.startswith("--"))
     kind = options.get("type")
     if kind is None:
-        return "browser" if "chrom" in program else program
+        if "chrom" not in program:
+            return program
+        # A helper Chromium has just forked shows the browser's own command line until it turns into what it is:
+        # the browser is the one the driver started.
+        parent = proc.parent()
+        return (
+            "browser"
+            if parent is None or not os.path.basename((parent.cmdline() or [""])[0]).startswith("chrom")
+            else "other"
+        )
     if kind == "zygote":
         return "renderer"
     if kind == "utility" and options.get("utility-sub-type"):

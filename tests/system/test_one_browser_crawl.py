@@ -49,9 +49,19 @@ def start_crawlall(folder: Path, config: Path, *args: str) -> subprocess.Popen:
     )
 
 
+def started_by_driver(proc: psutil.Process) -> bool:
+    """Whether ``proc``'s parent is Playwright's driver (node)."""
+    try:
+        parent = proc.parent()
+        return parent is not None and "node" in os.path.basename((parent.cmdline() or [""])[0])
+    except psutil.Error:
+        return False
+
+
 def tree(pid: int) -> dict[str, list[psutil.Process]]:
-    """The crawl's descendants by kind: ``browser`` (Chromium without ``--type=``), ``driver`` (Playwright's node),
-    ``other`` (renderers, GPU, network…)."""
+    """The crawl's descendants by kind: ``browser`` (a Chromium the driver started: no ``--type=``, and its parent
+    is the driver), ``driver`` (Playwright's node), ``other`` (renderers, GPU, network…, and a helper Chromium has
+    forked but not yet turned into one: for that moment it shows the browser's own command line)."""
     kinds: dict[str, list[psutil.Process]] = {"browser": [], "driver": [], "other": []}
     try:
         children = psutil.Process(pid).children(recursive=True)
@@ -65,7 +75,7 @@ def tree(pid: int) -> dict[str, list[psutil.Process]]:
         name = os.path.basename(cmdline[0]) if cmdline else ""
         if "node" in name:
             kinds["driver"].append(proc)
-        elif "chrom" in name and not any(arg.startswith("--type=") for arg in cmdline):
+        elif "chrom" in name and not any(arg.startswith("--type=") for arg in cmdline) and started_by_driver(proc):
             kinds["browser"].append(proc)
         else:
             kinds["other"].append(proc)
