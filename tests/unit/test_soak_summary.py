@@ -162,20 +162,27 @@ def test_sample_tree_measures_this_process_and_its_children(tmp_path):
 
 
 class FakeProcess:
-    def __init__(self, pid: int, *argv: str) -> None:
-        self.pid, self.argv = pid, list(argv)
+    def __init__(self, pid: int, *argv: str, parent: FakeProcess | None = None) -> None:
+        self.pid, self.argv, self._parent = pid, list(argv), parent
 
     def cmdline(self) -> list[str]:
         return self.argv
+
+    def parent(self) -> FakeProcess | None:
+        return self._parent
 
 
 def test_process_kinds_of_a_crawl_tree():
     chromium = "/usr/lib/chromium/chromium-headless-shell"
     root = FakeProcess(1, "/venv/bin/python", "-m", "scrapy", "crawlall")
+    driver = FakeProcess(2, "/venv/lib/python3.11/site-packages/playwright/driver/node", "cli.js", "run-driver")
+    browser = FakeProcess(3, chromium, "--disable-field-trial-config", "--headless", parent=driver)
     expected = {
         FakeProcess(1, "/venv/bin/python"): "scrapy",
-        FakeProcess(2, "/venv/lib/python3.11/site-packages/playwright/driver/node", "cli.js", "run-driver"): "driver",
-        FakeProcess(3, chromium, "--disable-field-trial-config", "--headless", "--user-data-dir=/tmp/x"): "browser",
+        driver: "driver",
+        browser: "browser",
+        # a helper the browser has forked and not yet exec'd: the browser's command line, the browser its parent
+        FakeProcess(10, chromium, "--disable-field-trial-config", "--headless", parent=browser): "other",
         FakeProcess(4, chromium, "--type=zygote", "--no-sandbox"): "renderer",
         FakeProcess(5, chromium, "--type=renderer", "--lang=en-US"): "renderer",
         FakeProcess(6, chromium, "--type=gpu-process", "--no-sandbox"): "gpu-process",
