@@ -7,6 +7,7 @@ import importlib
 import itertools
 import json
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 
 from fake_engines import FakeEngines
@@ -71,7 +72,11 @@ def topics(count: int) -> str:
 
 def gaps(entries: list[dict]) -> list[float]:
     """The seconds between consecutive entries of a fake engine's request log."""
-    times = [entry["time"] for entry in entries]
+    return differences(entry["time"] for entry in entries)
+
+
+def differences(times: Iterable[float]) -> list[float]:
+    """The seconds between consecutive moments of ``times``."""
     return [later - earlier for earlier, later in itertools.pairwise(times)]
 
 
@@ -101,8 +106,9 @@ def sent_gaps(folder: Path, engine: str = "google") -> list[float]:
     Pacing holds its floor between these moments exactly; the fake engine's arrivals differ from them by Chromium's
     varying delay in putting each navigation on the wire, so a bound on the arrivals' gaps would hold only by
     chance."""
-    sent = sorted(c["sent_at"] for c in classified(folder) if c["engine"] == engine and c["sent_at"] is not None)
-    return [later - earlier for earlier, later in itertools.pairwise(sent)]
+    return differences(
+        sorted(c["sent_at"] for c in classified(folder) if c["engine"] == engine and c["sent_at"] is not None)
+    )
 
 
 def stat_text(stderr: str, key: str, engine: str = "google") -> str | None:

@@ -23,7 +23,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.support.crawl_checks import FAST_COOLDOWN, crawl_config, gaps, rows
+from benchmarks.soak import process_kind
+from tests.support.crawl_checks import FAST_COOLDOWN, crawl_config, differences, gaps, rows
 from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 from tests.support.project import REPO
 from topicstreams import ENGINES
@@ -49,36 +50,22 @@ def start_crawlall(folder: Path, config: Path, *args: str) -> subprocess.Popen:
     )
 
 
-def started_by_driver(proc: psutil.Process) -> bool:
-    """Whether ``proc``'s parent is Playwright's driver (node)."""
-    try:
-        parent = proc.parent()
-        return parent is not None and "node" in os.path.basename((parent.cmdline() or [""])[0])
-    except psutil.Error:
-        return False
-
-
 def tree(pid: int) -> dict[str, list[psutil.Process]]:
-    """The crawl's descendants by kind: ``browser`` (a Chromium the driver started: no ``--type=``, and its parent
-    is the driver), ``driver`` (Playwright's node), ``other`` (renderers, GPU, network…, and a helper Chromium has
-    forked but not yet turned into one: for that moment it shows the browser's own command line)."""
+    """The crawl's descendants by kind, as the soak's sampler tells them apart (:func:`benchmarks.soak.process_kind`):
+    ``browser`` (the Chromium the driver started), ``driver`` (Playwright's node), ``other`` (renderers, GPU,
+    network…, and a helper Chromium has forked but not yet turned into one)."""
     kinds: dict[str, list[psutil.Process]] = {"browser": [], "driver": [], "other": []}
     try:
-        children = psutil.Process(pid).children(recursive=True)
+        root = psutil.Process(pid)
+        children = root.children(recursive=True)
     except psutil.NoSuchProcess:
         return kinds
     for proc in children:
         try:
-            cmdline = proc.cmdline()
+            kind = process_kind(proc, root)
         except psutil.Error:
             continue
-        name = os.path.basename(cmdline[0]) if cmdline else ""
-        if "node" in name:
-            kinds["driver"].append(proc)
-        elif "chrom" in name and not any(arg.startswith("--type=") for arg in cmdline) and started_by_driver(proc):
-            kinds["browser"].append(proc)
-        else:
-            kinds["other"].append(proc)
+        kinds[kind if kind in ("browser", "driver") else "other"].append(proc)
     return kinds
 
 
@@ -202,7 +189,7 @@ def test_a_page_that_never_answers_on_one_engine_leaves_the_others_at_their_pace
         if requests[-1]["time"] > hang_ended:
             during.append(hang_ended)
         assert len(during) >= 4, (engine, during)
-        assert max(gaps([{"time": t} for t in during])) < navigation_s / 2, (engine, during)
+        assert max(differences(during)) < navigation_s / 2, (engine, during)
     db = tmp_path / "news.db"
     assert stored_pairs(db) == {(topic, engine) for topic in topics for engine in ENGINES} - {("t1", "google")}
 
