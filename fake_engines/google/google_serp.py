@@ -308,7 +308,7 @@ def render_search_page(
         kind = "empty"
     if kind != "empty" and lay is not None:
         return render_slots_page(topic, start, now, lay.html_slots, lay.js_slot, _pager_html(lay), classes), kind
-    return render_slots_page(topic, start, now, (), empty=kind == "empty"), kind
+    return render_slots_page(topic, start, now, (), classes=classes, empty=kind == "empty"), kind
 
 
 def render_slots_page(
