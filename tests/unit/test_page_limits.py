@@ -139,6 +139,20 @@ def test_a_page_within_every_limit_reads_as_without_them():
     assert reader().oversized(5_000_000) is None and reader().oversized(5_000_001).reason == OVERSIZED
 
 
+def test_the_structural_fallback_is_bounded_as_the_known_layouts_are():
+    items = "".join(
+        f'<div><h3><a href="https://n{n}.example/{n}">{f"Headline number {n} " * 3}</a></h3><span>Source {n}</span>'
+        f"<span>{n} hours ago</span></div>"
+        for n in range(1, 6)
+    )
+    html = f'<html lang="en"><body><div id="main">{items}</div></body></html>'
+    reading = reader().read(Page("http://127.0.0.1:9/search?q=alpha", 200, html))
+    assert reading.fallback and reading.verdict.cls is ResponseClass.OK
+    assert [result.url for result in reading.results] == [f"https://n{n}.example/{n}" for n in (1, 2, 3)]
+    assert reading.items_over_limit == 2 and reading.fields_cut == 3
+    assert all(len(result.title) <= 30 and result.title.endswith("…") for result in reading.results)
+
+
 # --- the blocks middleware ----------------------------------------------------------------------------------------
 
 
