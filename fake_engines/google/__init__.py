@@ -29,7 +29,9 @@ With a news world (``FakeEngines(..., world=…)``, see :mod:`fake_engines.world
 list of the topic on Google at the request's world time instead of the catalogue's, 10 a page as above; a page of
 fewer than six articles (a short last page) carries fewer roles (none on a page of one), at least one plain result.
 
-Page kinds of results requests: results, empty, sorry, captcha200, blank, small, consent, restyled.
+Page kinds of results requests: results, empty, sorry, captcha200, blank, small, consent, restyled, and the hostile
+crowded, huge, bulky and spoofed (:mod:`~fake_engines.google.google_extremes`: 5,000 results, 30 MB, 100 KB fields,
+bidirectional overrides).
 ``consent`` is a 302 to the consent wall on the results host (``/consent?continue=…``); the walls in front of
 results (``fakes.consent("google", …)``, on ``/ml`` of the consent host) are in :mod:`fake_engines.consent_pages`.
 

@@ -6,6 +6,8 @@ from urllib.parse import quote
 
 from fake_engines import consent_pages as consent
 from fake_engines.engine_pages import EnginePages, Reply, RequestContext
+from fake_engines.google.google_extremes import KINDS as EXTREME_KINDS
+from fake_engines.google.google_extremes import render_extreme
 from fake_engines.google.google_layout import RESULTS_PATH
 from fake_engines.google.google_serp import render_search_page
 from fake_engines.google.google_walls import (
@@ -43,7 +45,9 @@ _REDIRECT_NOTICE = """\
 
 class GooglePages(EnginePages):
     name = "google"
-    page_kinds = frozenset({"results", "empty", "sorry", "captcha200", "blank", "small", "consent", "restyled"})
+    page_kinds = (
+        frozenset({"results", "empty", "sorry", "captcha200", "blank", "small", "consent", "restyled"}) | EXTREME_KINDS
+    )
     query_param = "q"
 
     def is_results(self, ctx: RequestContext) -> bool:
@@ -59,6 +63,8 @@ class GooglePages(EnginePages):
             articles = ctx.articles_of(topic) if kind in ("results", "restyled") and topic.strip() else None
             page, served = render_search_page(topic, start, ctx.now, kind, articles)
             return Reply(200, page, served=served)
+        if kind in EXTREME_KINDS:
+            return Reply(200, render_extreme(kind, topic, ctx.now), served=kind)
         if kind == "sorry":
             target = f"{ctx.base_url}/sorry/index?continue={quote(ctx.url, safe='')}&q={token('q', ctx.url, ctx.now)}"
             return consent.redirect(target, "sorry")

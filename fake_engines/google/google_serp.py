@@ -306,6 +306,25 @@ def render_search_page(
     lay = layout_at(topic, start, articles) if with_results and topic.strip() else None
     if with_results and (lay is None or not lay.slots):
         kind = "empty"
+    if kind != "empty" and lay is not None:
+        return render_slots_page(topic, start, now, lay.html_slots, lay.js_slot, _pager_html(lay), classes), kind
+    return render_slots_page(topic, start, now, (), classes=classes, empty=kind == "empty"), kind
+
+
+def render_slots_page(
+    topic: str,
+    start: int,
+    now: float,
+    slots: Sequence[Slot],
+    js_slot: Slot | None = None,
+    pager: str = "",
+    classes: Classes = NORMAL,
+    *,
+    empty: bool = False,
+    padding: str = "",
+) -> str:
+    """The HTML of a search page holding ``slots`` in its HTML and ``js_slot`` added by its script (the page's
+    "no results" message instead when ``empty``); ``padding``: markup after the results list (none by default)."""
     nonce = token("nonce", topic, start, int(now))
     head = _HEAD.format(
         title=esc(f"{topic} - Google Search"),
@@ -316,15 +335,11 @@ def render_search_page(
         invalid=INVALID_HOST,
     )
     body = ['<body jsmodel="hspDDf">\n', _HEADER.format(q=esc(topic), q_url=esc(quote_plus(topic)))]
-    results = pager = topstuff = ""
-    if kind != "empty" and lay is not None:
-        results = "".join(_result_html(slot, now, classes) for slot in lay.html_slots)
-        pager = _pager_html(lay)
-    elif kind == "empty":
-        topstuff = _EMPTY.format(q=esc(topic))
-    body.append(_MAIN.format(q=esc(topic), topstuff=topstuff, results=results, pager=pager))
+    results = "".join(_result_html(slot, now, classes) for slot in slots)
+    topstuff = _EMPTY.format(q=esc(topic)) if empty else ""
+    body.append(_MAIN.format(q=esc(topic), topstuff=topstuff, results=results + padding, pager=pager))
     body.append(_FOOTER.format(invalid=INVALID_HOST, country_links=_country_links_html()))
-    if kind != "empty" and lay is not None and lay.js_slot is not None:
-        body.append(_js_result_html(lay.js_slot, now, nonce, classes))
+    if js_slot is not None:
+        body.append(_js_result_html(js_slot, now, nonce, classes))
     body.append("</body>\n</html>\n")
-    return head + "".join(body), kind
+    return head + "".join(body)

@@ -95,6 +95,12 @@ def schema_of(packaged: Packaged) -> dict[str, Any]:
                 "max": SECONDS_POSITIVE,
             },
             "soft_block": {"min_size_ratio": RATIO},
+            "limits": {
+                "items_per_page": number("an integer >= 1", low=1, integer=True),
+                "title_chars": number("an integer >= 1", low=1, integer=True),
+                "snippet_chars": number("an integer >= 1", low=1, integer=True),
+                "page_bytes": number("an integer >= 1 (bytes)", low=1, integer=True),
+            },
             "saturation": {
                 "canary_engines": list_of(engine_name, "a list of engine names"),
                 "robust_threshold": number("an integer >= 1", low=1, integer=True),

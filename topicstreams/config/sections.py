@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from topicstreams import ENGINES
+from topicstreams.engines.page_limits import PageLimits
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,8 @@ class ScraperSection:
     pacing: PacingSection
     cooldown: CooldownSection
     soft_block: SoftBlockSection
+    limits: PageLimits
+    """``scraper.limits``: the engines' own bounds on a page (:mod:`topicstreams.engines.page_limits`)."""
     saturation: SaturationSection
     shard: str
     assignment: str

@@ -87,10 +87,15 @@ class EngineSpider(scrapy.Spider):
     def reader(self) -> PageReader:
         """The engine's page reader, the crawl's one engine object (the blocks and consent middlewares use it too),
         made at its first use from the crawl's settings (final by then: the add-on has set them)."""
-        engines = sections_from(self.settings).engines
+        sections = sections_from(self.settings)
+        engines = sections.engines
         own = engines[self.name]
         return engine_reader(
-            self.name, own.base_url, own.freshness, {name: engine.base_url for name, engine in engines.items()}
+            self.name,
+            own.base_url,
+            own.freshness,
+            {name: engine.base_url for name, engine in engines.items()},
+            sections.scraper.limits,
         )
 
     @property

@@ -7,7 +7,9 @@ One classifier for every engine, in the order of the contract:
    :mod:`topicstreams.engines.consent_walls`).
 2. ``hard_block`` — status 403, 429 or 503, or a connection reset, refusal or timeout.
 3. ``soft_block`` — status 200 and a block-page marker, or no result items and no "no results" message, or
-   (:func:`size_verdict`) a page far smaller than the engine's normal.
+   (:func:`size_verdict`) a page far smaller than the engine's normal; and (:func:`oversized_verdict`, before any
+   of the above: such a page is not read at all) a page larger than ``scraper.limits.page_bytes``, with the reason
+   ``oversized``.
 4. ``error``      — any other failure.
 5. ``ok``.
 
@@ -249,6 +251,19 @@ class RunningMedian:
         if len(self.values) < self.min_samples:
             return None
         return statistics.median(self.values)
+
+
+OVERSIZED = "oversized"
+"""The reason of a soft block that is a page larger than ``scraper.limits.page_bytes``."""
+
+
+def oversized_verdict(body_bytes: int, page_bytes: int) -> Verdict | None:
+    """The verdict on a page of ``body_bytes`` above the limit ``page_bytes``: a soft block with the reason
+    :data:`OVERSIZED` (the page is not read: no engine's results page is that large, and reading one would cost the
+    crawl memory and time it cannot spare); None when the page is within it."""
+    if body_bytes <= page_bytes:
+        return None
+    return Verdict(ResponseClass.SOFT_BLOCK, OVERSIZED)
 
 
 def size_verdict(verdict: Verdict, body_bytes: int, normal_bytes: float | None, min_size_ratio: float) -> Verdict:

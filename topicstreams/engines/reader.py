@@ -13,6 +13,11 @@
    came from the fallback (the engine's page has probably changed);
 5. a parser that raises makes the page an ``error`` (``parse error: …``), never an exception.
 
+The reader holds the bounds on what a page brings (:class:`~topicstreams.engines.page_limits.PageLimits`,
+``scraper.limits``) and applies them all: :meth:`PageReader.oversized` judges a page by its size before anyone
+reads it; of an ``ok`` page only the first ``items_per_page`` items are read (the reading counts the others in
+``items_over_limit``), and their titles, sources and snippets are cut at their limits (``fields_cut``).
+
 :meth:`PageReader.items` turns a reading's results into :class:`~topicstreams.engines.items.NewsItem` s of a topic.
 Nothing here knows Scrapy's crawl: it is tested on HTML alone.
 """
@@ -20,9 +25,10 @@ Nothing here knows Scrapy's crawl: it is tested on HTML alone.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import TypeVar
 from urllib.parse import urljoin
 
 from parsel import Selector, SelectorList
@@ -36,15 +42,19 @@ from topicstreams.engines.classify import (
     ResponseClass,
     Verdict,
     classify_response,
+    oversized_verdict,
     parse_error,
 )
 from topicstreams.engines.dates import parse_result_time
 from topicstreams.engines.fallback import structural_results
 from topicstreams.engines.items import NewsItem
 from topicstreams.engines.news_urls import engine_hosts, normalize_url
+from topicstreams.engines.page_limits import PageLimits
 from topicstreams.engines.results import ParsedResult
 
 logger = logging.getLogger(__name__)
+
+X = TypeVar("X")
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,10 @@ class Reading:
     """Whether the engine offers a page after this one."""
     base_url: str = ""
     """What the page's relative links resolve against (its ``<base href>``, else its URL)."""
+    items_over_limit: int = 0
+    """The page's result items beyond ``scraper.limits.items_per_page``: left out, never read."""
+    fields_cut: int = 0
+    """The titles, sources and snippets of its results cut at their limits."""
 
 
 @dataclass
@@ -85,11 +99,18 @@ class ItemsOfPage:
 
 class PageReader:
     """Reads the pages of one engine. ``redirector_hosts``: hosts whose redirect links are unwrapped (the engines'
-    own hosts, see :func:`~topicstreams.engines.news_urls.normalize_url`)."""
+    own hosts, see :func:`~topicstreams.engines.news_urls.normalize_url`); ``limits``: the bounds on what a page
+    brings (None: none, for a test's pages)."""
 
-    def __init__(self, engine: Engine, redirector_hosts: Iterable[str] = ()) -> None:
+    def __init__(self, engine: Engine, redirector_hosts: Iterable[str] = (), limits: PageLimits | None = None) -> None:
         self.engine = engine
         self.redirector_hosts = frozenset(redirector_hosts)
+        self.limits = limits
+
+    def oversized(self, body_bytes: int) -> Verdict | None:
+        """The verdict on a page whose body has ``body_bytes``, when that is above ``scraper.limits.page_bytes``
+        (a soft block, reason ``oversized``: the page is not to be read at all); else None."""
+        return None if self.limits is None else oversized_verdict(body_bytes, self.limits.page_bytes)
 
     def read(self, page: Page, fetched_at: datetime | None = None) -> Reading:
         """The page's reading; a parser failure is an ``error`` reading, logged with its traceback."""
@@ -116,9 +137,10 @@ class PageReader:
             headers=dict(page.headers),
         )
         if verdict.cls is ResponseClass.OK:
-            results = tuple(engine.clean(engine.parse_result(node, selector)) for node in nodes)
+            kept, over = self._kept(nodes)
+            results = tuple(engine.clean(engine.parse_result(node, selector)) for node in kept)
             has_next = bool(results) and engine.has_next_page(selector, page.number)
-            return Reading(verdict, results, fetched_at, languages, has_next=has_next)
+            return self._bounded(Reading(verdict, results, fetched_at, languages, has_next=has_next), over)
         if verdict.reason != EMPTY_LIST:
             return Reading(verdict, (), fetched_at, languages)
         found = structural_results(
@@ -130,14 +152,35 @@ class PageReader:
         )
         if not found:
             return Reading(verdict, (), fetched_at, languages)
-        return Reading(
+        kept_found, over = self._kept(found)
+        reading = Reading(
             Verdict(ResponseClass.OK, f"{len(found)} results (structural fallback)"),
-            tuple(engine.clean(result) for result in found),
+            tuple(engine.clean(result) for result in kept_found),
             fetched_at,
             languages,
             fallback=True,
             has_next=engine.has_next_page(selector, page.number),
         )
+        return self._bounded(reading, over)
+
+    def _kept(self, found: Sequence[X]) -> tuple[Sequence[X], int]:
+        """The first ``items_per_page`` of a page's ``found`` items, and how many more it has."""
+        if self.limits is None or len(found) <= self.limits.items_per_page:
+            return found, 0
+        limit = self.limits.items_per_page
+        return found[:limit], len(found) - limit
+
+    def _bounded(self, reading: Reading, over: int) -> Reading:
+        """``reading`` with its results' fields cut at their limits, counting them and the ``over`` items left
+        out."""
+        limits = self.limits
+        if limits is None:
+            return reading
+        cut = sum(limits.cut_fields(result) for result in reading.results)
+        if not cut and not over:
+            return reading
+        results = tuple(limits.bounded(result) for result in reading.results)
+        return replace(reading, results=results, items_over_limit=over, fields_cut=cut)
 
     def languages(self, page: Selector) -> tuple[str, ...] | None:
         """The languages to read result times in: the engine's, else the page's ``<html lang>`` and English."""
@@ -181,7 +224,10 @@ class PageReader:
             return url
 
 
-def engine_reader(name: str, base_url: str, freshness: str, base_urls: Mapping[str, str]) -> PageReader:
+def engine_reader(
+    name: str, base_url: str, freshness: str, base_urls: Mapping[str, str], limits: PageLimits | None = None
+) -> PageReader:
     """The reader of engine ``name`` at ``base_url`` with ``freshness`` (its ``engines.<name>`` configuration),
-    with the host of every engine's base URL (``base_urls``, by engine) as a redirector host."""
-    return PageReader(engine_class(name)(base_url, freshness), engine_hosts(base_urls))
+    with the host of every engine's base URL (``base_urls``, by engine) as a redirector host, bounded by
+    ``limits`` (``scraper.limits``)."""
+    return PageReader(engine_class(name)(base_url, freshness), engine_hosts(base_urls), limits)

@@ -3,9 +3,13 @@
 A downloader middleware, next to pacing (it sees responses right after it). For each results-page request of
 an engine spider (``topicstreams_engine`` in its meta):
 
-* a response is read once, by the crawl's :class:`~topicstreams.engines.reader.PageReader` (the engine spider's
+* a response whose body is larger than ``scraper.limits.page_bytes`` is not read at all: a ``soft_block`` with the
+  reason ``oversized``, and a WARNING with its size;
+* any other is read once, by the crawl's :class:`~topicstreams.engines.reader.PageReader` (the engine spider's
   own: the markers, the result items, the structural fallback: a WARNING the first time it reads a page and
-  ``topicstreams/<engine>/layout_fallbacks``), then judged by size: an otherwise ok 200 page below
+  ``topicstreams/<engine>/layout_fallbacks``; a page of more than ``scraper.limits.items_per_page`` items: its first
+  ones kept, a WARNING each time, the others counted in ``topicstreams/<engine>/items_over_limit``; fields cut at
+  their limits counted in ``topicstreams/<engine>/fields_cut``), then judged by size: an otherwise ok 200 page below
   ``scraper.soft_block.min_size_ratio`` × the engine's running median size of pages with results, for its
   page type (a topic's first page or a later one), is a soft block; a failure (reset, refusal, timeout, …) by
   :func:`~topicstreams.engines.classify.classify_failure`;
@@ -83,19 +87,13 @@ class BlocksMiddleware(EngineMiddleware):
         if not is_engine_request(request):
             return response
         page = request.meta.get(keys.PAGE) or 0
-        reading = self.reader.read(
-            Page(response.url, response.status, response.text, response.headers.to_unicode_dict(), page)
-        )
-        if reading.fallback:
-            self.fell_back(response.url, len(reading.results))
         size = len(response.body)
-        if response.status == 200:
-            norm = self.sizes.setdefault(page_type(page), RunningMedian())
-            verdict = size_verdict(reading.verdict, size, norm.value, self.min_size_ratio)
-            if verdict.cls is ResponseClass.OK and reading.results:
-                norm.add(size)
-            if verdict is not reading.verdict:
-                reading = replace(reading, verdict=verdict)
+        oversized = self.reader.oversized(size)
+        if oversized is not None:
+            reading = Reading(oversized, base_url=response.url)  # not read at all: no item, no marker, no fallback
+            self.too_large(request, response.url, size)
+        else:
+            reading = self.read(request, response, page, size)
         request.meta[keys.READING] = reading
         retry_after = retry_after_seconds(response.headers.get("Retry-After", b"").decode("latin-1"))
         self._take(
@@ -108,6 +106,60 @@ class BlocksMiddleware(EngineMiddleware):
             retry_after=retry_after,
         )
         return response
+
+    def read(self, request: Request, response: Response, page: int, size: int) -> Reading:
+        """The reading of a page within ``scraper.limits.page_bytes``, judged by its size too."""
+        reading = self.reader.read(
+            Page(response.url, response.status, response.text, response.headers.to_unicode_dict(), page)
+        )
+        if reading.fallback:
+            self.fell_back(response.url, len(reading.results))
+        if reading.items_over_limit:
+            self.too_many(request, response.url, reading)
+        if reading.fields_cut:
+            self.count("fields_cut", reading.fields_cut)
+        if response.status == 200:
+            norm = self.sizes.setdefault(page_type(page), RunningMedian())
+            verdict = size_verdict(reading.verdict, size, norm.value, self.min_size_ratio)
+            if verdict.cls is ResponseClass.OK and reading.results:
+                norm.add(size)
+            if verdict is not reading.verdict:
+                reading = replace(reading, verdict=verdict)
+        return reading
+
+    def too_large(self, request: Request, url: str, size: int) -> None:
+        limit = self.reader.limits.page_bytes if self.reader.limits is not None else 0
+        logger.warning(
+            "[%s] the results page for topic %r (%s) is %s bytes, above scraper.limits.page_bytes (%s): it is not "
+            "read (nothing of it is stored) and counts as a soft block (reason oversized), which benches the "
+            "engine; no engine's results page is this large, so the engine is serving something else. If its "
+            "pages really are, raise scraper.limits.page_bytes",
+            self.state.engine,
+            request.meta.get(keys.TOPIC),
+            url,
+            f"{size:,}",
+            f"{limit:,}",
+        )
+
+    def too_many(self, request: Request, url: str, reading: Reading) -> None:
+        kept, over = len(reading.results), reading.items_over_limit
+        self.count("items_over_limit", over)
+        logger.warning(
+            "[%s] the results page for topic %r (%s) holds %d result items, more than scraper.limits.items_per_page "
+            "(%d): the first %d are kept, the other %d left out. No engine shows this many on one page, so the page "
+            "is suspect (a changed layout matching more than results, or a stuffed page); if the engine really "
+            "does, raise scraper.limits.items_per_page",
+            self.state.engine,
+            request.meta.get(keys.TOPIC),
+            url,
+            kept + over,
+            self.reader.limits.items_per_page if self.reader.limits is not None else kept,
+            kept,
+            over,
+        )
+
+    def count(self, key: str, count: int) -> None:
+        self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/{key}", count)
 
     def fell_back(self, url: str, found: int) -> None:
         self.stat("layout_fallbacks")

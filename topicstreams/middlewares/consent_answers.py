@@ -61,6 +61,8 @@ class ConsentMiddleware(EngineMiddleware):
     async def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
         if not is_engine_request(request) or not isinstance(response, HtmlResponse):
             return response
+        if self.reader.oversized(len(response.body)) is not None:
+            return response  # not read at all: the blocks middleware makes it a soft block (oversized)
         if request.meta.get(keys.PROBE):
             self.spent = False  # the engine cooled down since the last answer: one more is allowed
         wall = self.reader.engine.consent_wall(response.url, response.text)

@@ -1,9 +1,8 @@
 """The normalize pipeline: each item's URL normalized (:mod:`topicstreams.engines.news_urls`), its ``news_id`` set,
-its text cleaned."""
+its text cleaned (:func:`topicstreams.text.scraped_text.clean_text`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -13,13 +12,11 @@ from scrapy.exceptions import DropItem
 from topicstreams.config.setting_names import sections_from
 from topicstreams.engines.news_urls import engine_hosts, news_id, normalize_url
 from topicstreams.engines.results import REQUIRED_TO_KEEP
+from topicstreams.text.scraped_text import clean_text
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
-
-MEANINGLESS_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
-"""Characters scraped text may carry that mean nothing to a reader and that a store may refuse."""
 
 FIELD_NAMES = {"url": "a URL", "title": "a title"}
 """A required field, as the line of an item dropped without it names it."""
@@ -28,7 +25,9 @@ FIELD_NAMES = {"url": "a URL", "title": "a title"}
 class NormalizePipeline:
     """Normalizes each item's URL, sets its ``news_id`` and cleans its text fields: surrounding white space, and
     characters no text means (control characters but tab and line breaks, lone surrogates, non-characters), which
-    would make a database refuse the whole batch (PostgreSQL stores no NUL; no database encodes a lone surrogate).
+    would make a database refuse the whole batch (PostgreSQL stores no NUL; no database encodes a lone surrogate),
+    and the bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) with which a title or a
+    source would read other than it is.
 
     Drops (``DropItem``) items without a URL or a title (the fields the step requires,
     :data:`~topicstreams.engines.results.REQUIRED_TO_KEEP`: text with something in it), and items whose URL cannot
@@ -52,7 +51,7 @@ class NormalizePipeline:
         for field in self.TEXT_FIELDS:
             value = adapter.get(field)
             if isinstance(value, str):
-                adapter[field] = MEANINGLESS_CHARACTERS.sub("", value).strip()
+                adapter[field] = clean_text(value)
         for name in REQUIRED_TO_KEEP:
             value = adapter.get(name)
             if not isinstance(value, str) or not value.strip():

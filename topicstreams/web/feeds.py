@@ -10,11 +10,16 @@ newest first. Atom and RSS are built with feedgen, the JSON Feed as a plain dict
   scheme (RSS ``domain``) ``urn:topicstreams:engine``, beside one category for the topic in
   ``urn:topicstreams:topic``; in the JSON Feed as the ``_topicstreams`` extension object.
 * **Hostile text**: every string that goes into the XML loses the characters XML 1.0 does not allow (C0 controls
-  but tab, newline and carriage return; lone surrogates; U+FFFE, U+FFFF), which lxml would refuse; the JSON Feed
-  gets the same strings, so every format says the same. Markup in a title or snippet is text, never markup: Atom
-  text constructs are ``type="text"``; the RSS ``description`` (HTML by convention) is HTML-escaped before the XML
-  escaping, so a reader shows ``<img …>`` as those characters; the JSON Feed uses ``content_text``. An article
-  URL is a link only when it is an absolute http or https URL (a ``javascript:`` URL never is).
+  but tab, newline and carriage return; lone surrogates; U+FFFE, U+FFFF), which lxml would refuse, and the
+  bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) with which a title would read
+  other than it is (the crawl stores none; an older version's rows may hold some); the JSON Feed gets the same
+  strings, so every format says the same. The feeds' text is plain text (a reader lays it out in its own
+  elements), so there is nothing to put ``dir="auto"`` on but the RSS description, which stays the escaped text
+  readers expect: with no bidirectional control left, no text can reorder what a reader shows around it. Markup
+  in a title or snippet is text, never markup: Atom text constructs are ``type="text"``; the RSS ``description``
+  (HTML by convention) is HTML-escaped before the XML escaping, so a reader shows ``<img …>`` as those characters;
+  the JSON Feed uses ``content_text``. An article URL is a link only when it is an absolute http or https URL (a
+  ``javascript:`` URL never is).
 * **Conditional requests**: every answer carries ``ETag`` and ``Last-Modified``; a matching ``If-None-Match``
   (weak comparison, RFC 9110 §13.1.2), or, when there is none, an ``If-Modified-Since`` at or after
   ``Last-Modified``, gets 304 with no body. The ETag is a strong one: a SHA-256 of everything the body is made
@@ -46,10 +51,10 @@ from fastapi.responses import Response
 from feedgen.feed import FeedGenerator
 
 from topicstreams.storage.feed_reads import FeedEvent, FeedFilter
-from topicstreams.web.formats import article_link, filter_query, iso
+from topicstreams.web.formats import article_link, filter_query, iso, shown_text
 from topicstreams.web.params import feed_filter
 
-FEED_FORMAT = "1"
+FEED_FORMAT = "2"
 """Part of every ETag: raise it when the rendering changes, so that readers fetch the new bytes."""
 
 NAME = "topicstreams"
@@ -73,10 +78,11 @@ _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 def xml_text(value: str | None) -> str | None:
-    """*value* without the characters XML 1.0 does not allow (None stays None)."""
+    """*value* without the characters XML 1.0 does not allow, as the page shows it (:func:`shown_text`: no
+    bidirectional controls); None stays None."""
     if value is None:
         return None
-    return _NOT_XML.sub("", str(value))
+    return shown_text(_NOT_XML.sub("", str(value)))
 
 
 def entry_id(event: FeedEvent) -> str:

@@ -1,4 +1,5 @@
-"""What every rendering of the feed (page, API, feeds) writes the same way: times, article links, filters in a URL."""
+"""What every rendering of the feed (page, API, feeds) writes the same way: times, article links, filters in a URL,
+scraped text as the page and the feeds show it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from urllib.parse import quote_plus, urlencode, urlsplit
+
+from topicstreams.text.scraped_text import without_bidi_controls
 
 _HTTP_URL = re.compile("https?://[^\x00-\x20\x7f\ud800-\udfff\ufffe\uffff]+", re.IGNORECASE)
 
@@ -16,6 +19,13 @@ def iso(moment: datetime | None, timespec: str = "milliseconds") -> str | None:
     if moment is None:
         return None
     return moment.astimezone(UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
+
+
+def shown_text(value: str | None) -> str | None:
+    """A scraped title, source or snippet as the page and the feeds show it: without the bidirectional controls
+    (:data:`~topicstreams.text.scraped_text.BIDI_CONTROLS`) that would make it read other than it is. The crawl
+    stores none (its normalize pipeline drops them); rows an older version stored may hold some. None stays None."""
+    return None if value is None else without_bidi_controls(value)
 
 
 def article_link(url: str | None) -> str | None:

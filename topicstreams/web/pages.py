@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from topicstreams import ENGINES
 from topicstreams.storage.feed_reads import MAX_LIMIT, FeedEvent, FeedFilter, FeedReader
-from topicstreams.web.formats import article_link, filter_query, iso
+from topicstreams.web.formats import article_link, filter_query, iso, shown_text
 from topicstreams.web.params import MAX_QUERY_LENGTH, feed_filter, parse_cursor
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -96,10 +96,10 @@ class Entry:
         return cls(
             key=f"{event.topic_id}:{event.news_id}",
             seen=iso(event.first_seen_at, "microseconds"),
-            title=event.title or event.url,
+            title=shown_text(event.title) or event.url,
             href=article_link(event.url),
-            source=event.source or host_of(event.url),
-            snippet=event.snippet,
+            source=shown_text(event.source) or host_of(event.url),
+            snippet=shown_text(event.snippet),
             published=Moment.of(event.published_at, now) if event.published_at else None,
             found=Moment.of(event.first_seen_at, now),
             topic=event.topic,
