@@ -5,7 +5,7 @@ Real SQLite files with the project's schema, then cut short mid-page or given a 
 one message (:mod:`topicstreams.storage.damage_notice`), the commands as ``scrapy`` runs them (in this process:
 ``db upgrade``, ``db replay``, ``health`` and ``health --json``, ``topics list``, ``nodes``), the upgrade of a
 subtly damaged file, the store's writer (its journal), the schema extension and the web app. The crawl and a real
-server: tests/system/test_damaged_database.py.
+server: tests/system/test_damaged_database_processes.py.
 """
 
 from __future__ import annotations
