@@ -129,7 +129,13 @@ def test_every_command_names_the_damaged_file_without_a_traceback_and_exits_non_
     damaged: DamagedFile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     config = write_config(
-        tmp_path, {"database": {"url": damaged.url}, "node": {"id": "n1"}, "browser": {"profile_dir": "profiles"}}
+        tmp_path,
+        {
+            "database": {"url": damaged.url},
+            "node": {"id": "n1"},
+            "browser": {"profile_dir": "profiles"},
+            "alerting": {"urls": ["json://127.0.0.1:9/"]},  # nothing listens: refused at once
+        },
     )
     journal = tmp_path / "profiles" / "n1" / "journal" / "google.jsonl"
     with Journal(journal) as kept:
@@ -144,12 +150,15 @@ def test_every_command_names_the_damaged_file_without_a_traceback_and_exits_non_
         (["health", "--json"], 3, ""),
         (["topics", "list"], 1, ""),
         (["nodes", "--json"], 1, ""),
+        (["alerts", "list"], 1, ""),
     ):
         code, out, err = scrapy(monkeypatch, capsys, config, *argv)
         assert code == status, (argv, err)
         assert err.splitlines()[0] == message + tail, (argv, err)
         assert "Traceback" not in err and "cannot be reached" not in err, argv
         assert out == "", argv  # no report, not even an empty one
+    code, out, err = scrapy(monkeypatch, capsys, config, "alerts", "test")  # the messages go out all the same
+    assert err.splitlines()[0] == f"the test messages are not recorded: {message}" and "FAILED" in out
     assert damaged.unchanged() and journal.read_bytes() == journal_before
 
 

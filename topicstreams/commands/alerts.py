@@ -171,8 +171,11 @@ class Command(SubcommandCommand):
             self.database(config)
         except SQLAlchemyError as exc:
             record = False
+            damage = damage_of(database_url, exc)
             print(
-                f"the test messages are not recorded: the database {mask_url(database_url)} cannot be reached "
+                f"the test messages are not recorded: {damage}"
+                if damage
+                else f"the test messages are not recorded: the database {mask_url(database_url)} cannot be reached "
                 f"({describe(exc)})",
                 file=sys.stderr,
             )
