@@ -36,6 +36,7 @@ from topicstreams.storage.db import make_database, make_reader
 from topicstreams.storage.durable import Backoff, DurableWriter
 from topicstreams.storage.failures import can_pass, damaged_file
 from topicstreams.storage.journal import Journal
+from topicstreams.storage.outbox import Outbox
 from topicstreams.storage.writer import NewsWriter
 
 UNREACHABLE = "postgresql+psycopg://crawler:s3cret@127.0.0.1:9/news"
@@ -184,15 +185,16 @@ def test_an_upgrade_leaves_a_file_sqlite_finds_damaged_as_it_is(tmp_path: Path) 
 
 
 # ---- a crawl's parts ------------------------------------------------------------------------------------------
-def test_the_store_keeps_what_it_cannot_write_and_says_once_that_the_file_is_damaged(
+def test_the_store_and_the_health_writes_keep_what_they_cannot_write_and_say_once_that_the_file_is_damaged(
     damaged: DamagedFile, tmp_path: Path, caplog, databases
 ) -> None:
     caplog.set_level(logging.INFO)
     stats = Stats()
+    availability = Availability(damaged.url)  # the process's, shared by its writers
     writer = DurableWriter(
         NewsWriter(databases.of(damaged.url)),
         Journal(tmp_path / "google.jsonl"),
-        Availability(damaged.url),
+        availability,
         name="google",
         inc=stats.inc,
         batch_size=3,
@@ -204,6 +206,10 @@ def test_the_store_keeps_what_it_cannot_write_and_says_once_that_the_file_is_dam
     eventually(lambda: stats["topicstreams/store/journaled"] == 2)
     writer.submit([item(3)])
     eventually(lambda: stats["topicstreams/store/journaled"] == 3)
+    outbox = Outbox(damaged.url, availability, Backoff(0.05, 0.1), database=databases.of)
+    outbox.save_status("google", "n1", state="running", score=90.0)
+    eventually(lambda: availability.behind == {"google", outbox.name})
+    assert not outbox.flush(timeout=0.2) and outbox.pending() == 1  # kept in memory
     assert writer.close() == 3  # all three wait in the journal for a mended database
     told = [record for record in caplog.records if record.name == "topicstreams.storage.availability"]
     assert [record.levelno for record in told] == [logging.ERROR], [record.getMessage() for record in told]
