@@ -16,6 +16,7 @@ from topicstreams.alerts.events import Alert
 from topicstreams.commands.alerts import parse_since
 from topicstreams.storage import upgrade, utcnow
 from topicstreams.storage.alert_log import read_recent, record_alert, record_attempt, set_delivery
+from topicstreams.storage.damage_notice import damage_message
 
 WEBHOOK_TOKEN = "W3bhook-t0ken-for-the-test"
 JSON_PASSWORD = "Js0n-pa55word-for-the-test"
@@ -250,4 +251,5 @@ def test_alerts_list_on_a_database_that_cannot_hold_the_schema_names_scrapy_db_u
     result = scrapy_cmd("alerts", "list", env={"TOPICSTREAMS_CONFIG": str(config)})
     assert result.returncode == 1
     [line] = result.stderr.strip().splitlines()
-    assert "`scrapy db upgrade`" in line and line.startswith("cannot read the alerts from the database")
+    # A garbage file is a damaged database file (issue 33): named as such, not as a schema to upgrade.
+    assert line == damage_message(f"sqlite:///{broken}", "file is not a database")

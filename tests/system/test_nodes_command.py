@@ -17,6 +17,7 @@ from topicstreams.engines.states import COOLING, PAUSED
 from topicstreams.storage import leases as schedule
 from topicstreams.storage import node_rows as membership
 from topicstreams.storage import upgrade, utcnow
+from topicstreams.storage.damage_notice import damage_message
 from topicstreams.storage.engine_status import save_status
 from topicstreams.storage.topics import add_topics
 
@@ -243,7 +244,8 @@ def test_a_database_that_cannot_hold_the_schema_is_one_line_naming_scrapy_db_upg
         assert result.returncode == 1
         assert result.stdout == ""
         [line] = result.stderr.strip().splitlines()
-        assert line.startswith("cannot read the nodes from the database") and "`scrapy db upgrade`" in line
+        # A garbage file is a damaged database file (issue 33): named as such, not as a schema to upgrade.
+        assert line == damage_message(f"sqlite:///{broken}", "file is not a database")
 
 
 def test_positional_arguments_are_a_usage_error(scrapy_cmd, tmp_path):

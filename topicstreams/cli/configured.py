@@ -120,6 +120,14 @@ class SubcommandCommand(ConfiguredCommand):
             raise UsageError(f"expected one of: {', '.join(self.subcommands)}")
         try:
             self.exitcode = getattr(self, f"do_{args[0]}")(self.config, args[1:], opts) or 0
+        except Exception as exc:  # a damaged database file, met by any sub-command: one message, no traceback
+            from topicstreams.storage.damage_notice import damage_of
+
+            damage = damage_of(self.config.sections.database.url, exc)
+            if damage is None:
+                raise
+            report_error(self.settings, damage)
+            self.exitcode = 1
         finally:
             self.runtime.close()  # the database handles the sub-command opened
 
@@ -191,7 +199,8 @@ class CrawlingCommand(ConfiguredCommand):
         lock.release()
 
     def check_database(self) -> None:
-        """Refuse, in one line, to start when the database cannot be reached (or its schema brought up to date).
+        """Refuse, in one line, to start when the database cannot be reached (or its schema brought up to date), or
+        its file is damaged (:mod:`topicstreams.storage.damage_notice`).
 
         The schema extension would find out first thing, from inside Scrapy, with tracebacks. Once a crawl runs,
         the database may come and go: the store keeps what is scraped (see :mod:`topicstreams.storage.durable`).
@@ -199,15 +208,19 @@ class CrawlingCommand(ConfiguredCommand):
         from sqlalchemy.exc import SQLAlchemyError
 
         from topicstreams.config.secrets import mask_url
+        from topicstreams.storage.damage_notice import damage_of
         from topicstreams.storage.failures import describe
 
         url = self.sections.database.url
         try:
             self.runtime.upgrade_once(url)  # what the schema extension does, once per process
         except SQLAlchemyError as exc:
+            damage = damage_of(url, exc)  # no outage: waiting will not mend the file
             report_error(
                 self.settings,
-                f"could not start: the database {mask_url(url)} cannot be reached "
+                f"could not start: {damage}"
+                if damage
+                else f"could not start: the database {mask_url(url)} cannot be reached "
                 f"({describe(exc)}); nothing is crawled until it answers",
             )
             raise SystemExit(1) from None

@@ -28,6 +28,7 @@ from topicstreams.cli.configured import SubcommandCommand
 from topicstreams.config.secrets import mask_url
 from topicstreams.config.sections import AlertingSection
 from topicstreams.storage import utcnow
+from topicstreams.storage.damage_notice import damage_of
 from topicstreams.storage.failures import describe
 
 TEST_COMMAND, LIST = "test", "list"
@@ -170,8 +171,11 @@ class Command(SubcommandCommand):
             self.database(config)
         except SQLAlchemyError as exc:
             record = False
+            damage = damage_of(database_url, exc)
             print(
-                f"the test messages are not recorded: the database {mask_url(database_url)} cannot be reached "
+                f"the test messages are not recorded: {damage}"
+                if damage
+                else f"the test messages are not recorded: the database {mask_url(database_url)} cannot be reached "
                 f"({describe(exc)})",
                 file=sys.stderr,
             )
@@ -195,7 +199,8 @@ class Command(SubcommandCommand):
             rows = read_recent(self.database(config), since, limit=LIST_LIMIT)
         except SQLAlchemyError as exc:
             print(
-                f"cannot read the alerts from the database {mask_url(config.sections.database.url)}: "
+                damage_of(config.sections.database.url, exc)
+                or f"cannot read the alerts from the database {mask_url(config.sections.database.url)}: "
                 f"{describe(exc)} (run `scrapy db upgrade` once it can be reached)",
                 file=sys.stderr,
             )

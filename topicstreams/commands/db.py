@@ -6,6 +6,9 @@ for a node that will not start again, or to try a reject file again after a fix.
 (``<engine>.jsonl``), a reject file (``<engine>.rejected.jsonl``: only named by hand), or a folder of journals;
 by default this node's journal folder (``browser.profile_dir/<node>/journal``). A journal held by a running crawl
 is left to it. Exits 0 when every journal named is written (or there was nothing to write), 1 otherwise.
+
+A database that cannot be upgraded or written is said in one line (no traceback), exit 1; a damaged database file in
+the words of :func:`~topicstreams.storage.damage_notice.damage_message` (it is neither upgraded nor written).
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ import sys
 from pathlib import Path
 
 from scrapy.exceptions import UsageError
+from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams.cli.configured import SubcommandCommand
 from topicstreams.config.secrets import mask_url
 from topicstreams.storage import upgrade
+from topicstreams.storage.damage_notice import damage_of
 from topicstreams.storage.durable import replay_file
 from topicstreams.storage.failures import describe
 from topicstreams.storage.journal import JournalInUse, is_rejects, journal_folder, pending_files, rejects_path
@@ -38,7 +43,14 @@ class Command(SubcommandCommand):
 
     def do_upgrade(self, config, args, opts) -> int:
         url = config.sections.database.url
-        upgrade(url)
+        try:
+            upgrade(url)
+        except SQLAlchemyError as exc:
+            print(
+                damage_of(url, exc) or f"could not upgrade the database {mask_url(url)}: {describe(exc)}",
+                file=sys.stderr,
+            )
+            return 1
         print(f"database up to date: {mask_url(url)}")
         return 0
 
@@ -61,27 +73,34 @@ class Command(SubcommandCommand):
         try:
             writer = NewsWriter(self.database(config))
         except Exception as exc:
+            url = config.sections.database.url
+            damage = damage_of(url, exc)
             print(
-                f"cannot reach the database {mask_url(config.sections.database.url)}: {describe(exc)}; the "
-                f"journals are kept as they are",
+                f"{damage}; the journals are kept as they are"
+                if damage
+                else f"cannot reach the database {mask_url(url)}: {describe(exc)}; the journals are kept as they are",
                 file=sys.stderr,
             )
             return 1
         status = 0
         for path in files:
-            status = max(status, self.replay_one(writer, path, self.settings.getint("TOPICSTREAMS_STORE_BATCH_SIZE")))
+            batch_size = self.settings.getint("TOPICSTREAMS_STORE_BATCH_SIZE")
+            status = max(status, self.replay_one(writer, path, batch_size, config.sections.database.url))
         return status
 
     @staticmethod
-    def replay_one(writer: NewsWriter, path: Path, batch_size: int) -> int:
+    def replay_one(writer: NewsWriter, path: Path, batch_size: int, url: str) -> int:
         try:
             done = replay_file(writer, path, batch_size=batch_size)
         except JournalInUse as exc:
             print(f"{exc}: left to it", file=sys.stderr)
             return 1
         except Exception as exc:  # the database went away again, or the file cannot be read
+            damage = damage_of(url, exc)
             print(
-                f"{path}: stopped: {describe(exc)}; what is written stays written, the rest stays in the file "
+                f"{path}: stopped: {damage}; the rest stays in the file"
+                if damage
+                else f"{path}: stopped: {describe(exc)}; what is written stays written, the rest stays in the file "
                 f"(run it again)",
                 file=sys.stderr,
             )

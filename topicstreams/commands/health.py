@@ -3,7 +3,8 @@
 The report exits 2 when an engine is critical or paused, 1 when one is degraded, else 0 (as monitoring plugins
 read it); 3 when the database cannot be read. Under the table (in JSON: ``"journal"``), this node's store journals
 that hold items not yet in the database, and its reject files. In lease mode (``scraper.assignment: lease``) each
-engine says which nodes carry it: ``"carried_by"`` in JSON, a ``carried by …`` line under the table. The report is
+engine says which nodes carry it: ``"carried_by"`` in JSON, a ``carried by …`` line under the table. A damaged
+database file is named as such (:mod:`topicstreams.storage.damage_notice`), exit 3. The report is
 :mod:`topicstreams.reports.health_report`'s to build; this command reads the arguments and the configuration, prints it,
 and exits with its status.
 """
@@ -23,6 +24,7 @@ from topicstreams.config.secrets import mask_url
 from topicstreams.health.saturation import saturation_policy
 from topicstreams.reports.health_report import build_report, lease_interval_of
 from topicstreams.storage import utcnow
+from topicstreams.storage.damage_notice import damage_of
 from topicstreams.storage.engine_status import resume
 from topicstreams.storage.failures import describe
 from topicstreams.storage.journal import is_rejects, journal_folder, pending_files
@@ -126,8 +128,9 @@ class Command(SubcommandCommand):
                 lease_interval=lease_interval_of(config),
             )
         except SQLAlchemyError as exc:
+            url = sections.database.url
             print(
-                f"cannot read the health from the database {mask_url(sections.database.url)}: {describe(exc)}",
+                damage_of(url, exc) or f"cannot read the health from the database {mask_url(url)}: {describe(exc)}",
                 file=sys.stderr,
             )
             for line in backlog_lines(backlog):

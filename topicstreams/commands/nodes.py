@@ -19,6 +19,7 @@ from topicstreams.cli.configured import ConfiguredCommand
 from topicstreams.config.secrets import mask_url
 from topicstreams.reports.nodes_report import build_nodes_report
 from topicstreams.storage import utcnow
+from topicstreams.storage.damage_notice import damage_of
 from topicstreams.storage.failures import describe
 
 
@@ -61,7 +62,8 @@ class Command(ConfiguredCommand):
             )
         except SQLAlchemyError as exc:
             print(
-                f"cannot read the nodes from the database {mask_url(config.sections.database.url)}: "
+                damage_of(config.sections.database.url, exc)
+                or f"cannot read the nodes from the database {mask_url(config.sections.database.url)}: "
                 f"{describe(exc)} (run `scrapy db upgrade` once it can be reached)",
                 file=sys.stderr,
             )

@@ -10,7 +10,9 @@ database URL, one per process (the four crawlers of ``crawlall`` share it):
 * :meth:`~Availability.caught_up` when that writer has written everything it kept. When no writer that reported
   the outage is still behind, the INFO says how long the database was away and how much was written since.
 
-The URL shown is masked (no password).
+The URL shown is masked (no password). A write that failed because the database file is damaged
+(:func:`~topicstreams.storage.failures.damaged_file`) is no outage to wait out: it is told once as an ERROR, in the
+words of :func:`~topicstreams.storage.damage_notice.damage_message`, even in an outage already told.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from collections import Counter
 from collections.abc import Callable
 
 from sqlalchemy.engine import make_url
+
+from topicstreams.storage.damage_notice import damage_message
+from topicstreams.storage.failures import damaged_file
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +44,8 @@ class Availability:
         self.written: Counter[str] = Counter()
         """What was written once back, by kind ("items", "status writes", ...)."""
         self.outages = 0
+        self.damage_told = False
+        """Whether the ERROR of a damaged database file was logged in this outage."""
         self.backlogs: dict[str, Callable[[], str]] = {}
         """Each writer's account of what it keeps (for the WARNING): "" when nothing."""
 
@@ -68,17 +75,31 @@ class Availability:
                     self.away_since = None
                     self.written.clear()
 
-    def went_away(self, writer: str, reason: str, kept: str) -> None:
-        """``writer`` could not write (``reason``, one line) and keeps ``kept`` (what and where) to write later."""
+    def went_away(self, writer: str, reason: str, kept: str, cause: BaseException | None = None) -> None:
+        """``writer`` could not write (``reason``, one line) and keeps ``kept`` (what and where) to write later;
+        ``cause``: the error, to tell a damaged database file (an ERROR, once) from a passing outage."""
+        damage = damaged_file(cause) if cause is not None else None
         with self._lock:
             self.behind.add(writer)
-            if self.away_since is not None:
+            tell_damage = damage is not None and not self.damage_told
+            self.damage_told = self.damage_told or tell_damage
+            if self.away_since is not None and not tell_damage:
                 return
-            self.away_since = self.clock()
-            self.outages += 1
-            self.written.clear()
+            if self.away_since is None:
+                self.away_since = self.clock()
+                self.outages += 1
+                self.written.clear()
             others = [backlog for name, backlog in self.backlogs.items() if name != writer]
         accounts = [kept, *(account for account in (_safe(backlog) for backlog in others) if account)]
+        if damage is not None:
+            # No outage to wait out: a person must restore or recover the file; until then the writers keep what
+            # they cannot write.
+            logger.error(
+                "%s. Until then what cannot be written is kept: %s",
+                damage_message(self.url, damage),
+                "; ".join(accounts),
+            )
+            return
         logger.warning(
             "The database %s cannot be written (%s): nothing is lost — %s; retrying with backoff until it is back",
             self.shown_url(),
@@ -98,6 +119,7 @@ class Availability:
                 return
             away_for = self.clock() - self.away_since
             self.away_since = None
+            self.damage_told = False
             written_now = +self.written
             self.written.clear()
         summary = ", ".join(f"{count} {kind}" for kind, count in sorted(written_now.items())) or "nothing was waiting"

@@ -304,7 +304,7 @@ class DurableWriter:
             kept = self.journal.unread_items
         logger.debug("[%s] write failed (%s); next try in %g s", self.name, describe(exc), delay)
         self.availability.went_away(
-            self.name, describe(exc), f"{kept} item(s) of {self.name} kept in the journal {self.journal.path}"
+            self.name, describe(exc), f"{kept} item(s) of {self.name} kept in the journal {self.journal.path}", exc
         )
 
     def _journal_in_front(self, batch: list[Item]) -> None:

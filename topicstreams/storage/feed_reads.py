@@ -16,6 +16,7 @@ from sqlalchemy import Connection, Engine, and_, exists, func, select, text, tup
 from sqlalchemy.exc import DBAPIError
 
 from topicstreams.storage.cursors import decode_key, encode_key
+from topicstreams.storage.failures import damaged_file
 from topicstreams.storage.migrate import head_revisions
 from topicstreams.storage.models import news_table as news
 from topicstreams.storage.models import topic_news_engines_table as attributions
@@ -285,6 +286,8 @@ class FeedReader:
             with self.db.connect() as conn:
                 revisions = {row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))}
         except DBAPIError as exc:
+            if damaged_file(exc) is not None:
+                raise  # no schema to upgrade: the file is damaged (the caller says so)
             return f"the database cannot be read ({_first_line(exc)})"
         if revisions != head_revisions():
             return (

@@ -32,6 +32,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.pool import NullPool
 
+from topicstreams.storage.damage_notice import DatabaseDamaged
 from topicstreams.storage.db import immediate, make_database
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,8 @@ def upgrade(url: str, db: Engine | None = None) -> None:
     Idempotent, and quick when the database is already at the latest revision. Several processes
     may call it at once on one database: the upgrade itself runs under a lock (SQLite: the write
     lock of ``BEGIN IMMEDIATE``; PostgreSQL: a transaction-level advisory lock), and whoever gets
-    the lock second finds the work done.
+    the lock second finds the work done. An SQLite file found damaged before a migration is left as it is
+    (:class:`~topicstreams.storage.damage_notice.DatabaseDamaged`).
     """
     heads = set(script_directory().get_heads())
     if db is None:
@@ -66,6 +68,8 @@ def upgrade(url: str, db: Engine | None = None) -> None:
     db = make_database(url, foreign_keys=False, poolclass=NullPool)
     try:
         with db.connect() as conn, _migration_lock(conn):
+            if current:
+                _refuse_damaged(conn, url)
             config = alembic_config()
             config.attributes["connection"] = conn
             command.upgrade(config, "head")
@@ -142,6 +146,18 @@ def _migration_lock(conn: Connection) -> Iterator[None]:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_MIGRATION_LOCK_KEY})
         yield
+
+
+def _refuse_damaged(conn: Connection, url: str) -> None:
+    """Raise :class:`~topicstreams.storage.damage_notice.DatabaseDamaged` when SQLite finds the file damaged: a
+    migration rewrites tables, and a damaged file written to loses more of what a ``.recover`` could still save."""
+    if conn.dialect.name != "sqlite":
+        return
+    found = [str(row[0]) for row in conn.exec_driver_sql("PRAGMA quick_check(3)")]
+    if found != ["ok"]:
+        lines = [line.strip() for row in found for line in row.splitlines()]
+        said = "; ".join(line for line in lines if line and not line.startswith("***"))
+        raise DatabaseDamaged(url, f"PRAGMA quick_check: {said}")
 
 
 def _check_foreign_keys(conn: Connection) -> None:

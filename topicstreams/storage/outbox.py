@@ -217,4 +217,4 @@ class Outbox:
             kept = len(self._pending)
             self._cond.notify_all()
         logger.debug("could not write %s (%s); next try in %g s", write.what, describe(exc), delay)
-        self.availability.went_away(self.name, describe(exc), f"{kept} write(s) of {self.name} kept in memory")
+        self.availability.went_away(self.name, describe(exc), f"{kept} write(s) of {self.name} kept in memory", exc)

@@ -3,7 +3,9 @@
 ``create_app(WebSettings.from_config(config))`` gives the ASGI app that ``scrapy serve`` runs on uvicorn. It
 reads through its own read-only connection pool, never migrates (a database without the schema answers 503
 naming ``scrapy db upgrade``), fetches nothing from the network, and answers a bad parameter with 400 or 422 and
-JSON naming it, a database that does not answer with 503: never a 500 or a traceback.
+JSON naming it, a database that does not answer with 503: never a 500 or a traceback. A damaged database file is no
+schema to upgrade and no passing outage: its 503 says so in the words of
+:func:`~topicstreams.storage.damage_notice.damage_message`, and the log says it once (:class:`DamageWatch`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from topicstreams.config.sections import ScraperSection, SlaSection, build_secti
 from topicstreams.health.saturation import SaturationPolicy, saturation_policy
 from topicstreams.reports.health_report import lease_interval_of
 from topicstreams.storage.cycle_timeline import KEEP_SECONDS, ChartReads
+from topicstreams.storage.damage_notice import damage_of
 from topicstreams.storage.db import Databases, make_reader
 from topicstreams.storage.feed_reads import FeedReader
 from topicstreams.web.guard import Guard, is_loopback
@@ -39,6 +42,7 @@ from topicstreams.web.tokens import TokenCheck
 logger = logging.getLogger(__name__)
 
 UPGRADE_HINT = "run `scrapy db upgrade`"
+DAMAGED_TITLE = "Database file damaged"
 STATIC_PREFIX = "/static/"
 
 
@@ -149,6 +153,27 @@ class SchemaCheck:
             return problem
 
 
+class DamageWatch:
+    """Whether an error of the database says its file is damaged; the first time (and when what SQLite says
+    changes), one ERROR in the log: the app answers every request that meets it with 503 and the same message."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.told: str | None = None
+        self._lock = threading.Lock()
+
+    def damage(self, exc: BaseException) -> str | None:
+        """The message of the damaged database file when *exc* says so, else None."""
+        message = damage_of(self.url, exc)
+        if message is None:
+            return None
+        with self._lock:
+            first, self.told = message != self.told, message
+        if first:
+            logger.error("Answering 503 where the database is read: %s", message)
+        return message
+
+
 def wants_json(request: Request) -> bool:
     path = request.url.path
     return path.startswith("/api/") or path.startswith("/feed.")
@@ -194,6 +219,7 @@ def create_app(settings: WebSettings) -> FastAPI:
     app.state.token_check = TokenCheck()  # the admin token's failures per client (topicstreams.web.tokens)
     app.state.monitor_charts = ChartReads(db, settings.chart_keep_seconds)
     schema = SchemaCheck(app.state.reader)
+    damage = app.state.damage = DamageWatch(settings.database_url)
     logger.info("Reading %s", mask_url(settings.database_url))
 
     from topicstreams.web import api
@@ -207,7 +233,13 @@ def create_app(settings: WebSettings) -> FastAPI:
 
         if request.url.path.startswith(STATIC_PREFIX):  # the error page's own stylesheet
             return await call_next(request)
-        problem = await run_in_threadpool(schema.problem)
+        try:
+            problem = await run_in_threadpool(schema.problem)
+        except SQLAlchemyError as exc:
+            message = damage.damage(exc)
+            if message is None:
+                raise
+            return error_response(request, 503, message, DAMAGED_TITLE)
         if problem is not None:
             return error_response(request, 503, f"{problem}: {UPGRADE_HINT}", "No feed yet")
         return await call_next(request)
@@ -230,6 +262,9 @@ def create_app(settings: WebSettings) -> FastAPI:
 
     @app.exception_handler(SQLAlchemyError)
     async def database_error(request: Request, exc: SQLAlchemyError) -> Response:
+        message = damage.damage(exc)
+        if message is not None:
+            return error_response(request, 503, message, DAMAGED_TITLE)
         reason = str(exc.orig).splitlines()[0] if isinstance(exc, DBAPIError) and exc.orig else type(exc).__name__
         logger.warning("The database did not answer %s: %s", request.url.path, reason)
         return error_response(
