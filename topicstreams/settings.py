@@ -84,6 +84,11 @@ TOPICSTREAMS_LOGS_ENABLED = True
 # Alerts (topicstreams.alerts): each target of an alert is tried once, then again after each of these delays (seconds);
 # every attempt is recorded in alert_deliveries. Delivery runs in a thread of its own, never on the reactor.
 TOPICSTREAMS_ALERT_RETRY_DELAYS = [2.0, 10.0, 30.0]
+# A stopping crawl waits at most ALERT_STOP_WAIT seconds for its deliveries; what is still on its way is kept in the
+# database and delivered by the next start of the same node, or abandoned (with why) when it is older than
+# ALERT_LEFTOVER_HOURS then or its URLs are no longer configured (topicstreams.alerts.leftovers).
+TOPICSTREAMS_ALERT_STOP_WAIT = 5.0
+TOPICSTREAMS_ALERT_LEFTOVER_HOURS = 24.0
 # Alerts told by the crawl processes: news digests (alerting.digests: hourly, daily and weekly ones claimed by one
 # process of all nodes, as-it-happens batches by the process that stored their events) and topics gone silent
 # (topicstreams.extensions.digest_watch): looked at every ALERTS_TICK seconds, silence every ALERTS_SILENCE_EVERY.

@@ -61,7 +61,8 @@ class Posted:
 class JsonReceiver:
     """Records every POST; answers 200, or 500 for the next :meth:`fail_next` requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
+        """On ``port`` (0: a free one the system picks)."""
         self.posted: list[Posted] = []
         self._lock = threading.Lock()
         self._failing = 0
@@ -91,7 +92,7 @@ class JsonReceiver:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self._thread = threading.Thread(

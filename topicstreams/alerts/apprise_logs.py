@@ -1,7 +1,7 @@
 """What Apprise and its HTTP client log while a thread delivers an alert (:class:`AppriseLogs`, one per notifier).
 
 What Apprise says is captured by a filter on its logger, in the delivering thread only: its WARNING lines become the
-attempt's detail (:func:`topicstreams.alerts.delivery.apprise_attempt`) and go no further, so the log holds the
+attempt's detail (:func:`topicstreams.alerts.targets.apprise_attempt`) and go no further, so the log holds the
 notifier's one masked line instead; the HTTP client's debug lines, which show request paths and queries (where
 services keep their tokens), are dropped there too. Records of other threads pass as usual.
 

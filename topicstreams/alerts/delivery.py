@@ -1,5 +1,5 @@
 """The process's delivery of alerts: every target of an alert tried in a thread of its own, retried with backoff,
-each attempt recorded.
+each attempt recorded; what a stop leaves undelivered kept for the next start of the node.
 
 The health extension, the digests and the silence watch build an :class:`~topicstreams.alerts.events.Alert` and
 hand it to the :class:`Notifier` of their database (one per process and database URL, which the process's
@@ -8,11 +8,9 @@ queues it — no network, no database, no exception
 on the caller's thread (the Scrapy reactor's event loop) — and the notifier's thread:
 
 * drops an event that ``alerting.events`` does not name (digests and test messages always go);
-* records the alert (:func:`topicstreams.storage.alert_log.record_alert`), then tries each target: the alert's own
-  URLs (a digest's) or ``alerting.urls``, and for an event ``alerting.webhook_url`` with the webhook's JSON body
-  (:mod:`topicstreams.alerts.webhook`). One :class:`apprise.Apprise` per target, so that each has its own outcome; an
-  e-mail (a service whose format is HTML) gets the alert's HTML, any other service its plain text, made inert
-  again (:func:`topicstreams.alerts.inert_text.plain`: idempotent);
+* records the alert (:func:`topicstreams.storage.alert_log.record_alert`: with its targets masked, as this node's to
+  deliver, held by this process), then tries each target: the alert's own URLs (a digest's) or ``alerting.urls``, and
+  for an event ``alerting.webhook_url`` with the webhook's JSON body (:mod:`topicstreams.alerts.targets`);
 * tries a target up to ``attempts`` times (default 4), ``delays`` apart (default 2, 10, 30 s; a target waiting for
   its next try holds up no other), recording each attempt with what the service said, then the alert's
   summary (``delivered 2/2``, ``failed: mailto://user:****@host (after 4 attempts)``, ``no target``);
@@ -24,12 +22,19 @@ What Apprise says is captured by a filter on its logger (the notifier's
 the attempt's detail (with every secret part of the URL cut out) and go no further, so the log holds our one
 masked line instead; the HTTP client's debug lines, which show request paths and queries, are dropped there too.
 Apprise's logger is kept at WARNING or above (:func:`topicstreams.config.apprise_urls.quiet_apprise`), since it prints
-service URLs with their tokens at debug level. Targets are only ever shown masked
-(:func:`topicstreams.config.apprise_urls.masked`, the webhook by :func:`topicstreams.config.loading.mask_webhook`).
+service URLs with their tokens at debug level.
 
 The database may be away: a record that fails is logged once (a WARNING, until a record passes again) and the
-alerts are delivered all the same. :meth:`Notifier.flush` waits for every alert handed over (a closing crawl);
+alerts are delivered all the same. :meth:`Notifier.flush` waits for every alert handed over;
 :meth:`Notifier.deliver_now` delivers on the caller's thread (``scrapy alerts test``).
+
+**Stops.** A closing crawl waits at most ``stop_wait`` seconds (``TOPICSTREAMS_ALERT_STOP_WAIT``, 5 s) for its
+deliveries (:meth:`Notifier.wait_at_stop`); when the process's last crawler has stopped, :meth:`Notifier.close` keeps
+what is still on its way in the database (recorded now if it was not) and leaves it to the next start of the node,
+with one WARNING. That start (:meth:`Notifier.resume_leftovers`, once per process) takes them up in the notifier's
+thread: sent to the targets still owed, or marked ``abandoned`` with why (:mod:`topicstreams.alerts.leftovers`).
+While a process delivers an alert it holds it (``alerts.claimed_until``, renewed at each attempt), so another
+process of the node starting meanwhile leaves it alone; a process that died without a word leaves its hold to expire.
 """
 
 from __future__ import annotations
@@ -41,18 +46,17 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import unquote
 
 from sqlalchemy import Engine
 
-from topicstreams.alerts import inert_text as inert
 from topicstreams.alerts.apprise_logs import AppriseLogs
 from topicstreams.alerts.events import EVENTS, Alert
-from topicstreams.alerts.webhook import WEBHOOK_TIMEOUT, payload_of, webhook_attempt
-from topicstreams.config.apprise_urls import masked, quiet_apprise, secret_parts, service_of
-from topicstreams.config.secrets import mask_url, mask_webhook
+from topicstreams.alerts.leftovers import LEFTOVER_HOURS, judge
+from topicstreams.alerts.targets import DETAIL_LENGTH, Delivery, Target, plural, summary
+from topicstreams.alerts.webhook import WEBHOOK_TIMEOUT
+from topicstreams.config.secrets import mask_url
 from topicstreams.storage import alert_log as store
 from topicstreams.storage.db import utcnow
 from topicstreams.storage.failures import describe
@@ -65,121 +69,13 @@ ATTEMPTS = 4
 DELAYS = (2.0, 10.0, 30.0)
 """Seconds before the 2nd, 3rd, 4th … attempt (the last repeats)."""
 
-NO_TARGET = "no target"
-"""The summary of an alert that had nowhere to go (it is recorded all the same)."""
+STOP_WAIT = 5.0
+"""Seconds a stopping crawl waits for its deliveries (``TOPICSTREAMS_ALERT_STOP_WAIT``)."""
 
-DETAIL_LENGTH = 300
-"""The longest detail of an attempt kept."""
-
-
-def scrubbed(detail: str, url: str) -> str:
-    """``detail`` on one line, every secret part of ``url`` (as written or decoded) cut out, at most
-    :data:`DETAIL_LENGTH` characters."""
-    detail = " ".join(str(detail).split())
-    parts = {part for secret in secret_parts(url) for part in (secret, unquote(secret)) if part}
-    for part in sorted(parts, key=len, reverse=True):
-        detail = detail.replace(part, "****")
-    return detail if len(detail) <= DETAIL_LENGTH else detail[: DETAIL_LENGTH - 3] + "..."
+HOLD_MARGIN = 60.0
+"""Seconds a process's hold on an alert lasts beyond its retries and their timeouts (renewed at each attempt)."""
 
 
-# ---- one attempt ----------------------------------------------------------------------------------------------
-def html_of(alert: Alert) -> str:
-    """The alert's HTML: its own, else its text escaped with line breaks."""
-    if alert.html is not None:
-        return alert.html
-    return inert.html(alert.text).replace("\n", "<br>\n")
-
-
-def apprise_attempt(url: str, alert: Alert, logs: AppriseLogs) -> tuple[bool, str]:
-    """Send ``alert`` to the Apprise URL ``url`` once: (whether it went through, what the service said, as ``logs``
-    caught it)."""
-    import apprise
-
-    quiet_apprise()
-    service = service_of(url)
-    if service is None:
-        return False, "not a URL Apprise can send to"
-    if service.notify_format == apprise.NotifyFormat.HTML:
-        body, body_format = html_of(alert), apprise.NotifyFormat.HTML
-    else:
-        body, body_format = inert.plain(alert.text), apprise.NotifyFormat.TEXT
-    with logs.said() as said:
-        sender = apprise.Apprise(asset=apprise.AppriseAsset(async_mode=False))
-        if not sender.add(url):
-            return False, "; ".join(said) or "not a URL Apprise can send to"
-        ok = sender.notify(body=body, title=inert.plain(alert.title), body_format=body_format)
-    if ok:
-        return True, "; ".join(said) or "sent"
-    return False, "; ".join(said) or "the service did not take it"
-
-
-def webhook_body(alert: Alert) -> dict[str, Any]:
-    """The webhook's JSON body of ``alert``, its text made inert."""
-    body = payload_of(alert)
-    body["text"] = inert.plain(alert.text)
-    return body
-
-
-@dataclass
-class Target:
-    """Where an alert goes, and how it went there."""
-
-    url: str
-    webhook: bool = False
-    """``alerting.webhook_url`` (today's JSON POST), not an Apprise URL."""
-    shown: str = ""
-    tried: int = 0
-    ok: bool = False
-    detail: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.shown:
-            self.shown = mask_webhook(self.url) if self.webhook else masked(self.url)
-
-    def attempt(self, alert: Alert, logs: AppriseLogs, timeout: float = WEBHOOK_TIMEOUT) -> tuple[bool, str]:
-        """Try once (what Apprise says caught by ``logs``); never raises."""
-        self.tried += 1
-        try:
-            if self.webhook:
-                ok, detail = webhook_attempt(self.url, webhook_body(alert), timeout)
-            else:
-                ok, detail = apprise_attempt(self.url, alert, logs)
-        except Exception as exc:  # a service's plugin failing in its own way: this attempt failed, nothing else
-            ok, detail = False, f"{type(exc).__name__}: {exc}"
-        self.ok, self.detail = ok, scrubbed(detail, self.url)
-        return self.ok, self.detail
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def summary(targets: Sequence[Target]) -> str:
-    """How the deliveries of an alert went, in one line for the ``alerts`` row."""
-    if not targets:
-        return NO_TARGET
-    failed = [target for target in targets if not target.ok]
-    delivered = f"delivered {len(targets) - len(failed)}/{len(targets)}"
-    if not failed:
-        return delivered
-    said = ", ".join(f"{target.shown} (after {plural(target.tried, 'attempt')})" for target in failed)
-    return f"failed: {said}" if len(failed) == len(targets) else f"{delivered}; failed: {said}"
-
-
-@dataclass(eq=False)
-class Delivery:
-    """An alert handed over, on its way to its targets."""
-
-    alert: Alert
-    urls: tuple[str, ...]
-    webhook: str
-    targets: list[Target] = field(default_factory=list)
-    alert_id: int | None = None
-    left: int = 0
-    done: bool = False
-
-
-# ---- the notifier ---------------------------------------------------------------------------------------------
 class Notifier:
     """The alerts of one database in one process: queued by :meth:`send`, delivered by a thread of its own (see
     the module docstring). Thread-safe."""
@@ -193,6 +89,8 @@ class Notifier:
         attempts: int = ATTEMPTS,
         delays: Sequence[float] = DELAYS,
         timeout: float = WEBHOOK_TIMEOUT,
+        stop_wait: float = STOP_WAIT,
+        leftover_hours: float = LEFTOVER_HOURS,
         database: Callable[[str], Engine],
         record: bool = True,
     ) -> None:
@@ -204,11 +102,20 @@ class Notifier:
         self.attempts = max(1, int(attempts))
         self.delays = tuple(float(delay) for delay in delays) or (0.0,)
         self.timeout = timeout
+        self.stop_wait = max(0.0, float(stop_wait))
+        self.max_age = timedelta(hours=leftover_hours)
+        """How old an alert left undelivered by a stop may be and still be sent by the next start."""
         self._cond = threading.Condition()
         self._new: deque[Delivery] = deque()
         self._due: list[tuple[float, int, Delivery, Target]] = []
         self._order = itertools.count()
         self._unfinished = 0
+        self._live: set[Delivery] = set()
+        """The deliveries handed over and not finished (what a stop keeps for the next start)."""
+        self._keeping = threading.Lock()
+        """Held while an alert is recorded: the thread's start of it and a stop keeping it record it once."""
+        self._leftovers = "not asked"
+        """Whether the alerts an earlier process left were taken up: ``not asked``, ``asked``, ``taken``."""
         self._thread: threading.Thread | None = None
         self._record_failing = False
         self.logs = AppriseLogs()
@@ -216,16 +123,22 @@ class Notifier:
         self.configure(alerting, node)
 
     def configure(self, alerting: Mapping[str, Any], node: str) -> None:
-        """Take the ``alerting`` configuration (``urls``, ``events``, ``webhook_url``) for the alerts sent from
-        now on."""
+        """Take the ``alerting`` configuration (``urls``, ``events``, ``webhook_url``, and the ``digests``' ``urls``
+        a leftover digest is matched to) for the alerts sent from now on."""
         self.urls = tuple(alerting.get("urls") or ())
         self.events = frozenset(EVENTS if alerting.get("events") is None else alerting.get("events"))
         self.webhook_url = alerting.get("webhook_url") or ""
+        self.digest_urls = tuple(url for digest in alerting.get("digests") or () for url in digest.get("urls") or ())
         self.node = node
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after the failed ``attempt`` (1, 2, …)."""
         return self.delays[min(attempt, len(self.delays)) - 1]
+
+    def held_until(self) -> datetime:
+        """Until when this process holds an alert it delivers: its retries and their timeouts, and a margin."""
+        retries = sum(self.delay(attempt) for attempt in range(1, self.attempts))
+        return utcnow() + timedelta(seconds=retries + self.attempts * self.timeout + HOLD_MARGIN)
 
     # ---- any thread -------------------------------------------------------------------------------------
     def send(self, alert: Alert) -> None:
@@ -236,39 +149,51 @@ class Notifier:
                 return
             urls = self.urls if alert.urls is None else tuple(alert.urls)
             webhook = self.webhook_url if alert.event in EVENTS else ""
-            with self._cond:
-                self._new.append(Delivery(alert, urls, webhook))
-                self._unfinished += 1
-                if self._thread is None or not self._thread.is_alive():
-                    self._thread = threading.Thread(target=self._run, name="topicstreams-alerts", daemon=True)
-                    self._thread.start()
-                self._cond.notify_all()
+            self._hand_over(Delivery(alert, urls, webhook))
         except Exception as exc:  # never the caller's problem
             logger.error(
                 "could not hand the %s alert over for delivery: %s", getattr(alert, "event", "?"), describe(exc)
             )
+
+    def _hand_over(self, delivery: Delivery | None) -> None:
+        """Queue ``delivery`` (None: the take-up of leftovers) for the thread, started if it is not running."""
+        with self._cond:
+            if delivery is not None:
+                self._new.append(delivery)
+                self._live.add(delivery)
+            self._unfinished += 1
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="topicstreams-alerts", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
 
     def pending(self) -> int:
         """Alerts handed over and not yet delivered or given up."""
         with self._cond:
             return self._unfinished
 
-    def flush(self, timeout: float) -> bool:
+    def flush(self, timeout: float, warn: bool = True) -> bool:
         """Wait until every alert handed over is delivered or given up, at most ``timeout`` seconds; whether all
-        were (else one WARNING says how many are left)."""
+        were (else, with ``warn``, one WARNING says how many are left)."""
         with self._cond:
             deadline = time.monotonic() + timeout
             while self._unfinished:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    logger.warning(
-                        "%s still on the way after %g s (a target is slow, or its next attempt is not due yet)",
-                        plural(self._unfinished, "alert"),
-                        timeout,
-                    )
+                    if warn:
+                        logger.warning(
+                            "%s still on the way after %g s (a target is slow, or its next attempt is not due yet)",
+                            plural(self._unfinished, "alert"),
+                            timeout,
+                        )
                     return False
                 self._cond.wait(left)
             return True
+
+    def wait_at_stop(self) -> bool:
+        """A crawler closes: wait at most :attr:`stop_wait` seconds for the deliveries (what is left then is kept
+        for the node's next start by :meth:`close`); whether all were done."""
+        return self.flush(self.stop_wait, warn=False)
 
     def deliver_now(self, alert: Alert, urls: Sequence[str], attempts: int = 1) -> list[tuple[str, bool, str]]:
         """Deliver ``alert`` to ``urls`` on this thread (``alerting.webhook_url`` among them gets the webhook's
@@ -284,7 +209,7 @@ class Notifier:
                 if attempt > 1:
                     time.sleep(self.delay(attempt - 1))
                 ok, detail = target.attempt(alert, self.logs, self.timeout)
-                self._record_attempt(alert_id, target, attempt)
+                self._record_attempt(alert_id, target, renew=False)
                 if ok:
                     break
         if alert_id is not None:
@@ -292,8 +217,12 @@ class Notifier:
         return [(target.shown, target.ok, target.detail) for target in targets]
 
     def close(self) -> None:
-        """Take the notifier's log filters off Apprise's loggers (its owner is done with it; a later delivery puts
-        them back)."""
+        """Its owner is done with it (the process's last crawler stopped): keep what is still on its way for the
+        node's next start, and take the log filters off Apprise's loggers (a later delivery puts them back)."""
+        with self._cond:
+            left = [delivery for delivery in self._live if not delivery.done]
+        if left:
+            self._leave(left)
         self.logs.close()
 
     @staticmethod
@@ -302,12 +231,111 @@ class Notifier:
         found = dict.fromkeys([*urls, *([webhook] if webhook else [])])
         return [Target(url, webhook=bool(webhook) and url == webhook) for url in found if url]
 
+    # ---- stops and starts --------------------------------------------------------------------------------------
+    def _keep(self, delivery: Delivery, held: bool) -> tuple[int | None, bool]:
+        """Record ``delivery``'s alert with its targets unless it is (``held``: by this process; else left for the
+        node's next start): its id (None when the database did not take it), and whether it was recorded before."""
+        with self._keeping:
+            if not delivery.started:
+                delivery.targets, delivery.started = self.targets_of(delivery.urls, delivery.webhook), True
+            before = delivery.alert_id is not None
+            if not before:
+                delivery.alert_id = self._record(
+                    "the alert",
+                    store.record_alert,
+                    delivery.alert,
+                    sender=self.node,
+                    targets=[target.shown for target in delivery.targets],
+                    held_until=self.held_until() if held else None,
+                )
+            return delivery.alert_id, before
+
+    def _leave(self, deliveries: list[Delivery]) -> None:
+        """Keep ``deliveries`` in the database for the node's next start (one WARNING says so)."""
+        released, lost = [], 0
+        for delivery in deliveries:
+            alert_id, recorded = self._keep(delivery, held=False)
+            if alert_id is None:
+                lost += 1  # still tried while the process lives
+                continue
+            if recorded:
+                released.append(alert_id)
+            with self._cond:  # the next start's now: this process tries it no more
+                if not delivery.done:
+                    delivery.done = True
+                    self._unfinished -= 1
+                    self._live.discard(delivery)
+                    self._cond.notify_all()
+        if released:  # if this fails, their hold expires: the next start after it takes them all the same
+            self._record("the alerts left for the next start", store.release, released)
+        kept = len(deliveries) - lost
+        if kept:
+            logger.warning(
+                "%s not delivered within %g s of the stop (a target is slow or down): kept in the database; the next "
+                "start of node %s delivers them (those older than %g h then are abandoned); see `scrapy alerts list`",
+                plural(kept, "alert"),
+                self.stop_wait,
+                self.node,
+                self.max_age.total_seconds() / 3600,
+            )
+        if lost:
+            logger.error(
+                "%s not delivered by the stop could not be kept: the database %s did not take %s; %s lost",
+                plural(lost, "alert"),
+                mask_url(self.database_url),
+                "it" if lost == 1 else "them",
+                "it is" if lost == 1 else "they are",
+            )
+
+    def resume_leftovers(self) -> None:
+        """A crawl of the node starts: take up, once per process and in the notifier's thread, the alerts an
+        earlier process of the node left undelivered (a database that does not answer: asked again at the next
+        call)."""
+        with self._cond:  # a re-entrant lock: _hand_over takes it again
+            if self._leftovers != "not asked" or not self.record:
+                return
+            self._leftovers = "asked"
+            self._hand_over(None)
+
+    def _take_leftovers(self) -> None:
+        db = self.database(self.database_url)
+        now = utcnow()
+        sent, abandoned = 0, []
+        for row in store.leftovers(db, self.node, now):
+            if not store.claim(db, row["id"], self.held_until(), now):
+                continue  # another process of the node took it first
+            left = judge(
+                row,
+                node=self.node,
+                now=now,
+                max_age=self.max_age,
+                urls=(*self.urls, *self.digest_urls),
+                webhook=self.webhook_url,
+                events=self.events,
+            )
+            if left.abandoned:
+                store.set_delivery(db, left.alert_id, left.abandoned)
+                abandoned.append(f"{row['event']} of {row['created_at']:%Y-%m-%d %H:%M}Z: {left.abandoned}")
+                continue
+            note = f" (after a stop, by the next start of node {self.node})"
+            self._hand_over(Delivery(left.alert, (), "", left.targets, left.alert_id, started=True, note=note))
+            sent += 1
+        if sent:
+            logger.info("node %s: delivering %s an earlier process left undelivered", self.node, plural(sent, "alert"))
+        if abandoned:
+            logger.warning(
+                "node %s: %s an earlier process left undelivered will not be sent: %s",
+                self.node,
+                plural(len(abandoned), "alert"),
+                "; ".join(abandoned[:3]) + (f"; and {len(abandoned) - 3} more" if len(abandoned) > 3 else ""),
+            )
+
     # ---- recording (the database may be away) --------------------------------------------------------------
-    def _record(self, what: str, write: Any, *args: Any) -> Any:
+    def _record(self, what: str, write: Any, *args: Any, **values: Any) -> Any:
         if not self.record:
             return None
         try:
-            done = write(self.database(self.database_url), *args)
+            done = write(self.database(self.database_url), *args, **values)
         except Exception as exc:
             if not self._record_failing:
                 self._record_failing = True
@@ -324,17 +352,18 @@ class Notifier:
             logger.info("alerts are recorded in the database %s again", mask_url(self.database_url))
         return done
 
-    def _record_attempt(self, alert_id: int | None, target: Target, attempt: int) -> None:
+    def _record_attempt(self, alert_id: int | None, target: Target, renew: bool = True) -> None:
         if alert_id is not None:
             self._record(
                 "an alert's delivery attempt",
                 store.record_attempt,
                 alert_id,
                 target.shown,
-                attempt,
+                target.attempts,
                 target.ok,
                 target.detail or None,
                 utcnow(),
+                self.held_until() if renew else None,
             )
 
     # ---- the thread -------------------------------------------------------------------------------------
@@ -342,8 +371,14 @@ class Notifier:
         while True:
             with self._cond:
                 while True:
+                    if self._leftovers == "asked":
+                        delivery, target = None, None
+                        self._leftovers = "taking"
+                        break
                     if self._new:
                         delivery, target = self._new.popleft(), None
+                        if delivery.done:  # left for the next start before it began (see _leave)
+                            continue
                         break
                     if self._due:
                         wait = self._due[0][0] - time.monotonic()
@@ -355,6 +390,9 @@ class Notifier:
                         self._cond.wait(wait)
                     else:
                         self._cond.wait()
+            if delivery is None:
+                self._run_take_up()
+                continue
             try:
                 if target is None:
                     self._start(delivery)
@@ -364,22 +402,35 @@ class Notifier:
                 logger.error("the delivery of a %s alert failed: %s", delivery.alert.event, describe(exc))
                 self._finish(delivery, summary_line=f"failed: {describe(exc)}"[:DETAIL_LENGTH])
 
+    def _run_take_up(self) -> None:
+        taken = "not asked"
+        try:
+            self._take_leftovers()
+            taken = "taken"
+        except Exception as exc:  # the database away, or not upgraded yet: asked again at the next start's call
+            logger.debug("could not take up the alerts left by an earlier process yet: %s", describe(exc))
+        finally:
+            with self._cond:
+                self._leftovers = taken
+                self._unfinished -= 1
+                self._cond.notify_all()
+
     def _start(self, delivery: Delivery) -> None:
-        delivery.alert_id = self._record("the alert", store.record_alert, delivery.alert)
-        delivery.targets = self.targets_of(delivery.urls, delivery.webhook)
-        delivery.left = len(delivery.targets)
-        if not delivery.targets:
-            logger.debug("the %s alert has no target: recorded only", delivery.alert.event)
+        self._keep(delivery, held=True)
+        to_try = delivery.to_try
+        delivery.left = len(to_try)
+        if not to_try:
+            logger.debug("the %s alert has no target left: recorded only", delivery.alert.event)
             self._finish(delivery)
             return
         now = time.monotonic()
         with self._cond:
-            for target in delivery.targets:
+            for target in to_try:
                 heapq.heappush(self._due, (now, next(self._order), delivery, target))
 
     def _try(self, delivery: Delivery, target: Target) -> None:
         ok, detail = target.attempt(delivery.alert, self.logs, self.timeout)
-        self._record_attempt(delivery.alert_id, target, target.tried)
+        self._record_attempt(delivery.alert_id, target)
         if not ok and target.tried < self.attempts:
             delay = self.delay(target.tried)
             logger.info(
@@ -400,7 +451,7 @@ class Notifier:
                 "could not deliver the %s alert to %s after %s: %s",
                 delivery.alert.event,
                 target.shown,
-                plural(target.tried, "attempt"),
+                plural(target.attempts, "attempt"),
                 detail,
             )
         delivery.left -= 1
@@ -408,26 +459,34 @@ class Notifier:
             self._finish(delivery)
 
     def _finish(self, delivery: Delivery, summary_line: str | None = None) -> None:
-        if delivery.done:
-            return
-        delivery.done = True
+        with self._cond:
+            if delivery.done:  # left for the next start meanwhile (see _leave)
+                return
+            delivery.done = True
         try:
             if delivery.alert_id is not None:
                 self._record(
                     "the alert's delivery",
                     store.set_delivery,
                     delivery.alert_id,
-                    summary_line or summary(delivery.targets),
+                    summary_line or summary(delivery.targets) + delivery.note,
                 )
         finally:
             with self._cond:
                 self._unfinished -= 1
+                self._live.discard(delivery)
                 self._cond.notify_all()
 
 
 # ---- its options from a crawl's settings ---------------------------------------------------------------------
 def options_from_settings(settings: Any) -> dict[str, Any]:
-    """The notifier's retries from the crawl's ``TOPICSTREAMS_ALERT_RETRY_DELAYS`` setting: one attempt, then one
-    after each delay."""
+    """The notifier's options from the crawl's settings: its retries (``TOPICSTREAMS_ALERT_RETRY_DELAYS``: one
+    attempt, then one after each delay), its wait at a stop (``TOPICSTREAMS_ALERT_STOP_WAIT``) and how old a
+    leftover may be (``TOPICSTREAMS_ALERT_LEFTOVER_HOURS``)."""
     delays = [float(delay) for delay in settings.getlist("TOPICSTREAMS_ALERT_RETRY_DELAYS")]
-    return {"attempts": len(delays) + 1, "delays": tuple(delays)}
+    return {
+        "attempts": len(delays) + 1,
+        "delays": tuple(delays),
+        "stop_wait": settings.getfloat("TOPICSTREAMS_ALERT_STOP_WAIT", STOP_WAIT),
+        "leftover_hours": settings.getfloat("TOPICSTREAMS_ALERT_LEFTOVER_HOURS", LEFTOVER_HOURS),
+    }

@@ -8,8 +8,11 @@ failed, and when none is configured (naming ``alerting.urls``). The messages are
 
 ``list`` prints the alerts of the last 7 days (or since ``--since``, an ISO 8601 date or time, UTC unless it says
 otherwise), newest first: time, event, where (``engine@node``, the topic, or the node), the message's first line,
-how its delivery went; ``--json`` prints them as one object with every attempt. The message is stored text that
-may hold scraped words: its control characters are dropped before it reaches the terminal.
+how its delivery went; ``--json`` prints them as one object with every attempt and the ``delivery_state``
+(``pending``, ``delivered``, ``failed``, ``abandoned``, ``no_target``:
+:func:`topicstreams.storage.alert_log.delivery_state`). A pending alert says who has it: a live process delivering
+it, or the next start of its node (its process stopped first). The message is stored text that may hold scraped
+words: its control characters are dropped before it reaches the terminal.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from topicstreams.cli.configured import SubcommandCommand
 from topicstreams.config.secrets import mask_url
 from topicstreams.config.sections import AlertingSection
 from topicstreams.storage import utcnow
+from topicstreams.storage.alert_log import delivery_state
 from topicstreams.storage.damage_notice import damage_of
 from topicstreams.storage.failures import describe
 
@@ -100,6 +104,22 @@ def first_line(message: str | None) -> str:
     return line if len(line) <= FIRST_LINE_LENGTH else line[: FIRST_LINE_LENGTH - 1] + "…"
 
 
+def delivery_shown(row: dict[str, Any], now: datetime) -> str:
+    """How the alert's delivery went, in a few words: its summary, or who is to deliver it still."""
+    if row["delivery"]:
+        return inert.without_controls(row["delivery"])
+    node = row.get("sender_node")
+    if not node:
+        return "not delivered yet"
+    shown = inert.without_controls(node)
+    held = row.get("claimed_until")
+    if held is not None and held > now:
+        return f"not delivered yet: on its way from a process of node {shown}"
+    if held is None:
+        return f"not delivered yet: left by a stop for the next start of node {shown}"
+    return f"not delivered yet: its process on node {shown} stopped; the next start there delivers it"
+
+
 def as_json(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": row["id"],
@@ -114,6 +134,7 @@ def as_json(row: dict[str, Any]) -> dict[str, Any]:
         "message": row["message"],
         "details": row["details"],
         "delivery": row["delivery"],
+        "delivery_state": delivery_state(row["delivery"]),
         "resolved_at": iso(row["resolved_at"]),
         "deliveries": [{**attempt, "at": iso(attempt["at"])} for attempt in row["deliveries"]],
     }
@@ -194,7 +215,8 @@ class Command(SubcommandCommand):
     def do_list(self, config, args, opts) -> int:
         from topicstreams.storage.alert_log import read_recent
 
-        since = opts.since_at or utcnow() - timedelta(days=LIST_DAYS)
+        now = utcnow()
+        since = opts.since_at or now - timedelta(days=LIST_DAYS)
         try:
             rows = read_recent(self.database(config), since, limit=LIST_LIMIT)
         except SQLAlchemyError as exc:
@@ -217,7 +239,7 @@ class Command(SubcommandCommand):
                 row["event"],
                 where(row),
                 first_line(row["message"]),
-                row["delivery"] or "not delivered yet",
+                delivery_shown(row, now),
             )
             for row in rows
         ]

@@ -130,8 +130,13 @@ class AlertingSection:
 
     def delivery(self) -> dict[str, Any]:
         """What a notifier takes of the section (:class:`topicstreams.alerts.delivery.Notifier` reads a mapping):
-        the URLs, the events and the webhook."""
-        return {"urls": list(self.urls), "events": list(self.events), "webhook_url": self.webhook_url}
+        the URLs, the events, the webhook, and the digests' URLs (what a leftover digest is matched to)."""
+        return {
+            "urls": list(self.urls),
+            "events": list(self.events),
+            "webhook_url": self.webhook_url,
+            "digests": [{"urls": list(digest.urls)} for digest in self.digests],
+        }
 
 
 @dataclass(frozen=True)

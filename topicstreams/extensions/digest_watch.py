@@ -21,7 +21,8 @@ Every ``TOPICSTREAMS_ALERTS_TICK`` seconds (a Scrapy setting, :mod:`topicstreams
   (:data:`topicstreams.crawl.signals.events_stored`); they wait here, and :data:`BATCH_SECONDS` after the first of them
   each ``as_it_happens`` digest gets one message with those of its events (its topics, engines and query). A crawl
   that closes — the end of a ``once=1`` run, SIGTERM — sends its pending batch (the last crawler of the process to
-  close does) and then waits for the notifier to deliver (:data:`CLOSE_TIMEOUT`).
+  close does) and then waits a few seconds for the notifier to deliver (``TOPICSTREAMS_ALERT_STOP_WAIT``: what is
+  left then is delivered by the node's next start, :mod:`topicstreams.alerts.leftovers`).
 
 Every ``TOPICSTREAMS_ALERTS_SILENCE_EVERY`` seconds: **topic silence**
 (:mod:`topicstreams.alerts.topic_silence`) of every active topic, judged on its new events over ``health.baseline_days``
@@ -53,7 +54,7 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.utils.asyncio import create_looping_call
 
-from topicstreams.alerts.delivery import Notifier
+from topicstreams.alerts.delivery import Notifier, options_from_settings
 from topicstreams.alerts.digest_periods import SCHEDULED, last_boundary, render_batch, render_digest
 from topicstreams.alerts.topic_silence import (
     OK,
@@ -90,9 +91,6 @@ BATCH_SECONDS = 60.0
 
 CLAIM_HOLD = 120.0
 """Seconds a digest's claim holds: a process that died mid-send leaves the period to another after this."""
-
-CLOSE_TIMEOUT = 30.0
-"""Seconds a closing crawl waits for its alerts to be delivered."""
 
 
 class AlertingWork:
@@ -178,7 +176,7 @@ class AlertingWork:
 
     async def crawler_closed(self) -> None:
         """A crawler of the process closed: the last one stops the loop, sends the pending batch and waits (at most
-        :data:`CLOSE_TIMEOUT` seconds) for the process's alerts to be delivered."""
+        the notifier's ``stop_wait``, a few seconds) for the process's alerts to be delivered."""
         self.open_crawlers = max(0, self.open_crawlers - 1)
         if self.open_crawlers:
             return
@@ -215,8 +213,10 @@ class AlertingWork:
         return wall(self.clock())
 
     def run_once(self, now: datetime | None = None) -> None:
-        """One look: the scheduled digests due, the silence when due, the as-it-happens batch when due."""
+        """One look: the scheduled digests due, the silence when due, the as-it-happens batch when due (and the
+        alerts an earlier process of the node left undelivered, until they are taken up)."""
         now = now or self.now()
+        self.notifier.resume_leftovers()
         self.guarded("the digests", self.send_due_digests, now)
         if self.silence_checked is None or (now - self.silence_checked).total_seconds() >= self.silence_every:
             self.silence_checked = now
@@ -226,7 +226,7 @@ class AlertingWork:
     def finish(self) -> None:
         """The last crawler closed: the pending batch now, then wait for the deliveries."""
         self.guarded("the as-it-happens digests", self.send_batches, self.now(), True)
-        self.notifier.flush(CLOSE_TIMEOUT)
+        self.notifier.wait_at_stop()
 
     def guarded(self, what: str, job: Callable[..., Any], *args: Any) -> None:
         """``job(*args)``; a failure (the database away, a bug) logged once until the job passes again, never
@@ -441,6 +441,9 @@ class AlertingExtension:
                 baseline_days=sections.health.baseline_days,
                 engines=sections.enabled_engines() or None,
                 silence_every=settings.getfloat("TOPICSTREAMS_ALERTS_SILENCE_EVERY"),
+                notifier=runtime.notifier(
+                    database_url, sections.alerting.delivery(), node, **options_from_settings(settings)
+                ),
                 runtime=runtime,
             ),
         )

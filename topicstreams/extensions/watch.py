@@ -109,9 +109,6 @@ TICK = 2.0
 AWAITING_PARSE = 64
 """Samples kept waiting for their page's parse outcome (a failure never gets one)."""
 
-CLOSE_DELIVERY_SECONDS = 30.0
-"""How long a closing crawl waits for its alerts to be delivered (or given up)."""
-
 
 def is_result_page(classification: Classification) -> bool:
     """Whether the page should have yielded items: an ``ok`` page with result items, or one the parser failed on."""
@@ -245,6 +242,8 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         if self.saturation is not None and self.saturation.on_change is None:
             self.saturation.on_change = self.saturation_changed
         self.save_status()
+        if self.notifier is not None:  # what an earlier process of the node left undelivered
+            self.notifier.resume_leftovers()
         self.ticker = create_looping_call(self.tick)
         self.ticker.start(TICK, now=False)
 
@@ -261,8 +260,8 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
                 self.engine,
                 self.outbox.pending(),
             )
-        if self.notifier is not None:
-            await asyncio.to_thread(self.notifier.flush, CLOSE_DELIVERY_SECONDS)
+        if self.notifier is not None:  # a few seconds at most (what is left is kept for the node's next start)
+            await asyncio.to_thread(self.notifier.wait_at_stop)
 
     def read(self, what: str, read: Any, *args: Any) -> Any:
         """``read(self.db, *args)``, or None when the database cannot answer (away: not even tried). A read is

@@ -15,12 +15,20 @@ class Alert(Base):
     """A call for a person: an engine's transition (paused, resumed, recovered, degraded, …), a node's saturation or
     network, a topic's silence, a digest, a test message. ``engine``, ``node`` and ``band`` are empty where the event
     has none; ``details`` holds its facts; ``delivery`` sums up how its deliveries went (each attempt is a row of
-    ``alert_deliveries``)."""
+    ``alert_deliveries``), empty while it is pending; an alert a stopping process could not deliver is kept for the
+    next start of its node (``sender_node``, ``targets``, ``claimed_until``: :mod:`topicstreams.alerts.leftovers`)."""
 
     __tablename__ = "alerts"
     __table_args__ = (
         Index("ix_alerts_engine_node_created_at", "engine", "node", "created_at"),
         Index("ix_alerts_created_at_id", "created_at", "id"),
+        Index(
+            "ix_alerts_pending",
+            "sender_node",
+            "id",
+            postgresql_where=text("delivery IS NULL"),
+            sqlite_where=text("delivery IS NULL"),
+        ),
         {"sqlite_autoincrement": True},
     )
 
@@ -38,6 +46,15 @@ class Alert(Base):
     """What happened (migration 0007): one of :data:`topicstreams.alerts.events.EVENTS`, ``digest`` or ``test``."""
     topic: Mapped[str | None] = mapped_column(String)
     details: Mapped[dict | None] = mapped_column(JSON)
+    title: Mapped[str | None] = mapped_column(String)
+    """The message's title (migration 0009): what a later delivery sends again with ``message``."""
+    sender_node: Mapped[str | None] = mapped_column(String)
+    """The node whose process owes the delivery (None: nobody's to take up, such as a test message)."""
+    targets: Mapped[list | None] = mapped_column(JSON)
+    """Where the alert goes, each target masked (the next start of ``sender_node`` matches them to its URLs)."""
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    """While ``delivery`` is empty: until when a live process holds the delivery (renewed at each attempt); None
+    once a stopping process left it for the next start of ``sender_node``."""
 
 
 class AlertDelivery(Base):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from typing import Annotated, Any
 from urllib.parse import parse_qs, urlencode
 
@@ -19,7 +20,7 @@ from topicstreams import ENGINES
 from topicstreams.engines.states import PAUSED
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import read_status, resume
-from topicstreams.web.tokens import bearer_token, client_of, same_token
+from topicstreams.web.tokens import bearer_token, client_of
 
 logger = logging.getLogger(__name__)
 
@@ -86,25 +87,38 @@ async def check_resume(request: Request, engine: str, node: str | None) -> str:
     if token is None and is_form(request):
         token = await form_token(request)
     client = client_of(request)
-    if not same_token(token, settings.admin_token):
-        failures, delay = request.app.state.token_check.failed(client)
+    attempt = request.app.state.token_check.attempt(client, token, settings.admin_token)  # in line per client
+    if attempt.refused:
+        logger.warning(
+            "Refused to resume %r for %s: its earlier attempts are answered over the next %.0f s (too many at once)",
+            engine[:64],
+            client,
+            attempt.wait,
+        )
+        raise ResumeRefused(
+            429,
+            "Too many attempts",
+            "this client's earlier attempts are still being answered: try again later",
+            {"Retry-After": str(math.ceil(attempt.wait))},
+        )
+    if not attempt.ok:
         logger.warning(
             "Refused to resume %r on node %r for %s: %s token (%d failure(s) in a row%s)",
             engine[:64],
             (node or "")[:64],
             client,
             "no" if token is None else "a wrong",
-            failures,
-            f"; answered after {delay:g} s" if delay else "",
+            attempt.failures,
+            f"; answered after {attempt.wait:g} s" if attempt.wait else "",
         )
-        await asyncio.sleep(delay)
+        await asyncio.sleep(attempt.wait)
         raise ResumeRefused(
             401,
             "Wrong token",
             "the admin token is missing or wrong (`web.admin_token`)",
             {"WWW-Authenticate": 'Bearer realm="topicstreams"'},
         )
-    request.app.state.token_check.succeeded(client)
+    await asyncio.sleep(attempt.wait)  # its turn, behind the client's earlier attempts
     if node is None or not node.strip():
         raise ResumeRefused(400, "No node", "name the node to resume the engine on: `?node=NODE`")
     if engine not in ENGINES:
@@ -123,6 +137,7 @@ async def check_resume(request: Request, engine: str, node: str | None) -> str:
         403: {"model": Problem},
         404: {"model": Problem},
         409: {"model": Problem},
+        429: {"model": Problem},
     },
 )
 async def resume_engine(

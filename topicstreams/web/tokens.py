@@ -6,11 +6,17 @@ form cannot send a header). Never in the query string: access logs, proxies and 
 Because the form carries the secret itself (there is no cookie session), a page on another site cannot make a
 reader's browser post a resume that passes.
 
-:class:`TokenCheck` compares in constant time (``hmac.compare_digest``) and slows down repeated failures from one
-client: after the first wrong or missing token in a row, each answer waits twice as long as the one before
-(:data:`FIRST_DELAY` up to :data:`MAX_DELAY`), so guessing is hopeless while a person's typo costs a fraction of a
-second. A right token resets the client's count; a client that stays quiet for :data:`FORGET_AFTER` is forgotten.
-The token itself is never logged, whatever the outcome.
+:func:`same_token` compares in constant time (``hmac.compare_digest``) and :class:`TokenCheck` slows down repeated
+failures from one client: after the first wrong or missing token in a row, each answer waits twice as long as the
+one before (:data:`FIRST_DELAY` up to :data:`MAX_DELAY`), so guessing is hopeless while a person's typo costs a
+fraction of a second. Attempts made at once count too: a client's attempts wait in line, each answered no sooner
+than the answers before it plus its own slow-down (:meth:`TokenCheck.attempt`), so a hundred guesses sent together
+take as long as a hundred sent one after another; a right token waits its turn behind the client's earlier guesses
+(else the quick answer among them would tell the right one). A client whose line already reaches
+:data:`MAX_LINE` seconds ahead is answered 429 at once, its token not even compared. Other clients are never held up.
+A right token resets the client's count; a client that stays quiet for :data:`FORGET_AFTER` is forgotten, and at
+most :data:`MAX_CLIENTS` are remembered (the longest quiet first). The table belongs to the app
+(``app.state.token_check``). The token itself is never logged, whatever the outcome.
 """
 
 from __future__ import annotations
@@ -33,7 +39,10 @@ FORGET_AFTER = 900.0
 """Seconds after a client's last failure when its count starts over."""
 
 MAX_CLIENTS = 4096
-"""Clients remembered at most (the oldest forgotten first)."""
+"""Clients remembered at most (the longest quiet forgotten first)."""
+
+MAX_LINE = 60.0
+"""Seconds ahead a client's line of attempts may reach; an attempt beyond it is answered 429 at once, unjudged."""
 
 BEARER = "bearer "
 
@@ -62,38 +71,101 @@ def client_of(request: Request) -> str:
 class _Failures:
     count: int
     last: float
+    free_at: float = 0.0
+    """When the client's line is free: the answer to its latest attempt goes out then (clock seconds)."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """How to answer one attempt: after ``wait`` seconds; ``failures`` in a row counting this one (0 when right);
+    ``refused`` when the client's line is too long (the token was not looked at)."""
+
+    ok: bool
+    failures: int
+    wait: float
+    refused: bool = False
 
 
 class TokenCheck:
-    """Consecutive failures per client, and how long the next answer to that client waits. Thread-safe."""
+    """Consecutive failures per client, each client's line of attempts, and how long each answer waits (see the
+    module docstring). Thread-safe; the app keeps one (``app.state.token_check``)."""
 
-    def __init__(self, clock=time.monotonic) -> None:
+    def __init__(
+        self,
+        clock=time.monotonic,
+        *,
+        first_delay: float = FIRST_DELAY,
+        max_delay: float = MAX_DELAY,
+        max_line: float = MAX_LINE,
+        max_clients: int = MAX_CLIENTS,
+    ) -> None:
         self.clock = clock
+        self.first_delay = first_delay
+        self.max_delay = max_delay
+        self.max_line = max_line
+        self.max_clients = max_clients
         self._failures: OrderedDict[str, _Failures] = OrderedDict()
         self._lock = threading.Lock()
 
-    def failed(self, client: str) -> tuple[int, float]:
-        """Count a failure of ``client``: its failures in a row, and the seconds to wait before answering."""
+    def _entry(self, client: str, now: float) -> _Failures:
+        """The client's entry, made the newest (a fresh one after a long quiet); the table kept to its bound."""
+        entry = self._failures.pop(client, None)
+        if entry is None or (now - entry.last > FORGET_AFTER and entry.free_at <= now):
+            entry = _Failures(0, now)
+        self._failures[client] = entry
+        while len(self._failures) > self.max_clients:
+            self._failures.popitem(last=False)
+        return entry
+
+    def attempt(self, client: str, given: str | None, expected: str) -> Attempt:
+        """One attempt of ``client`` with the token ``given`` (:func:`same_token` as ``expected``): when to answer
+        it, behind the client's attempts still waiting for their answer."""
         now = self.clock()
         with self._lock:
-            entry = self._failures.pop(client, None)
-            if entry is None or now - entry.last > FORGET_AFTER:
-                entry = _Failures(0, now)
+            entry = self._entry(client, now)
+            ahead = max(0.0, entry.free_at - now)
+            if ahead >= self.max_line:
+                return Attempt(False, entry.count, ahead, refused=True)
+            if same_token(given, expected):
+                entry.count = 0
+                return Attempt(True, 0, ahead)
             entry.count += 1
             entry.last = now
-            self._failures[client] = entry
-            while len(self._failures) > MAX_CLIENTS:
-                self._failures.popitem(last=False)
+            wait = ahead + self.delay(entry.count)
+            entry.free_at = now + wait
+            return Attempt(False, entry.count, wait)
+
+    def failed(self, client: str) -> tuple[int, float]:
+        """Count a failure of ``client``: its failures in a row, and its own slow-down (without the line)."""
+        now = self.clock()
+        with self._lock:
+            entry = self._entry(client, now)
+            entry.count += 1
+            entry.last = now
             count = entry.count
         return count, self.delay(count)
 
     def succeeded(self, client: str) -> None:
         with self._lock:
-            self._failures.pop(client, None)
+            entry = self._failures.get(client)
+            if entry is not None:
+                entry.count = 0
 
-    @staticmethod
-    def delay(failures: int) -> float:
-        """0 for the first failure in a row, then :data:`FIRST_DELAY` doubling up to :data:`MAX_DELAY`."""
+    def line(self, client: str) -> tuple[int, float]:
+        """``client``'s failures in a row, and how many seconds ahead its line reaches (what an attempt made now
+        waits behind)."""
+        now = self.clock()
+        with self._lock:
+            entry = self._failures.get(client)
+            return (0, 0.0) if entry is None else (entry.count, max(0.0, entry.free_at - now))
+
+    def remembered(self) -> int:
+        """Clients in the table."""
+        with self._lock:
+            return len(self._failures)
+
+    def delay(self, failures: int) -> float:
+        """0 for the first failure in a row, then the first delay doubling up to the longest."""
         if failures <= 1:
             return 0.0
-        return min(MAX_DELAY, FIRST_DELAY * 2 ** (failures - 2))
+        return min(self.max_delay, self.first_delay * 2 ** (failures - 2))
