@@ -6,9 +6,14 @@ writes of health and cycles, :mod:`topicstreams.storage.outbox`) reports to the 
 database URL, one per process (the four crawlers of ``crawlall`` share it):
 
 * :meth:`~Availability.went_away` when a write failed in a way that can pass. The first report of an outage
-  logs the WARNING: what failed, and what is kept where;
+  logs the WARNING: what failed, and what is kept where. It says "nothing is lost" only when that is true: when
+  no writer keeps items in memory alone (a news store whose journal cannot be written, ``at_risk``), else what
+  would be lost if the process stopped;
+* :meth:`~Availability.passed` when a write passes again (the first one ends the outage's time);
 * :meth:`~Availability.caught_up` when that writer has written everything it kept. When no writer that reported
-  the outage is still behind, the INFO says how long the database was away and how much was written since.
+  the outage is still behind, the INFO says how long the database was away — from the first write that failed to
+  the first that passed again (what the writers saw: an outage no write ran into is not seen) — and how much was
+  written since.
 
 The URL shown is masked (no password).
 """
@@ -20,6 +25,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from sqlalchemy.engine import make_url
 
@@ -34,6 +40,10 @@ class Availability:
         self.clock = clock
         self._lock = threading.Lock()
         self.away_since: float | None = None
+        """When the first write of this outage failed (``clock``), and on the wall clock: ``failed_at``."""
+        self.failed_at: datetime | None = None
+        self.back_at: float | None = None
+        """When the first write passed again (``clock``): the outage's end, however long catching up takes."""
         self.behind: set[str] = set()
         """The writers that reported the outage and have not caught up."""
         self.written: Counter[str] = Counter()
@@ -41,6 +51,8 @@ class Availability:
         self.outages = 0
         self.backlogs: dict[str, Callable[[], str]] = {}
         """Each writer's account of what it keeps (for the WARNING): "" when nothing."""
+        self.risks: dict[str, Callable[[], bool]] = {}
+        """Each writer's answer to "would a stop now lose what you keep?"."""
 
     @property
     def away(self) -> bool:
@@ -52,39 +64,63 @@ class Availability:
         except Exception:  # an unparsable URL never got this far; never let a log line fail
             return "the database"
 
-    def register(self, writer: str, backlog: Callable[[], str]) -> None:
-        """``writer`` keeps what it cannot write; ``backlog()`` says what it keeps now ("" when nothing)."""
+    def register(self, writer: str, backlog: Callable[[], str], at_risk: Callable[[], bool] | None = None) -> None:
+        """``writer`` keeps what it cannot write; ``backlog()`` says what it keeps now ("" when nothing), ``at_risk()``
+        whether some of it is in memory alone (lost if the process stopped now; never, by default)."""
         with self._lock:
             self.backlogs[writer] = backlog
+            if at_risk is not None:
+                self.risks[writer] = at_risk
 
     def unregister(self, writer: str) -> None:
         """``writer`` is gone (its crawl ended; what it kept is in its journal): it is waited for no more. When it
         was the last one behind, the outage is no longer this process's to report."""
         with self._lock:
             self.backlogs.pop(writer, None)
+            self.risks.pop(writer, None)
             if writer in self.behind:
                 self.behind.discard(writer)
                 if not self.behind:
-                    self.away_since = None
+                    self.away_since = self.failed_at = self.back_at = None
                     self.written.clear()
 
-    def went_away(self, writer: str, reason: str, kept: str) -> None:
-        """``writer`` could not write (``reason``, one line) and keeps ``kept`` (what and where) to write later."""
+    def went_away(self, writer: str, reason: str, kept: str, *, at_risk: bool = False) -> None:
+        """``writer`` could not write (``reason``, one line) and keeps ``kept`` (what and where) to write later;
+        ``at_risk``: some of it in memory alone."""
         with self._lock:
             self.behind.add(writer)
             if self.away_since is not None:
+                self.back_at = None  # failing again: not back yet
                 return
             self.away_since = self.clock()
+            self.failed_at = datetime.now(UTC)
+            self.back_at = None
             self.outages += 1
             self.written.clear()
-            others = [backlog for name, backlog in self.backlogs.items() if name != writer]
-        accounts = [kept, *(account for account in (_safe(backlog) for backlog in others) if account)]
+            others = [(backlog, self.risks.get(name)) for name, backlog in self.backlogs.items() if name != writer]
+        accounts = [kept, *(account for account in (_safe(backlog) for backlog, _ in others) if account)]
+        at_risk = at_risk or any(risk is not None and _safe_risk(risk) for _, risk in others)
+        if at_risk:
+            logger.warning(
+                "The database %s cannot be written (%s): %s; what waits in memory alone is lost if the process "
+                "stops before the database or a journal takes it; retrying with backoff until it is back",
+                self.shown_url(),
+                reason,
+                "; ".join(accounts),
+            )
+            return
         logger.warning(
             "The database %s cannot be written (%s): nothing is lost — %s; retrying with backoff until it is back",
             self.shown_url(),
             reason,
             "; ".join(accounts),
         )
+
+    def passed(self) -> None:
+        """A write passed: if the database was away, it is back from now (the first such write ends the outage)."""
+        with self._lock:
+            if self.away_since is not None and self.back_at is None:
+                self.back_at = self.clock()
 
     def caught_up(self, writer: str, written: Counter[str] | None = None) -> None:
         """``writer`` has written everything it kept (``written``: how much, by kind)."""
@@ -96,17 +132,28 @@ class Availability:
             self.behind.discard(writer)
             if self.behind or self.away_since is None:
                 return
-            away_for = self.clock() - self.away_since
-            self.away_since = None
+            back_at = self.back_at if self.back_at is not None else self.clock()
+            away_for = back_at - self.away_since
+            failed_at = self.failed_at
+            self.away_since = self.failed_at = self.back_at = None
             written_now = +self.written
             self.written.clear()
         summary = ", ".join(f"{count} {kind}" for kind, count in sorted(written_now.items())) or "nothing was waiting"
         logger.info(
-            "The database %s is back after %.1f s away: written what was kept meanwhile (%s)",
+            "The database %s is back after %.1f s away (from the first write that failed, at %s, to the first that "
+            "passed again): written what was kept meanwhile (%s)",
             self.shown_url(),
             away_for,
+            f"{failed_at:%H:%M:%S}Z" if failed_at is not None else "an unknown time",
             summary,
         )
+
+
+def _safe_risk(risk: Callable[[], bool]) -> bool:
+    try:
+        return bool(risk())
+    except Exception:  # as for an account: a question of the log line only
+        return False
 
 
 def _safe(backlog: Callable[[], str]) -> str:
