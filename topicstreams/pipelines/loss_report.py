@@ -5,8 +5,8 @@ journal took (:attr:`~topicstreams.storage.durable.DurableWriter.lost`), :meth:`
 
 * adds them to the stat ``topicstreams/store/lost`` (the ``crawl`` and ``crawlall`` commands exit non-zero on it);
 * records the loss (:mod:`topicstreams.storage.store_losses`): a ``store_losses`` row when the database takes it,
-  else a line in ``<engine>.lost`` beside the journal, which the next start of the engine records
-  (:meth:`LossReport.record_earlier`), else nowhere but the log;
+  else a line in ``<engine>.lost`` beside the journal (in room reserved at the start: a full disk takes it), which
+  the next start of the engine records (:meth:`LossReport.record_earlier`), else nowhere but the log;
 * logs one ERROR with the count, why, and where the loss is recorded;
 * sends the ``data_loss`` alert (when ``alerting.events`` names it) and waits a few seconds for its delivery.
 """
@@ -17,6 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from scrapy.statscollectors import StatsCollector
 from sqlalchemy import Engine
@@ -26,7 +27,7 @@ from topicstreams.alerts.delivery import Notifier
 from topicstreams.storage.db import utcnow
 from topicstreams.storage.durable import LOST
 from topicstreams.storage.failures import describe
-from topicstreams.storage.store_losses import Loss, keep_for_later, record_kept, record_losses
+from topicstreams.storage.store_losses import Loss, keep_for_later, record_kept, record_losses, reserve
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +47,9 @@ class LossReport:
     notifier: Callable[[], Notifier | None] = lambda: None
 
     def record_earlier(self) -> None:
-        """At the start: record the losses an earlier run kept beside the journal (the database was away then)."""
+        """At the start: record the losses an earlier run kept beside the journal (the database was away then), and
+        reserve the room of the next."""
+        Path(self.journal_dir).mkdir(parents=True, exist_ok=True)
         try:
             items = record_kept(self.database(), self.journal_dir, self.engine)
         except Exception as exc:  # the database away again: the file stays for the next start
@@ -58,12 +61,11 @@ class LossReport:
                 describe(exc),
             )
             return
+        finally:
+            reserve(self.journal_dir, self.engine)
         if items:
             logger.warning(
-                "[%s] recorded %d item(s) an earlier run of node %s lost (`scrapy health` lists them)",
-                self.engine,
-                items,
-                self.node,
+                "[%s] recorded %d item(s) an earlier run lost (`scrapy health` lists them)", self.engine, items
             )
 
     async def report(self, items: int, why: str) -> None:

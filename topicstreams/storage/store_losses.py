@@ -6,8 +6,9 @@ many items, when, why: migration 0009), read by ``scrapy health``: per node, the
 
 The database may be the reason (it was away at the end): then the loss waits in a small file beside the journal,
 ``<engine>.lost`` (:func:`keep_for_later`), and the next start of that engine on the node records it
-(:func:`record_kept`) before anything else. A disk so full it cannot take even that line leaves the loss in the
-log alone (the ERROR says so).
+(:func:`record_kept`) before anything else. A loss comes with a full disk, so the file keeps its room: every start
+fills it with :data:`RESERVED_BYTES` of blank lines (:func:`reserve`), which a loss overwrites without asking the
+disk for more. Should even that fail (a read-only disk), the loss is in the log alone (the ERROR says so).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ LOST_WINDOW_DAYS = 7
 
 LOST_SUFFIX = ".lost"
 """The file beside a journal where a loss waits for the database (``<engine>.lost``)."""
+
+RESERVED_BYTES = 4096
+"""The room a loss file keeps (blank lines) so that a full disk still takes a loss or a few."""
 
 
 class StoreLoss(Base):
@@ -89,7 +93,7 @@ def recent_losses(db: Engine, now: datetime, node: str | None = None) -> dict[st
     """Node -> its losses in the :data:`LOST_WINDOW_DAYS` days before ``now`` (only ``node``'s when given)."""
     table = store_losses_table
     query = (
-        select(table.c.node, func.sum(table.c.items), func.max(table.c.at))
+        select(table.c.node, func.sum(table.c["items"]), func.max(table.c.at))
         .where(table.c.at >= now - timedelta(days=LOST_WINDOW_DAYS))
         .group_by(table.c.node)
     )
@@ -104,13 +108,32 @@ def lost_path(folder: str | Path, engine: str) -> Path:
     return Path(folder) / f"{engine}{LOST_SUFFIX}"
 
 
-def keep_for_later(folder: str | Path, loss: Loss) -> Path:
-    """Append ``loss`` to the engine's file beside its journal (fsynced), for the next start to record; raises
-    ``OSError`` when the disk cannot take it."""
-    path = lost_path(folder, loss.engine)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+def reserve(folder: str | Path, engine: str) -> None:
+    """Give the engine's loss file its room (:data:`RESERVED_BYTES` of blank lines) while the disk has it: a loss
+    is written into that room, so a disk that has filled up since still takes it. Best effort: a disk already full
+    leaves it as it is."""
+    path = lost_path(folder, engine)
     try:
-        os.write(fd, loss.as_line())
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size < RESERVED_BYTES:
+                os.pwrite(fd, b"\n" * (RESERVED_BYTES - size), size)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        logger.debug("could not reserve room for a loss in %s: %s", path, exc)
+
+
+def keep_for_later(folder: str | Path, loss: Loss) -> Path:
+    """Write ``loss`` into the engine's loss file, after the losses already in it (in its reserved room when it
+    fits: no new space needed), fsynced; raises ``OSError`` when the disk cannot take it."""
+    path = lost_path(folder, loss.engine)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        used = len(_read_all(fd).rstrip(b"\n"))
+        os.pwrite(fd, loss.as_line(), used + 1 if used else 0)
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -118,28 +141,46 @@ def keep_for_later(folder: str | Path, loss: Loss) -> Path:
 
 
 def record_kept(db: Engine, folder: str | Path, engine: str) -> int:
-    """Record the losses an earlier run of ``engine`` kept beside its journal, then remove the file; the items
-    recorded. A line that is not a loss is skipped with a WARNING; the file stays when the database fails (raised)."""
+    """Record the losses an earlier run of ``engine`` kept in its loss file, then blank the file (its room stays);
+    the items recorded. A line that is not a loss is skipped with a WARNING; the file stays as it is when the
+    database fails (raised)."""
     path = lost_path(folder, engine)
     try:
-        lines = path.read_bytes().splitlines()
+        fd = os.open(path, os.O_RDWR)
     except FileNotFoundError:
         return 0
-    losses = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-            loss = Loss(
-                str(record["node"]),
-                str(record["engine"]),
-                int(record["items"]),
-                datetime.fromisoformat(record["at"]),
-                str(record.get("reason") or ""),
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            logger.warning("Skipping a line of %s that is not a recorded loss (%s)", path, exc)
-            continue
-        losses.append(loss)
-    record_losses(db, losses)  # all or none: a file kept after a failure is recorded once, later
-    path.unlink()
+    try:
+        data = _read_all(fd)
+        losses = []
+        for line in data.splitlines():
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                losses.append(
+                    Loss(
+                        str(record["node"]),
+                        str(record["engine"]),
+                        int(record["items"]),
+                        datetime.fromisoformat(record["at"]),
+                        str(record.get("reason") or ""),
+                    )
+                )
+            except (ValueError, KeyError, TypeError) as exc:
+                logger.warning("Skipping a line of %s that is not a recorded loss (%s)", path, exc)
+        if not data.strip():
+            return 0
+        record_losses(db, losses)  # all or none: a file kept after a failure is recorded once, later
+        os.pwrite(fd, b"\n" * len(data), 0)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     return sum(loss.items for loss in losses)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks, offset = [], 0
+    while chunk := os.pread(fd, 1 << 16, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
