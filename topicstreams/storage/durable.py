@@ -341,6 +341,14 @@ class DurableWriter:
             self._queue.appendleft(batch)  # retried from memory before the journal (one batch at most)
             self._queued_items += len(batch)
             return
+        if self._held:  # older than what waits in memory alone: in front of it, with the queue behind it
+            older = [batch, *self._queue]
+            self._held.extendleft(reversed(older))
+            self._held_items += sum(len(each) for each in older)
+            self.inc(BUFFERED, sum(len(each) for each in older))
+            self._queue.clear()
+            self._queued_items = 0
+            return
         self._journal(batch, kept_back=True)
         self._move_queue_to_journal(kept_back=True)
 
