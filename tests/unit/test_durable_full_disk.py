@@ -265,3 +265,24 @@ def test_a_loss_is_counted_kept_beside_the_journal_recorded_at_the_next_start_an
         assert "lost" not in quiet.as_table()
     finally:
         engine.dispose()
+
+
+def test_crawl_and_crawlall_exit_non_zero_naming_what_each_engine_lost(capsys):
+    from types import SimpleNamespace
+
+    from topicstreams.commands.crawl import LOST_EXIT, exit_on_losses
+
+    def crawler(name: str, lost: int | None) -> SimpleNamespace:
+        stats = {} if lost is None else {LOST: lost}
+        return SimpleNamespace(spidercls=SimpleNamespace(name=name), stats=SimpleNamespace(get_value=stats.get))
+
+    command = SimpleNamespace(exitcode=0)
+    command.started_crawlers = [crawler("google", None), crawler("bing", 7), crawler("brave", 2)]
+    exit_on_losses(command)
+    assert command.exitcode == LOST_EXIT != 0
+    assert capsys.readouterr().err.startswith("items lost: 7 of bing, 2 of brave, neither stored nor journaled")
+
+    clean = SimpleNamespace(exitcode=0)
+    clean.started_crawlers = [crawler("google", None)]
+    exit_on_losses(clean)
+    assert clean.exitcode == 0 and capsys.readouterr().err == ""
