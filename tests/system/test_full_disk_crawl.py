@@ -33,7 +33,7 @@ RELEASED = "takes topics again"
 """The hold's end (INFO)."""
 LOST_LINE = re.compile(r"\[bing\] (\d+) item\(s\) lost: ")
 QUICK = ("-s", "TOPICSTREAMS_STORE_RETRY_MAX=1", "-s", "TOPICSTREAMS_STORE_CLOSE_TIMEOUT=3")
-TOPICS = 20
+TOPICS = 14
 FLOOR = 1.0
 
 
@@ -55,15 +55,15 @@ def run(tmp_path_factory):
         ):
             url = server.create_database("full_disk")
             names = topics(TOPICS).split(",")
-            common = {"floor": FLOOR, "database": {"url": url}, "scraper": {"max_pages": 1, "scrape_interval": 600}}
+            common = {"floor": FLOOR, "database": {"url": url}}
             cfg_a = crawl_config(folder, fakes, engines=("google",), node={"id": "node-a"}, filename="a.yml", **common)
-            cfg_b = crawl_config(
+            cfg_b = crawl_config(  # the topics staggered over the interval: each once before the stop
                 folder,
                 fakes,
                 engines=("bing",),
                 node={"id": "node-b"},
+                scraper={"max_pages": 1, "scrape_interval": TOPICS * FLOOR * 1.5},
                 alerting={"webhook_url": receiver.http_url("/hook")},
-                topics=names,
                 filename="b.yml",
                 **common,
             )
@@ -72,7 +72,9 @@ def run(tmp_path_factory):
                 scrapy_cmd, cfg_a, logs["once"], "crawl", "google", "-a", f"topics={','.join(names)}", "-a", "once=1",
                 *QUICK,
             )  # fmt: skip
-            continuous = background(scrapy_cmd, cfg_b, logs["continuous"], "crawl", "bing", *QUICK)
+            continuous = background(
+                scrapy_cmd, cfg_b, logs["continuous"], "crawl", "bing", "-a", f"topics={','.join(names)}", *QUICK
+            )
             try:
                 wait_for(
                     lambda: requests_of(fakes, "google") >= 3 and requests_of(fakes, "bing") >= 3,
@@ -87,11 +89,12 @@ def run(tmp_path_factory):
                 for name in ("once", "continuous"):
                     wait_for(lambda name=name: HELD in logs[name].read_text(), 60, f"the {name} crawl held")
                 held_at = {engine: requests_of(fakes, engine) for engine in ("google", "bing")}
-                time.sleep(4)
+                time.sleep(3)
                 stalled = {engine: requests_of(fakes, engine) - held_at[engine] for engine in held_at}
                 continuous.send_signal(signal.SIGTERM)
+                wait_for(lambda: "item(s) lost" in logs["continuous"].read_text(), 60, "the loss counted")
+                server.resume()  # the store has closed: what it lost is lost; the rest of the close is quicker
                 continuous_code = continuous.wait(timeout=90)
-                server.resume()
                 following = background(
                     scrapy_cmd, cfg_b, logs["next"], "crawl", "bing", "-a", "topics=later", "-a", "once=1"
                 )

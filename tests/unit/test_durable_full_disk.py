@@ -177,6 +177,9 @@ def test_an_outage_lasts_from_its_first_failure_to_the_first_write_that_passed(c
 
     outage.went_away("bing", "OperationalError: x", "1 item(s) of bing in the journal", at_risk=True)
     assert "nothing is lost" not in caplog.messages[-1] and "lost if the process stops" in caplog.messages[-1]
+    outage.unregister("bing", lost=3)  # its crawl ended with 3 items it could not keep
+    outage.went_away("outbox", "OperationalError: x", "1 write(s) of health rows kept in memory")
+    assert "nothing is lost" not in caplog.messages[-1] and "3 item(s) of this process were lost" in caplog.messages[-1]
 
 
 # ---- the pipeline --------------------------------------------------------------------------------------------------

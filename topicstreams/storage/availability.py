@@ -49,6 +49,8 @@ class Availability:
         self.written: Counter[str] = Counter()
         """What was written once back, by kind ("items", "status writes", ...)."""
         self.outages = 0
+        self.lost = 0
+        """Items the writers of this process lost (they said so when they left)."""
         self.backlogs: dict[str, Callable[[], str]] = {}
         """Each writer's account of what it keeps (for the WARNING): "" when nothing."""
         self.risks: dict[str, Callable[[], bool]] = {}
@@ -72,10 +74,12 @@ class Availability:
             if at_risk is not None:
                 self.risks[writer] = at_risk
 
-    def unregister(self, writer: str) -> None:
-        """``writer`` is gone (its crawl ended; what it kept is in its journal): it is waited for no more. When it
-        was the last one behind, the outage is no longer this process's to report."""
+    def unregister(self, writer: str, lost: int = 0) -> None:
+        """``writer`` is gone (its crawl ended; what it kept is in its journal, but for ``lost`` items): it is waited
+        for no more. When it was the last one behind, the outage is no longer this process's to report; a loss is
+        remembered: no later WARNING of this process says "nothing is lost"."""
         with self._lock:
+            self.lost += lost
             self.backlogs.pop(writer, None)
             self.risks.pop(writer, None)
             if writer in self.behind:
@@ -100,13 +104,18 @@ class Availability:
             others = [(backlog, self.risks.get(name)) for name, backlog in self.backlogs.items() if name != writer]
         accounts = [kept, *(account for account in (_safe(backlog) for backlog, _ in others) if account)]
         at_risk = at_risk or any(risk is not None and _safe_risk(risk) for _, risk in others)
-        if at_risk:
+        if at_risk or self.lost:
+            risks = [f"{self.lost} item(s) of this process were lost already (see its ERROR)"] if self.lost else []
+            if at_risk:
+                risks.append(
+                    "what waits in memory alone is lost if the process stops before the database or a journal takes it"
+                )
             logger.warning(
-                "The database %s cannot be written (%s): %s; what waits in memory alone is lost if the process "
-                "stops before the database or a journal takes it; retrying with backoff until it is back",
+                "The database %s cannot be written (%s): %s; %s; retrying with backoff until it is back",
                 self.shown_url(),
                 reason,
                 "; ".join(accounts),
+                "; ".join(risks),
             )
             return
         logger.warning(

@@ -221,7 +221,7 @@ class DurableWriter:
                 left,
                 self.journal.path,
             )
-        self.availability.unregister(self.name)
+        self.availability.unregister(self.name, self.lost)
         return left
 
     @property
