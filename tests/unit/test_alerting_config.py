@@ -43,6 +43,7 @@ def test_the_defaults(tmp_path):
             "coverage_drop",
             "silence",
             "network_down",
+            "data_loss",
         ],
         "repeat": 21600,
         "silence_factor": 6,

@@ -2,7 +2,8 @@
 
 Engine transitions, per engine and node: ``paused``, ``resumed``, ``recovered``, ``degraded``,
 ``canary_mismatch``, ``parser_critical``, ``coverage_drop``; per node: ``saturation`` (begins / ends) and
-``network_down`` (and its recovery); per topic: ``silence`` (and the "news again" line). Digests and test messages
+``network_down`` (and its recovery), ``data_loss`` (a crawl had to stop with items neither stored nor journaled);
+per topic: ``silence`` (and the "news again" line). Digests and test messages
 are alerts too (``digest``, ``test``), sent to their own URLs whatever ``alerting.events`` says.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 from topicstreams.config.event_names import (  # noqa: F401  (the events' names, where alerts are made)
     CANARY_MISMATCH,
     COVERAGE_DROP,
+    DATA_LOSS,
     DEGRADED,
     EVENTS,
     NETWORK_DOWN,

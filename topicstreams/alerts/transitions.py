@@ -19,6 +19,7 @@ from datetime import datetime
 from topicstreams.alerts.events import (
     CANARY_MISMATCH,
     COVERAGE_DROP,
+    DATA_LOSS,
     DEGRADED,
     NETWORK_DOWN,
     PARSER_CRITICAL,
@@ -282,6 +283,27 @@ def network_down(
         node=node,
         reasons=tuple(reasons),
         details={"engines": list(engines), "ended": ended, "since": since.isoformat() if since else None},
+    )
+
+
+def data_loss(engine: str, node: str, items: int, why: str, recorded: str, now: datetime) -> Alert:
+    """A crawl of ``engine`` on ``node`` stopped with ``items`` neither stored nor journaled (``why``); ``recorded``:
+    where the loss is recorded."""
+    text = (
+        f"The crawl of {engine} on node {node} stopped at {when(now)} with {items} scraped item(s) neither stored "
+        f"in the database nor kept in its journal: they are lost ({why}).\n"
+        f"The loss is {recorded}. Free space on the journal's disk (browser.profile_dir) and check the database; "
+        f"the lost articles come back only if the engine still lists them at the next scrape."
+    )
+    return Alert(
+        DATA_LOSS,
+        f"topicstreams: {items} item(s) of {engine} lost on {node}",
+        text,
+        now,
+        engine=engine,
+        node=node,
+        reasons=("lost",),
+        details={"items": items, "why": why},
     )
 
 

@@ -8,7 +8,7 @@ from scrapy.commands import BaseRunSpiderCommand
 from scrapy.exceptions import UsageError
 
 from topicstreams.cli.configured import CrawlingCommand
-from topicstreams.commands.crawl import refuse_engines
+from topicstreams.commands.crawl import exit_on_losses, refuse_engines
 from topicstreams.crawl.arguments import split_names
 
 
@@ -55,3 +55,4 @@ class Command(CrawlingCommand, BaseRunSpiderCommand):
         self.crawler_process.start()
         if self.crawler_process.bootstrap_failed:
             self.exitcode = 1
+        exit_on_losses(self)

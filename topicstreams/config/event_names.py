@@ -3,6 +3,7 @@
 PAUSED, RESUMED, RECOVERED, DEGRADED = "paused", "resumed", "recovered", "degraded"
 SATURATION, CANARY_MISMATCH, PARSER_CRITICAL = "saturation", "canary_mismatch", "parser_critical"
 COVERAGE_DROP, SILENCE, NETWORK_DOWN = "coverage_drop", "silence", "network_down"
+DATA_LOSS = "data_loss"
 
 EVENTS: tuple[str, ...] = (
     PAUSED,
@@ -15,5 +16,6 @@ EVENTS: tuple[str, ...] = (
     COVERAGE_DROP,
     SILENCE,
     NETWORK_DOWN,
+    DATA_LOSS,
 )
 """Every event ``alerting.events`` may name (its default: all of them)."""

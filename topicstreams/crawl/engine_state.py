@@ -62,6 +62,10 @@ class EngineState:
         floor here and the re-scrape interval in the spider's schedule."""
         self.paused = False
         """Set by Health: a paused engine schedules no topics (a person lifts the pause)."""
+        self.held: str | None = None
+        """Set by the store (:mod:`topicstreams.storage.store_hold`): why the engine takes no new topic now (its items
+        would have nowhere to go), None when it may; lifted by the store itself. Apart from ``paused``: neither lifts
+        the other."""
         self.last_sent: float | None = None
         self.failures = 0
         """Consecutive benching responses since the last success."""

@@ -6,7 +6,9 @@ at a time (parallelism is across engines, never within one), sends its pages one
 own tab of the process's shared Chromium (:class:`~topicstreams.browser.tabs.EngineTab`), and tells the supply how
 the topic went (:mod:`topicstreams.crawl.topic_fates`). The pacing middleware keeps the floor between requests;
 while the engine is benched (:mod:`topicstreams.crawl.engine_state`) the loop takes no topic; a paused engine runs
-only its canaries. In once mode the spider closes when the supply has no topic left.
+only its canaries; an engine the store holds (its journal cannot be written while the database cannot either) takes
+no topic and asks for no further page until the store releases it, in once mode too. In once mode the spider closes
+when the supply has no topic left.
 
 The spider's :class:`~topicstreams.engines.reader.PageReader` is the crawl's one engine object: the blocks and
 consent middlewares use it too. Each page is read once, by the blocks middleware; the callback turns that reading
@@ -163,7 +165,7 @@ class EngineSpider(scrapy.Spider):
             if self.once and state.paused and not len(canaries):
                 self.fates.give_up_paused()
                 return
-            if benched or state.paused:
+            if benched or state.paused or state.held:
                 await asyncio.sleep(benched or PAUSE_POLL)
                 continue
             await self.supply.prepare()
@@ -287,7 +289,7 @@ class EngineSpider(scrapy.Spider):
         try:
             yield from self.scraped(items)
             has_next = response.meta[keys.READING].has_next
-            if items and page + 1 < self.max_pages and has_next and not self.state.paused:
+            if items and page + 1 < self.max_pages and has_next and not (self.state.paused or self.state.held):
                 next_page = self.page_request(page + 1, run)
         finally:
             # Whatever happens here (the spider closing mid-page included), the topic loop is never left waiting.

@@ -15,9 +15,20 @@ a database outage they wait in the crawler's journal (``<engine>.jsonl`` in that
 when the database is back; items the database refuses for good go to the reject file beside it. The journal is
 held for the crawl: the items an earlier run left in it are written before any new one.
 
+When the journal cannot be written either (a full disk), the writer holds the engine (no new topic, put on the
+engine's state as ``held``) until the journal or the database takes items again. Items the crawl had to stop
+without storing or journaling are reported by :class:`~topicstreams.pipelines.loss_report.LossReport` (stat
+``topicstreams/store/lost``, an ERROR, a recorded loss, the ``data_loss`` alert); a loss an earlier run kept beside
+the journal is recorded when the crawl opens.
+
+Background work never dies quietly: the periodic flush (every ``TOPICSTREAMS_STORE_FLUSH_SECONDS``, so an item waits
+in memory no longer than that while the database takes writes) logs an exception once and goes on; a batch it could
+not hand over stays for the next flush.
+
 Stats, per engine: ``topicstreams/<engine>/items_stored`` (items committed to the store, duplicates included),
 ``new_events`` (feed events added), ``new_news`` (articles added), ``items_invalid`` (items not storable, never
-handed over); and the writer's ``topicstreams/store/buffered``, ``journaled``, ``replayed``, ``rejected``.
+handed over); and the writer's ``topicstreams/store/buffered``, ``journaled``, ``replayed``, ``rejected``, and
+``topicstreams/store/lost`` (items the crawl stopped without storing or journaling).
 
 Signal: after a write added feed events, :data:`topicstreams.crawl.signals.events_stored` (an
 :class:`~topicstreams.crawl.signals.EventsStored`), sent on the crawl's event loop (the write ends in the writer's
@@ -38,8 +49,12 @@ from scrapy.signalmanager import SignalManager
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.asyncio import create_looping_call
 
+from topicstreams.alerts.delivery import options_from_settings
+from topicstreams.config.setting_names import sections_from
+from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import EventsStored, events_stored
+from topicstreams.pipelines.loss_report import LossReport
 from topicstreams.storage.db import utcnow
 from topicstreams.storage.durable import Backoff, DurableWriter
 from topicstreams.storage.journal import Journal, journal_path
@@ -65,6 +80,8 @@ class StorePipeline:
         close_timeout: float,
         signals: SignalManager | None = None,
         runtime: Runtime | None = None,
+        state: EngineState | None = None,
+        losses: LossReport | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"TOPICSTREAMS_STORE_BATCH_SIZE must be at least 1, not {batch_size}")
@@ -96,6 +113,12 @@ class StorePipeline:
         """Where :data:`~topicstreams.crawl.signals.events_stored` goes (None: nowhere)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         """The crawl's event loop, which the signal is sent on (None: the pipeline driven by hand)."""
+        self.state = state
+        """The engine's live state, where the writer's hold goes (None: nowhere)."""
+        self.losses = losses or LossReport(
+            name, "", journal_dir, stats, lambda: self.runtime.database(url), lambda: None
+        )
+        self._flush_failed = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -104,20 +127,28 @@ class StorePipeline:
         if not url:
             raise NotConfigured("TOPICSTREAMS_DATABASE_URL is empty: items are not stored")
         assert crawler.stats is not None
+        runtime, sections, name = Runtime.of(crawler), sections_from(settings), crawler.spidercls.name
+        node, journal_dir = sections.node.id, (settings.get("TOPICSTREAMS_JOURNAL_DIR") or "").strip()
+
+        def notifier():
+            return runtime.notifier(url, sections.alerting.delivery(), node, **options_from_settings(settings))
+
         return cls(
             url,
             crawler.stats,
             batch_size=settings.getint("TOPICSTREAMS_STORE_BATCH_SIZE"),
             flush_seconds=settings.getfloat("TOPICSTREAMS_STORE_FLUSH_SECONDS"),
-            journal_dir=(settings.get("TOPICSTREAMS_JOURNAL_DIR") or "").strip(),
-            name=crawler.spidercls.name,
+            journal_dir=journal_dir,
+            name=name,
             buffer_items=settings.getint("TOPICSTREAMS_STORE_BUFFER_ITEMS"),
             backoff=Backoff(
                 settings.getfloat("TOPICSTREAMS_STORE_RETRY_INITIAL"), settings.getfloat("TOPICSTREAMS_STORE_RETRY_MAX")
             ),
             close_timeout=settings.getfloat("TOPICSTREAMS_STORE_CLOSE_TIMEOUT"),
             signals=crawler.signals,
-            runtime=Runtime.of(crawler),
+            runtime=runtime,
+            state=runtime.engine_state(crawler),
+            losses=LossReport(name, node, journal_dir, crawler.stats, lambda: runtime.database(url), notifier),
         )
 
     @property
@@ -141,7 +172,9 @@ class StorePipeline:
             close_timeout=self.close_timeout,
             on_written=self._count,
             inc=self.stats.inc_value,
+            on_hold=self._hold,
         )
+        self.losses.record_earlier()
         self.store.open()
         if self.flush_seconds > 0:
             self._start_periodic_flush()
@@ -168,6 +201,9 @@ class StorePipeline:
         if self.store is not None:
             store, self.store = self.store, None
             await asyncio.to_thread(store.close)  # may wait for the database: never on the event loop
+            self._hold(None)
+            if store.lost:
+                await self.losses.report(store.lost, store.lost_why)
 
     def flush(self) -> None:
         """Hand the buffered items to the writer as one batch."""
@@ -176,7 +212,33 @@ class StorePipeline:
         if self.store is None:
             raise RuntimeError("StorePipeline.flush() before open_spider()")
         batch, self._buffer = self._buffer, []
-        self.store.submit(batch)
+        try:
+            self.store.submit(batch)
+        except BaseException:
+            self._buffer[:0] = batch  # not handed over: kept for the next flush
+            raise
+
+    def _periodic_flush(self) -> None:
+        """The looping call's flush: an exception is logged (once with its traceback, later at DEBUG) and the loop
+        goes on — Scrapy's looping call would stop for good after one."""
+        try:
+            self.flush()
+        except Exception:
+            if self._flush_failed:
+                logger.debug("[%s] the periodic flush failed again", self.name, exc_info=True)
+                return
+            self._flush_failed = True
+            logger.exception(
+                "[%s] the store's periodic flush failed; it goes on every %g s (the items stay for the next flush; "
+                "later failures are logged at DEBUG)",
+                self.name,
+                self.flush_seconds,
+            )
+
+    def _hold(self, why: str | None) -> None:
+        """The writer's hold (its thread): the engine takes no new topic while ``why`` is set."""
+        if self.state is not None:
+            self.state.held = why
 
     def _count(self, result: WriteResult) -> None:
         """The writer's thread: what a write added (only these stats keys are set from it)."""
@@ -209,7 +271,7 @@ class StorePipeline:
 
     def _start_periodic_flush(self) -> None:
         try:
-            self._looping_call = create_looping_call(self.flush)
+            self._looping_call = create_looping_call(self._periodic_flush)
         except RuntimeError:
             # Neither a reactor nor an asyncio loop (the pipeline driven by hand): batches are
             # still written when full and on close.

@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -62,9 +62,11 @@ from topicstreams.health.saturation import (
     judge_saturation,
 )
 from topicstreams.health.score import CRITICAL, DEGRADED, UNKNOWN
+from topicstreams.reports.lost_items import lost_lines, with_lost
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
 from topicstreams.storage.leases import carriers
+from topicstreams.storage.store_losses import Lost, recent_losses
 
 NO_VALUE = "-"
 """What the table prints for a value that is not known."""
@@ -393,12 +395,14 @@ class HealthReport:
     """Lease mode: engine -> the nodes that scraped its topics lately, sorted (None: shard mode)."""
     carried_seconds: float | None = None
     """The window ``carried_by`` looked back over, in seconds."""
+    lost: Mapping[str, Lost] = field(default_factory=dict)  # node -> the items its crawls lost lately
 
     def as_json(self) -> dict[str, Any]:
         """The object ``scrapy health --json`` prints (:func:`report_json`)."""
-        return report_json(
+        report = report_json(
             self.engines, self.node, all_nodes=self.all_nodes, saturation=self.saturation, carried_by=self.carried_by
         )
+        return with_lost(report, self.lost)
 
     def as_table(self) -> str:
         """The table ``scrapy health`` prints (:func:`format_table`; with ``all_nodes`` the route-vs-site line under
@@ -412,7 +416,7 @@ class HealthReport:
             routes=self.routes if self.all_nodes else (),
             carried_by=self.carried_by,
             carried_seconds=self.carried_seconds,
-        )
+        ) + lost_lines(self.lost, self.all_nodes, terminal_text)
 
     @property
     def routes(self) -> list[RouteVerdict]:
@@ -459,8 +463,9 @@ def build_report(
         each: judge_saturation([status for status in statuses if status.node == each], now, policy)
         for each in {node, *(row.node for row in rows)}
     }
+    lost = recent_losses(db, now, None if all_nodes else node)
     if lease_interval is None:
-        return HealthReport(node, rows, saturation, all_nodes)
+        return HealthReport(node, rows, saturation, all_nodes, lost=lost)
     return HealthReport(
         node,
         rows,
@@ -468,6 +473,7 @@ def build_report(
         all_nodes,
         carried_by=read_carriers(db, now, lease_interval),
         carried_seconds=lease_interval * CARRIED_MARGIN,
+        lost=lost,
     )
 
 

@@ -18,103 +18,60 @@ or absent database never holds up the crawl:
 * **a write that never passes** (:func:`~topicstreams.storage.failures.never_passes`: a constraint the data
   breaks, a value a column cannot hold): the batch is split in halves until the items at fault are alone;
   those go to the reject file with the reason (logged once per writer, counted); the rest is written;
+* **the journal cannot be written** (an append fails with any ``OSError``: no space left, a read-only or
+  over-quota disk): nothing is lost and nothing stops. The batch waits in memory, behind what the journal holds;
+  later batches wait behind it. While the database cannot take them either (or memory reaches ``buffer_items``),
+  the writer holds its engine (:mod:`topicstreams.storage.store_hold`: one ERROR, ``on_hold``: the spider takes no
+  new topic); the thread tries the journal again every ``retry_max`` seconds at most, and the database with its
+  backoff. Whichever takes items first releases the engine (one INFO): the journal takes what waited in memory,
+  or the database writes the journal out, empties it, and writes what waited in memory;
 * **the crawl ends** (:meth:`DurableWriter.close`): what waits in memory is written while the database takes it
   (however long that is, as long as no write waits longer than ``close_timeout`` seconds), else journaled; the
   journal is written at the next start (before anything else: new batches queue behind it) or by
-  ``scrapy db replay``.
+  ``scrapy db replay``. What neither took is **lost**: counted in :attr:`DurableWriter.lost` (why in
+  :attr:`DurableWriter.lost_why`), for the store pipeline to report (stat ``topicstreams/store/lost``, an ERROR, the
+  loss recorded, an alert, a non-zero exit).
+
+The thread never dies quietly: an exception in its loop is logged (an ERROR with its traceback, once per writer;
+later ones at DEBUG) and the loop goes on after the backoff.
 
 Writes are idempotent (``ON CONFLICT DO NOTHING``): a batch written twice (a crash between a write and the
 journal's emptying, a write that committed while its answer was lost) stores nothing twice.
 
 Stats (``inc``): ``topicstreams/store/buffered`` (items kept back because the database could not take them when
 they came), ``…/journaled`` (items appended to the journal), ``…/replayed`` (items written from the journal),
-``…/rejected`` (items set aside for good).
+``…/rejected`` (items set aside for good). ``…/lost`` is the pipeline's.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from topicstreams.storage.availability import Availability
-from topicstreams.storage.failures import can_pass, describe
-from topicstreams.storage.journal import Journal, Unreadable, encode, is_rejects
+from topicstreams.storage.batch_writes import (  # noqa: F401  (Replayed, replay_file: re-exported, as they were)
+    Backoff,
+    Replayed,
+    Written,
+    replay_file,
+    write_or_set_aside,
+)
+from topicstreams.storage.failures import describe
+from topicstreams.storage.journal import Journal, Unreadable
+from topicstreams.storage.store_hold import StoreHold, described
 from topicstreams.storage.writer import NewsWriter, WriteResult
 
 logger = logging.getLogger(__name__)
 
 Item = Mapping[str, Any]
 
-BUFFERED, JOURNALED, REPLAYED, REJECTED = (
-    f"topicstreams/store/{name}" for name in ("buffered", "journaled", "replayed", "rejected")
+BUFFERED, JOURNALED, REPLAYED, REJECTED, LOST = (
+    f"topicstreams/store/{name}" for name in ("buffered", "journaled", "replayed", "rejected", "lost")
 )
-
-
-@dataclass
-class Backoff:
-    """Capped exponential backoff: ``initial``, twice that, … up to ``maximum`` seconds."""
-
-    initial: float = 0.5
-    maximum: float = 15.0
-    failures: int = 0
-
-    def next_delay(self) -> float:
-        delay = min(self.maximum, self.initial * 2**self.failures)
-        self.failures += 1
-        return delay
-
-    def reset(self) -> None:
-        self.failures = 0
-
-
-@dataclass
-class Written:
-    """What one write of a batch did: the rows it added, and the items the database refused for good."""
-
-    result: WriteResult = field(default_factory=WriteResult)
-    rejected: list[tuple[Item | Unreadable, str]] = field(default_factory=list)
-
-
-def write_or_set_aside(writer: NewsWriter, items: list[Item | Unreadable]) -> Written:
-    """Write ``items`` in one transaction; when the data of some can never be written, split the batch until
-    those are alone and set them aside (with their reason), writing the rest.
-
-    A failure that can pass is raised (nothing of it is set aside): the caller keeps the batch and tries again.
-    """
-    written = Written()
-    readable: list[Item] = []
-    for item in items:
-        if isinstance(item, Unreadable):
-            written.rejected.append((item, item.problem))
-        else:
-            readable.append(item)
-    _write_part(writer, readable, written)
-    return written
-
-
-def _write_part(writer: NewsWriter, items: list[Item], written: Written) -> None:
-    if not items:
-        return
-    try:
-        result = writer.write(items)
-    except Exception as exc:
-        if can_pass(exc):
-            raise
-        if len(items) == 1:
-            written.rejected.append((items[0], describe(exc)))
-            return
-        middle = len(items) // 2
-        _write_part(writer, items[:middle], written)
-        _write_part(writer, items[middle:], written)
-        return
-    written.result.add(result)
 
 
 class DurableWriter:
@@ -133,6 +90,7 @@ class DurableWriter:
         close_timeout: float = 10.0,
         on_written: Callable[[WriteResult], None] = lambda result: None,
         inc: Callable[[str, int], None] = lambda key, count: None,
+        on_hold: Callable[[str | None], None] = lambda why: None,
     ) -> None:
         self.writer = writer
         self.journal = journal
@@ -161,6 +119,16 @@ class DurableWriter:
         self._writes = 0
         """Writes that passed: progress, for :meth:`close`."""
         self.left_from_before = 0
+        self._held: deque[list[Item]] = deque()
+        """Batches the journal could not take (the newest: behind the queue and the journal), in memory alone."""
+        self._held_items = 0
+        self.hold = StoreHold(name, journal.path, buffer_items, on_hold)
+        self._journal_retry_at = 0.0
+        self._db_failure = ""
+        self._thread_failed = False
+        self.lost = 0
+        """Items neither written nor journaled when the writer closed (see :attr:`lost_why`)."""
+        self.lost_why = ""
 
     # ---- life cycle (the crawl's thread) --------------------------------------------------------------
     def open(self) -> None:
@@ -176,7 +144,7 @@ class DurableWriter:
             )
         self._thread = threading.Thread(target=self._run, name=f"topicstreams-store-{self.name}", daemon=True)
         self._thread.start()
-        self.availability.register(self.name, self.backlog)
+        self.availability.register(self.name, self.backlog, lambda: self._held_items > 0)
 
     def backlog(self) -> str:
         """What waits, for the outage's WARNING ("" when nothing)."""
@@ -184,16 +152,19 @@ class DurableWriter:
         if not pending:
             return ""
         where = f"in the journal {self.journal.path}" if self._journal_mode else "in memory"
-        return f"{pending} item(s) of {self.name} {where}"
+        account = f"{pending - self._held_items} item(s) of {self.name} {where}"
+        if self._held_items:
+            account += f", {self._held_items} in memory alone (the journal cannot be written: {self.hold.error})"
+        return account
 
     def submit(self, batch: list[Item]) -> None:
         """Hand over a batch to write (in order after every earlier one)."""
         if not batch:
             return
         with self._cond:
-            if self._journal_mode:
+            if self._journal_mode or self._held:
                 self._journal(batch, kept_back=self._away)
-            elif self._queued_items + len(batch) > self.buffer_items:
+            elif self._queued_items + len(batch) > self.buffer_items and self.hold.error is None:
                 # A database slower than the crawl: memory stays bounded, the rest waits on disk, in order.
                 logger.warning(
                     "[%s] %d item(s) wait for the database, more than TOPICSTREAMS_STORE_BUFFER_ITEMS "
@@ -205,9 +176,13 @@ class DurableWriter:
                 )
                 self._move_queue_to_journal(kept_back=False)
                 self._journal(batch, kept_back=False)
+            elif self._queued_items + len(batch) > self.buffer_items:  # the journal cannot take the spill
+                self._move_queue_to_journal(kept_back=False)
+                self._journal(batch, kept_back=False)
             else:
                 self._queue.append(batch)
                 self._queued_items += len(batch)
+            self._update_hold()
             self._cond.notify_all()
 
     def close(self) -> int:
@@ -234,6 +209,9 @@ class DurableWriter:
             if inflight is not None:  # a write still under way: journal it too (written twice at worst)
                 self._journal(inflight, kept_back=False)
             self._move_queue_to_journal(kept_back=False)
+            if self._held:  # a last try of the journal: what it cannot take now is lost
+                self._retry_journal()
+            self._count_lost()
             left = self.journal.unread_items if self._journal_mode else 0
             self.journal.close()  # with the lock held: a write still under way finds it closed and stops
         if left:
@@ -243,14 +221,30 @@ class DurableWriter:
                 left,
                 self.journal.path,
             )
-        self.availability.unregister(self.name)
+        self.availability.unregister(self.name, self.lost)
         return left
 
     @property
     def pending(self) -> int:
         """Items handed over and not written yet."""
         with self._cond:
-            return self._queued_items + (self.journal.unread_items if self._journal_mode else 0)
+            return self._queued_items + (self.journal.unread_items if self._journal_mode else 0) + self._held_items
+
+    @property
+    def in_memory_alone(self) -> int:
+        """Items the journal could not take, waiting in memory: lost if the process stopped now."""
+        return self._held_items
+
+    def _count_lost(self) -> None:
+        """Closing, lock held: what is still held in memory is lost."""
+        if not self._held_items:
+            return
+        self.lost += self._held_items
+        self.lost_why = f"the journal {self.journal.path} could not take them ({self.hold.error})" + (
+            f" and the database could not either ({self._db_failure})" if self._db_failure else ""
+        )
+        self._held.clear()
+        self._held_items = 0
 
     # ---- the thread -----------------------------------------------------------------------------------
     def _next(self) -> tuple[str, list[Any], int] | None:
@@ -265,6 +259,8 @@ class DurableWriter:
                         return None  # the database is away at the end: what waits stays in the journal
                     self._cond.wait(self._retry_at - now)
                     continue
+                if self._held and now >= self._journal_retry_at:
+                    self._retry_journal()
                 if self._queue:
                     batch = self._queue.popleft()
                     self._queued_items -= len(batch)
@@ -276,19 +272,47 @@ class DurableWriter:
                         return "journal", items, end
                     self._caught_up_with_journal()
                     continue
+                if self._held:  # the journal took none of them: written from memory, in order
+                    self._held_to_queue()
+                    continue
                 if self._closing:
                     return None
                 self._cond.wait()
 
     def _run(self) -> None:
-        while (work := self._next()) is not None:
-            source, items, end = work
+        while True:
             try:
-                written = write_or_set_aside(self.writer, items)
-            except Exception as exc:
-                self._failed(source, items, exc)
-                continue
-            self._succeeded(source, items, end, written)
+                work = self._next()
+                if work is None:
+                    return
+                source, items, end = work
+                try:
+                    written = write_or_set_aside(self.writer, items)
+                except Exception as exc:
+                    self._failed(source, items, exc)
+                    continue
+                self._succeeded(source, items, end, written)
+            except Exception:
+                self._loop_failed()
+
+    def _loop_failed(self) -> None:
+        """Anything the loop did not expect (a journal that cannot be read, …): logged, and the loop goes on after
+        the backoff (whatever was taken for this turn is where it was: a batch in flight goes back in front)."""
+        if not self._thread_failed:
+            self._thread_failed = True
+            logger.exception(
+                "[%s] the store's writing thread met an error it did not expect; it goes on after the backoff "
+                "(later errors of this kind are logged at DEBUG)",
+                self.name,
+            )
+        else:
+            logger.debug("[%s] the store's writing thread met an error again", self.name, exc_info=True)
+        with self._cond:
+            if self._inflight is not None:
+                self._queue.appendleft(self._inflight)
+                self._queued_items += len(self._inflight)
+                self._inflight = None
+            self._retry_at = time.monotonic() + self.backoff.next_delay()
 
     def _failed(self, source: str, items: list[Any], exc: Exception) -> None:
         with self._cond:
@@ -301,11 +325,14 @@ class DurableWriter:
             self._away = True
             delay = self.backoff.next_delay()
             self._retry_at = time.monotonic() + delay
-            kept = self.journal.unread_items
+            self._db_failure = describe(exc)
+            self._update_hold()
+            kept, alone = self.journal.unread_items, self._held_items
         logger.debug("[%s] write failed (%s); next try in %g s", self.name, describe(exc), delay)
-        self.availability.went_away(
-            self.name, describe(exc), f"{kept} item(s) of {self.name} kept in the journal {self.journal.path}", exc
-        )
+        account = f"{kept} item(s) of {self.name} kept in the journal {self.journal.path}"
+        if alone:
+            account += f", {alone} in memory alone (the journal cannot be written: {self.hold.error})"
+        self.availability.went_away(self.name, describe(exc), account, exc, at_risk=bool(alone))
 
     def _journal_in_front(self, batch: list[Item]) -> None:
         """A memory batch failed: it and the queue behind it go to the journal. If the journal already holds
@@ -313,6 +340,14 @@ class DurableWriter:
         if self._journal_mode and self.journal.unread:
             self._queue.appendleft(batch)  # retried from memory before the journal (one batch at most)
             self._queued_items += len(batch)
+            return
+        if self._held:  # older than what waits in memory alone: in front of it, with the queue behind it
+            older = [batch, *self._queue]
+            self._held.extendleft(reversed(older))
+            self._held_items += sum(len(each) for each in older)
+            self.inc(BUFFERED, sum(len(each) for each in older))
+            self._queue.clear()
+            self._queued_items = 0
             return
         self._journal(batch, kept_back=True)
         self._move_queue_to_journal(kept_back=True)
@@ -331,14 +366,37 @@ class DurableWriter:
                 self.inc(REPLAYED, len(items))
             if self._away:
                 self._caught_up["items"] += len(items)
+                self.availability.passed()
             self._retry_at = None
+            self._db_failure = ""
             self.backoff.reset()
-            if written.rejected:
-                self.journal.reject(written.rejected)
-        if written.rejected:
+            self._update_hold()
+            set_aside = self._set_aside(written.rejected)
+        if set_aside:
             self._rejected(written.rejected)
         if result.items:
             self.on_written(result)
+
+    def _set_aside(self, rejected: list[tuple[Any, str]]) -> bool:
+        """Lock held: put items the database refused for good in the reject file; whether it took them (if it
+        cannot, they are lost: neither stored nor kept)."""
+        if not rejected:
+            return False
+        try:
+            self.journal.reject(rejected)
+        except OSError as exc:
+            self.lost += len(rejected)
+            self.lost_why = f"the reject file {self.journal.rejects} could not take them ({described(exc)})"
+            logger.error(
+                "[%s] The database refused %d item(s) for good and the reject file %s cannot be written (%s): "
+                "they are lost (counted when the crawl stops)",
+                self.name,
+                len(rejected),
+                self.journal.rejects,
+                described(exc),
+            )
+            return False
+        return True
 
     def _caught_up_with_journal(self) -> None:
         """Called with the lock held: everything journaled is written."""
@@ -346,6 +404,9 @@ class DurableWriter:
         self.journal.clear()
         self._journal_mode = False
         self.left_from_before = 0
+        if self._held:  # what the journal could not take comes next, from memory; its room is free again
+            self._held_to_queue()
+            self._journal_retry_at = 0.0
         if replayed_before and not self._away:
             logger.info("[%s] the journal's %d item(s) from an earlier run are written", self.name, replayed_before)
         if self._away:
@@ -373,62 +434,48 @@ class DurableWriter:
 
     # ---- the journal (lock held) ----------------------------------------------------------------------
     def _journal(self, batch: list[Item], *, kept_back: bool) -> None:
-        count = self.journal.append(batch)
-        self._journal_mode = True
-        self.inc(JOURNALED, count)
+        """Append ``batch`` to the journal, behind what waits in memory alone (in order). When the journal cannot
+        take it (or could not within the last ``retry_max`` s: not tried again yet), it waits in memory."""
         if kept_back:
-            self.inc(BUFFERED, count)
+            self.inc(BUFFERED, len(batch))
+        self._held.append(batch)
+        self._held_items += len(batch)
+        if self.hold.error is None or time.monotonic() >= self._journal_retry_at:
+            self._retry_journal()
+
+    def _retry_journal(self) -> None:
+        """Append what waits in memory alone to the journal, oldest first, until it takes all or fails."""
+        while self._held:
+            batch = self._held[0]
+            try:
+                count = self.journal.append(batch)
+            except OSError as exc:
+                if self.hold.error is not None:
+                    logger.debug("[%s] the journal still cannot be written: %s", self.name, described(exc))
+                self.hold.journal_failed(exc)
+                self._journal_retry_at = time.monotonic() + self.backoff.maximum
+                break
+            self._held.popleft()
+            self._held_items -= count
+            self._journal_mode = True
+            self.inc(JOURNALED, count)
+        else:
+            self.hold.journal_takes()
+        self._update_hold()
+
+    def _held_to_queue(self) -> None:
+        """What waited in memory alone is next to write from memory (the queue is empty, the journal too)."""
+        self._queue.extend(self._held)
+        self._queued_items += self._held_items
+        self._held.clear()
+        self._held_items = 0
+
+    def _update_hold(self) -> None:
+        self.hold.update(db_failing=self._retry_at is not None, in_memory=self._queued_items + self._held_items)
 
     def _move_queue_to_journal(self, *, kept_back: bool) -> None:
         while self._queue:
-            self._journal(self._queue.popleft(), kept_back=kept_back)
+            batch = self._queue.popleft()
+            self._queued_items -= len(batch)
+            self._journal(batch, kept_back=kept_back)
         self._queued_items = 0
-
-
-@dataclass
-class Replayed:
-    """What ``replay_file`` did."""
-
-    path: Path
-    items: int = 0
-    result: WriteResult = field(default_factory=WriteResult)
-    rejected: int = 0
-
-
-def replay_file(writer: NewsWriter, path: Path, batch_size: int = 500) -> Replayed:
-    """Write a journal (or a reject file) into the database by hand, then empty it.
-
-    A journal's refused items go to its reject file. A reject file's items are tried again; those refused again
-    stay in it (rewritten with the new reason). A failure that can pass stops the replay and is raised: what is
-    written is written, the file keeps the rest (a replay again takes up from its start: idempotent).
-    """
-    done = Replayed(path)
-    with Journal(path) as journal:
-        still_refused: list[tuple[Any, str]] = []
-        while journal.unread:
-            items, end = journal.read(batch_size)
-            written = write_or_set_aside(writer, items)
-            if is_rejects(path):
-                still_refused.extend(written.rejected)
-            else:
-                journal.reject(written.rejected)
-            done.rejected += len(written.rejected)
-            done.result.add(written.result)
-            done.result.event_keys.clear()  # counted; a replay keeps no event of its own in memory
-            journal.advance(end, len(items))
-            done.items += len(items)
-        if is_rejects(path):
-            _rewrite_rejects(journal, still_refused)
-        else:
-            journal.clear()
-    return done
-
-
-def _rewrite_rejects(journal: Journal, refused: Iterable[tuple[Any, str]]) -> None:
-    lines = b"".join(
-        item.line + b"\n" if isinstance(item, Unreadable) else encode(item, reason=reason) for item, reason in refused
-    )
-    journal.clear()
-    if lines:
-        os.write(journal.fd, lines)
-        os.fsync(journal.fd)

@@ -5,7 +5,11 @@ One journal per node and engine (``browser.profile_dir/<node>/journal/<engine>.j
 ``scrapy db replay``). It is append-only: one JSON object per line and item, the fields the store writes
 (``published_at`` in ISO 8601); every append is flushed and fsynced before it returns, so a SIGKILL or a power
 cut loses at most the append under way. A line cut short by such an end (the last line, without its newline)
-is dropped when the journal is opened again, with a WARNING.
+is dropped when the journal is opened again, with a WARNING that says what it cannot know: an append that did not
+finish (the process stopped, or the disk was full). An append that fails in this process (no space left, a
+read-only or over-quota disk: any ``OSError``) raises, and the journal cuts off whatever part of it reached the file
+at once (and again before the next append, should that fail too): it holds only whole lines, the items appended
+before.
 
 Beside it, the reject file (``<engine>.rejected.jsonl``): items the database refused for good (a constraint
 the data breaks, a value a column cannot hold), one per line with the ``reason`` and ``rejected_at``. They are
@@ -145,13 +149,19 @@ class Journal:
 
     # ---- writing --------------------------------------------------------------------------------------
     def append(self, items: Iterable[Mapping[str, Any]]) -> int:
-        """Append ``items`` and fsync; returns how many."""
+        """Append ``items`` and fsync; returns how many. An ``OSError`` (a full disk, …) is raised with none of
+        them appended: the part that reached the file is cut off (:meth:`_cut_to_size`)."""
         lines = [encode(item) for item in items]
         if not lines:
             return 0
         data = b"".join(lines)
-        _write_all(self.fd, data)
-        os.fsync(self.fd)
+        self._cut_to_size()
+        try:
+            _write_all(self.fd, data)
+            os.fsync(self.fd)
+        except OSError:
+            self._cut_to_size()
+            raise
         self.size += len(data)
         self.unread_items += len(lines)
         return len(lines)
@@ -182,6 +192,15 @@ class Journal:
         finally:
             os.close(fd)
         return len(lines)
+
+    def _cut_to_size(self) -> None:
+        """Cut the file back to the whole lines appended so far (``size``): a failed append may have left part of
+        itself. Should even that fail, the next append tries again first."""
+        try:
+            if os.fstat(self.fd).st_size > self.size:
+                os.ftruncate(self.fd, self.size)
+        except OSError as exc:
+            logger.debug("could not cut the failed append off the journal %s yet: %s", self.path, exc)
 
     def clear(self) -> None:
         """Everything is written: empty the journal."""
@@ -230,7 +249,8 @@ class Journal:
         return count
 
     def _repair_tail(self) -> None:
-        """Drop a last line cut short (no newline): the append a crash interrupted."""
+        """Drop a last line cut short (no newline): an append that did not finish (the process stopped, or the
+        disk was full when the process could not cut it off itself)."""
         size = os.fstat(self.fd).st_size
         if size == 0 or os.pread(self.fd, 1, size - 1) == b"\n":
             return
@@ -247,8 +267,8 @@ class Journal:
         os.ftruncate(self.fd, start)
         os.fsync(self.fd)
         logger.warning(
-            "The journal %s ended in a line cut short (%d bytes): the append under way when the process "
-            "stopped; dropped it",
+            "The journal %s ended in a line cut short (%d bytes): an append that did not finish (the process "
+            "stopped, or the disk was full); dropped it",
             self.path,
             torn,
         )

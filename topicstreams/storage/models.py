@@ -13,6 +13,7 @@ from topicstreams.storage.alert_tables import Alert, AlertDelivery, AlertState, 
 from topicstreams.storage.crawl_tables import EngineTotal, NodeProcess, ScheduleSlot, ScraperCycle, ScraperLog
 from topicstreams.storage.feed_tables import News, Topic, TopicNews, TopicNewsEngine
 from topicstreams.storage.health_tables import EngineStatus, HealthDaily, HealthWindow
+from topicstreams.storage.store_losses import StoreLoss
 from topicstreams.storage.table_base import Base, UTCDateTime
 
 topics_table = Topic.__table__
@@ -31,6 +32,7 @@ health_daily_table = HealthDaily.__table__
 engine_totals_table = EngineTotal.__table__
 schedule_table = ScheduleSlot.__table__
 nodes_table = NodeProcess.__table__
+store_losses_table = StoreLoss.__table__
 
 TABLE_NAMES: tuple[str, ...] = (
     "topics",
@@ -49,6 +51,7 @@ TABLE_NAMES: tuple[str, ...] = (
     "digest_states",
     "schedule",
     "nodes",
+    "store_losses",
 )
 
 __all__ = [
@@ -65,6 +68,7 @@ __all__ = [
     "News",
     "ScraperCycle",
     "ScraperLog",
+    "StoreLoss",
     "Topic",
     "TopicNews",
     "TopicNewsEngine",
@@ -80,6 +84,7 @@ __all__ = [
     "news_table",
     "scraper_cycles_table",
     "scraper_logs_table",
+    "store_losses_table",
     "topic_news_engines_table",
     "topic_news_table",
     "topics_table",
