@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.project import ScrapyRunner
 from tests.support.soak_run import MODULE as SOAK_MODULE
-from tests.support.soak_run import BackgroundSoak
+from tests.support.soak_run import WORKER_INPUT, BackgroundSoak, SoakResult, selects_soak
 
 pytest_plugins = ["tests.support.databases", "tests.support.alert_receivers"]
 
@@ -60,14 +60,28 @@ def in_xdist_worker() -> bool:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """In a serial session the short soak starts as soon as it is collected, and runs beside the other tests
-    (tests/support/soak_run.py). Every xdist worker collects every test, so there the soak starts with its own test,
-    which is the first to run (see pytest_collection_modifyitems), on whichever worker is given it."""
+    (tests/support/soak_run.py). Under xdist the controller starts it (pytest_configure_node); workers never do here."""
     from topicstreams.browser.chromium import find_executable
 
     if session.config.option.collectonly or in_xdist_worker():
         return
     if any(item.nodeid.startswith(SOAK_MODULE) for item in session.items) and find_executable():
         session.config.stash[SOAK] = BackgroundSoak()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """pytest-xdist's controller, setting up a worker: the short soak starts with the first worker (when the session's
+    paths hold its module and no -k/-m may leave it out), and every worker learns its folder."""
+    from topicstreams.browser.chromium import find_executable
+
+    config = node.config
+    soak = config.stash.get(SOAK, None)
+    whole = not (config.option.collectonly or config.option.keyword or config.option.markexpr)
+    if soak is None and whole and selects_soak(list(config.args), config.invocation_params.dir) and find_executable():
+        soak = config.stash[SOAK] = BackgroundSoak()
+    if soak is not None:
+        node.workerinput[WORKER_INPUT] = str(soak.folder)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -78,21 +92,25 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.fixture(scope="session")
 def background_soak(pytestconfig: pytest.Config):
-    """The session's short soak (started at collection in a serial session, here on an xdist worker), or a skip when
-    there is no Chromium to run it."""
+    """What the session's short soak left (started at collection in a serial session, by xdist's controller as it set
+    up the workers, or here on a worker whose controller did not), or a skip when there is no Chromium to run it."""
     from topicstreams.browser.chromium import find_executable
 
     soak = pytestconfig.stash.get(SOAK, None)
-    if soak is None and in_xdist_worker() and find_executable():
+    if soak is not None:
+        return soak
+    folder = getattr(pytestconfig, "workerinput", {}).get(WORKER_INPUT)
+    if folder:
+        return SoakResult(folder)
+    if in_xdist_worker() and find_executable():
         soak = pytestconfig.stash[SOAK] = BackgroundSoak()
-    if soak is None:
-        pytest.skip("no Chromium on this machine")
-    return soak
+        return soak
+    pytest.skip("no Chromium on this machine")
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The browser tests last; the short soak's test after them in a serial session, first on xdist's workers.
+    """The browser tests last, and the short soak's test after them.
 
     The browser tests: pytest-playwright's sync API keeps an asyncio loop running in the main thread from its first
     test to the end of the session (its Playwright is session-scoped), and every later test that runs an event loop
@@ -100,14 +118,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     in_browser = [item for item in items if PLAYWRIGHT_FIXTURES & set(getattr(item, "fixturenames", ()))]
     if in_browser:
         items[:] = [item for item in items if item not in in_browser] + in_browser
-    # The short soak's test reads a crawl that runs beside the others. Serial, the crawl started at collection: last,
-    # the test finds it long ended instead of holding the session until it ends (it runs no event loop of its own,
-    # so it may follow the browser tests). On xdist's workers the test starts the crawl itself: first, its worker
-    # waits for it while the other workers go through the rest.
+    # The short soak's test reads a crawl that started with the session (tests/support/soak_run.py) and runs beside
+    # the others: last, it finds it long ended instead of holding its worker until it ends (it runs no event loop of
+    # its own, so it may follow the browser tests).
     soak = [item for item in items if item.nodeid.startswith(SOAK_MODULE)]
     if soak:
-        rest = [item for item in items if item not in soak]
-        items[:] = soak + rest if in_xdist_worker() else rest + soak
+        items[:] = [item for item in items if item not in soak] + soak
 
 
 # ==== end of the pytest-playwright fixtures ==================================================================
