@@ -1,5 +1,5 @@
-"""The suite's short soak (``benchmarks/soak.py`` for two minutes) runs beside the other tests instead of holding the
-suite (or one of its workers) for two minutes of its own. It starts as soon as the session knows it will run it:
+"""The suite's short soak (``benchmarks/soak.py`` for a minute) runs beside the other tests instead of holding the
+suite (or one of its workers) for a minute of its own. It starts as soon as the session knows it will run it:
 
 * in a serial session, once ``tests/conftest.py`` has collected ``tests/system/test_soak.py``;
 * under pytest-xdist (``make test``: four workers), in the controller as it sets up its workers, when the paths it
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tests.support.project import REPO
 
-MINUTES, EVERY, WARMUP = 2, 5, 30
+MINUTES, EVERY, WARMUP = 1, 3, 15
 MODULE = "tests/system/test_soak.py"
 WORKER_INPUT = "topicstreams_soak_folder"
 """The key of ``workerinput`` that names the controller's soak folder to the workers."""
@@ -44,7 +44,7 @@ def selects_soak(args: list[str], rootdir: Path) -> bool:
 
 
 class BackgroundSoak:
-    """``benchmarks/soak.py --minutes 2 --every 5 --warmup 30 --json …`` as a child of this process; a thread writes
+    """``benchmarks/soak.py --minutes 1 --every 3 --warmup 15 --json …`` as a child of this process; a thread writes
     its exit status into its folder when it ends, so that another process (an xdist worker) can read the result."""
 
     def __init__(self) -> None:
