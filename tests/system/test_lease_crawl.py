@@ -145,9 +145,11 @@ def test_every_topic_and_engine_is_scraped_about_once_per_interval_and_never_twi
     assert short == {}, f"scraped twice in a slot: {short}"
     assert long == {}, f"a slot missed: {long}"
 
-    # the work is shared: every node scraped topics of both engines
-    for engine in CRAWLED:
-        assert {s.node for s in cluster.scrapes(engine, since=start)} == set(FIRST), engine
+    # the work is shared: every node scraped topics, and each engine's by more than one node (which node claims a
+    # slot is a race the schedule does not rig: a node slowed by a busy machine may miss one engine for a while)
+    by_engine = {engine: {s.node for s in cluster.scrapes(engine, since=start)} for engine in CRAWLED}
+    assert set().union(*by_engine.values()) == set(FIRST), by_engine
+    assert all(len(nodes) >= 2 for nodes in by_engine.values()), by_engine
     # the schedule counts one re-arm per scrape (the fakes' answers before the last interval are all re-armed); the
     # schedule is read first, so that a scrape re-armed between the two reads is among the fakes' answers
     rows = {(row["topic"], row["engine"]): row for row in cluster.schedule()}
