@@ -35,8 +35,8 @@ class EngineMiddleware:
     def state(self) -> EngineState:
         return self.runtime.engine_state(self.crawler)
 
-    def stat(self, key: str) -> None:
-        self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/{key}")
+    def stat(self, key: str, count: int = 1) -> None:
+        self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/{key}", count)
 
     @property
     def reader(self) -> PageReader:

@@ -117,7 +117,7 @@ class BlocksMiddleware(EngineMiddleware):
         if reading.items_over_limit:
             self.too_many(request, response.url, reading)
         if reading.fields_cut:
-            self.count("fields_cut", reading.fields_cut)
+            self.stat("fields_cut", reading.fields_cut)
         if response.status == 200:
             norm = self.sizes.setdefault(page_type(page), RunningMedian())
             verdict = size_verdict(reading.verdict, size, norm.value, self.min_size_ratio)
@@ -143,7 +143,7 @@ class BlocksMiddleware(EngineMiddleware):
 
     def too_many(self, request: Request, url: str, reading: Reading) -> None:
         kept, over = len(reading.results), reading.items_over_limit
-        self.count("items_over_limit", over)
+        self.stat("items_over_limit", over)
         logger.warning(
             "[%s] the results page for topic %r (%s) holds %d result items, more than scraper.limits.items_per_page "
             "(%d): the first %d are kept, the other %d left out. No engine shows this many on one page, so the page "
@@ -157,9 +157,6 @@ class BlocksMiddleware(EngineMiddleware):
             kept,
             over,
         )
-
-    def count(self, key: str, count: int) -> None:
-        self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/{key}", count)
 
     def fell_back(self, url: str, found: int) -> None:
         self.stat("layout_fallbacks")
