@@ -101,14 +101,21 @@ def test_the_bearer_token_is_read_from_the_header_and_compared_whole():
 def test_failures_in_a_row_wait_longer_each_time_and_a_success_starts_over():
     now = [0.0]
     check = TokenCheck(clock=lambda: now[0])
-    waits = [check.failed("a")[1] for _ in range(8)]
+
+    def wrong(client: str) -> tuple[int, float]:
+        """A wrong token from ``client`` once its earlier attempts are answered: its failures in a row, its wait."""
+        attempt = check.attempt(client, "wrong", "token")
+        now[0] += attempt.wait  # answered; the next attempt comes after
+        return attempt.failures, attempt.wait
+
+    waits = [wrong("a")[1] for _ in range(8)]
     assert waits[:4] == [0.0, FIRST_DELAY, 2 * FIRST_DELAY, 4 * FIRST_DELAY]
     assert waits[-1] == MAX_DELAY
-    assert check.failed("b") == (1, 0.0)  # another client is another count
-    check.succeeded("a")
-    assert check.failed("a") == (1, 0.0)
+    assert wrong("b") == (1, 0.0)  # another client is another count
+    assert check.attempt("a", "token", "token").ok
+    assert wrong("a") == (1, 0.0)
     now[0] += 10_000  # long quiet: forgotten
-    assert check.failed("b") == (1, 0.0)
+    assert wrong("b") == (1, 0.0)
 
 
 def configured(**web) -> dict:

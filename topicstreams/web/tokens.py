@@ -135,22 +135,6 @@ class TokenCheck:
             entry.free_at = now + wait
             return Attempt(False, entry.count, wait)
 
-    def failed(self, client: str) -> tuple[int, float]:
-        """Count a failure of ``client``: its failures in a row, and its own slow-down (without the line)."""
-        now = self.clock()
-        with self._lock:
-            entry = self._entry(client, now)
-            entry.count += 1
-            entry.last = now
-            count = entry.count
-        return count, self.delay(count)
-
-    def succeeded(self, client: str) -> None:
-        with self._lock:
-            entry = self._failures.get(client)
-            if entry is not None:
-                entry.count = 0
-
     def line(self, client: str) -> tuple[int, float]:
         """``client``'s failures in a row, and how many seconds ahead its line reaches (what an attempt made now
         waits behind)."""
