@@ -487,6 +487,6 @@ def options_from_settings(settings: Any) -> dict[str, Any]:
     return {
         "attempts": len(delays) + 1,
         "delays": tuple(delays),
-        "stop_wait": settings.getfloat("TOPICSTREAMS_ALERT_STOP_WAIT", STOP_WAIT),
-        "leftover_hours": settings.getfloat("TOPICSTREAMS_ALERT_LEFTOVER_HOURS", LEFTOVER_HOURS),
+        "stop_wait": settings.getfloat("TOPICSTREAMS_ALERT_STOP_WAIT"),
+        "leftover_hours": settings.getfloat("TOPICSTREAMS_ALERT_LEFTOVER_HOURS"),
     }

@@ -8,7 +8,8 @@ journal took (:attr:`~topicstreams.storage.durable.DurableWriter.lost`), :meth:`
   else a line in ``<engine>.lost`` beside the journal (in room reserved at the start: a full disk takes it), which
   the next start of the engine records (:meth:`LossReport.record_earlier`), else nowhere but the log;
 * logs one ERROR with the count, why, and where the loss is recorded;
-* sends the ``data_loss`` alert (when ``alerting.events`` names it) and waits a few seconds for its delivery.
+* sends the ``data_loss`` alert (when ``alerting.events`` names it) and waits for its delivery as long as a stopping
+  crawl waits for any (``TOPICSTREAMS_ALERT_STOP_WAIT``; what is left then goes to the node's next start).
 """
 
 from __future__ import annotations
@@ -30,10 +31,6 @@ from topicstreams.storage.failures import describe
 from topicstreams.storage.store_losses import Loss, keep_for_later, record_kept, record_losses, reserve
 
 logger = logging.getLogger(__name__)
-
-ALERT_WAIT_SECONDS = 5.0
-"""How long a closing crawl waits for the ``data_loss`` alert to go out."""
-
 
 @dataclass
 class LossReport:
@@ -86,7 +83,7 @@ class LossReport:
         if notifier is None:
             return
         notifier.send(transitions.data_loss(self.engine, self.node, items, why, recorded, loss.at))
-        await asyncio.to_thread(notifier.flush, ALERT_WAIT_SECONDS)
+        await asyncio.to_thread(notifier.wait_at_stop)  # TOPICSTREAMS_ALERT_STOP_WAIT, as every stop
 
     def _record(self, loss: Loss) -> str:
         """Record ``loss`` where it can be; says where."""
