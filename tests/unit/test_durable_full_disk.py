@@ -273,7 +273,7 @@ def test_a_loss_is_counted_kept_beside_the_journal_recorded_at_the_next_start_an
 def test_crawl_and_crawlall_exit_non_zero_naming_what_each_engine_lost(capsys):
     from types import SimpleNamespace
 
-    from topicstreams.commands.crawl import LOST_EXIT, exit_on_losses
+    from topicstreams.cli.configured import LOST_EXIT, exit_on_losses
 
     def crawler(name: str, lost: int | None) -> SimpleNamespace:
         stats = {} if lost is None else {LOST: lost}

@@ -18,6 +18,7 @@ from topicstreams.config.setting_names import sections_with_settings
 from topicstreams.crawl.arguments import split_names
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
+from topicstreams.storage.durable import LOST
 
 logger = logging.getLogger(__name__)
 
@@ -236,12 +237,37 @@ class CrawlingCommand(ConfiguredCommand):
         if refused:
             print(f"could not start: {', '.join(refused)}: -a topics is refused (see the log above)", file=sys.stderr)
             self.exitcode = self.exitcode or 2
+        exit_on_losses(self)
 
 
-def finish_reason(crawler) -> str | None:
-    """The crawl's ``finish_reason`` stat; None for a crawler whose crawl never began (it has no stats)."""
+LOST_EXIT = 1
+"""The exit status of a crawl that lost items (unless it failed otherwise first)."""
+
+
+def exit_on_losses(command) -> None:
+    """Make ``command`` (``crawl``, ``crawlall``) exit :data:`LOST_EXIT`, with one line on stderr, when any crawl it ran
+    had to stop with items neither stored nor journaled (the stat ``topicstreams/store/lost``: a full journal disk
+    while the database was away)."""
+    crawlers = command.__dict__.get("started_crawlers", [])
+    lost = {crawler.spidercls.name: count for crawler in crawlers if (count := int(crawl_stat(crawler, LOST) or 0))}
+    if lost:
+        counts = ", ".join(f"{count} of {name}" for name, count in lost.items())
+        print(
+            f"items lost: {counts}, neither stored nor journaled (see the ERROR above; `scrapy health` lists them)",
+            file=sys.stderr,
+        )
+        command.exitcode = command.exitcode or LOST_EXIT
+
+
+def crawl_stat(crawler, key: str):
+    """The crawl's stat ``key``; None for a crawler whose crawl never began (it has no stats)."""
     try:
         stats = crawler.stats
     except RuntimeError:  # Scrapy: "Crawler.stats is not set yet"
         return None
-    return stats.get_value("finish_reason") if stats else None
+    return stats.get_value(key) if stats else None
+
+
+def finish_reason(crawler) -> str | None:
+    """The crawl's ``finish_reason`` stat; None for a crawler whose crawl never began."""
+    return crawl_stat(crawler, "finish_reason")

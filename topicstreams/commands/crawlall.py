@@ -7,8 +7,8 @@ import sys
 from scrapy.commands import BaseRunSpiderCommand
 from scrapy.exceptions import UsageError
 
-from topicstreams.cli.configured import CrawlingCommand
-from topicstreams.commands.crawl import exit_on_losses, refuse_engines
+from topicstreams.cli.configured import CrawlingCommand, exit_on_losses
+from topicstreams.commands.crawl import refuse_engines
 from topicstreams.crawl.arguments import split_names
 
 
