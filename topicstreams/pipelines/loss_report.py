@@ -32,6 +32,7 @@ from topicstreams.storage.store_losses import Loss, keep_for_later, record_kept,
 
 logger = logging.getLogger(__name__)
 
+
 @dataclass
 class LossReport:
     """The account of one engine's crawl on one node (see the module docstring)."""
