@@ -557,7 +557,7 @@ def test_root_without_a_postgres_user_is_a_skip_reason(monkeypatch: pytest.Monke
 
 
 def test_an_item_postgresql_refuses_for_good_is_set_aside_and_the_rest_of_its_batch_is_written(db: Engine) -> None:
-    from topicstreams.storage.durable import write_or_set_aside
+    from topicstreams.storage.batch_writes import write_or_set_aside
 
     refused = item("https://a.example/nul", title="a NUL \x00 in a title")  # text columns cannot hold it
     written = write_or_set_aside(NewsWriter(db), [item("https://a.example/1"), refused, item("https://a.example/2")])

@@ -31,9 +31,10 @@ from topicstreams.crawl.runtime import Runtime
 from topicstreams.extensions.schema_upgrade import SchemaExtension
 from topicstreams.storage import upgrade
 from topicstreams.storage.availability import Availability
+from topicstreams.storage.batch_writes import Backoff
 from topicstreams.storage.damage_notice import DatabaseDamaged, damage_message, damage_of
 from topicstreams.storage.db import make_database, make_reader
-from topicstreams.storage.durable import Backoff, DurableWriter
+from topicstreams.storage.durable import DurableWriter
 from topicstreams.storage.failures import can_pass, damaged_file
 from topicstreams.storage.journal import Journal
 from topicstreams.storage.outbox import Outbox

@@ -17,15 +17,8 @@ from topicstreams.engines.news_urls import news_id
 from topicstreams.storage import db as db_module
 from topicstreams.storage import upgrade
 from topicstreams.storage.availability import Availability
-from topicstreams.storage.durable import (
-    BUFFERED,
-    JOURNALED,
-    REJECTED,
-    REPLAYED,
-    Backoff,
-    DurableWriter,
-    replay_file,
-)
+from topicstreams.storage.batch_writes import Backoff, replay_file
+from topicstreams.storage.durable import BUFFERED, JOURNALED, REJECTED, REPLAYED, DurableWriter
 from topicstreams.storage.journal import Journal, JournalInUse, decode, encode, pending_files
 from topicstreams.storage.writer import NewsWriter
 

@@ -27,7 +27,7 @@ from topicstreams.extensions.log_store import LogStoreExtension, StoredLogHandle
 from topicstreams.extensions.timing import STORED
 from topicstreams.storage import db as db_module
 from topicstreams.storage import upgrade
-from topicstreams.storage.durable import Backoff
+from topicstreams.storage.batch_writes import Backoff
 from topicstreams.storage.log_reads import LogCursor, LogCursorError, LogFilter, read_logs
 from topicstreams.storage.log_records import LogSink, purge_logs, write_rows
 

@@ -22,8 +22,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from topicstreams.cli.configured import SubcommandCommand
 from topicstreams.config.secrets import mask_url
 from topicstreams.storage import upgrade
+from topicstreams.storage.batch_writes import replay_file
 from topicstreams.storage.damage_notice import damage_of
-from topicstreams.storage.durable import replay_file
 from topicstreams.storage.failures import describe
 from topicstreams.storage.journal import JournalInUse, is_rejects, journal_folder, pending_files, rejects_path
 from topicstreams.storage.writer import NewsWriter

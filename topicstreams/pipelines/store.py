@@ -55,8 +55,9 @@ from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import EventsStored, events_stored
 from topicstreams.pipelines.loss_report import LossReport
+from topicstreams.storage.batch_writes import Backoff
 from topicstreams.storage.db import utcnow
-from topicstreams.storage.durable import Backoff, DurableWriter
+from topicstreams.storage.durable import DurableWriter
 from topicstreams.storage.journal import Journal, journal_path
 from topicstreams.storage.writer import NewsWriter, WriteResult, item_problem
 

@@ -15,7 +15,7 @@ at most :data:`FLUSH_SECONDS` after the oldest waiting record:
   row says how many were dropped and over what time (it is also logged, for the console);
 * **the database is away**: a batch that fails in a way that can pass
   (:func:`~topicstreams.storage.failures.can_pass`) stays first in line and is tried again with capped exponential
-  backoff (:class:`~topicstreams.storage.durable.Backoff`), silently: an outage is reported by the store and the
+  backoff (:class:`~topicstreams.storage.batch_writes.Backoff`), silently: an outage is reported by the store and the
   outbox, and a log line per failed write would be a record to store, per failed write. A batch that can never
   pass (a value the database refuses) is written row by row and the rows at fault are dropped (counted);
 * **the sink never stores its own records**: anything logged on its thread (its flood summary, a driver warning
@@ -41,7 +41,7 @@ from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select
 
-from topicstreams.storage.durable import Backoff
+from topicstreams.storage.batch_writes import Backoff
 from topicstreams.storage.failures import can_pass
 from topicstreams.storage.models import scraper_logs_table as scraper_logs
 

@@ -33,7 +33,7 @@ from sqlalchemy import Engine
 
 from topicstreams.storage import engine_status
 from topicstreams.storage.availability import Availability
-from topicstreams.storage.durable import Backoff
+from topicstreams.storage.batch_writes import Backoff
 from topicstreams.storage.failures import can_pass, describe
 
 logger = logging.getLogger(__name__)
