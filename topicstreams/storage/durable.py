@@ -53,13 +53,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from topicstreams.storage.availability import Availability
-from topicstreams.storage.batch_writes import (  # noqa: F401  (Replayed, replay_file: re-exported, as they were)
-    Backoff,
-    Replayed,
-    Written,
-    replay_file,
-    write_or_set_aside,
-)
+from topicstreams.storage.batch_writes import Backoff, Written, write_or_set_aside
 from topicstreams.storage.failures import describe
 from topicstreams.storage.journal import Journal, Unreadable
 from topicstreams.storage.store_hold import StoreHold, described
@@ -152,10 +146,13 @@ class DurableWriter:
         if not pending:
             return ""
         where = f"in the journal {self.journal.path}" if self._journal_mode else "in memory"
-        account = f"{pending - self._held_items} item(s) of {self.name} {where}"
-        if self._held_items:
-            account += f", {self._held_items} in memory alone (the journal cannot be written: {self.hold.error})"
-        return account
+        return f"{pending - self._held_items} item(s) of {self.name} {where}{self._alone()}"
+
+    def _alone(self) -> str:
+        """What waits in memory alone, for an account of what is kept ("" when nothing)."""
+        if not self._held_items:
+            return ""
+        return f", {self._held_items} in memory alone (the journal cannot be written: {self.hold.error})"
 
     def submit(self, batch: list[Item]) -> None:
         """Hand over a batch to write (in order after every earlier one)."""
@@ -164,19 +161,18 @@ class DurableWriter:
         with self._cond:
             if self._journal_mode or self._held:
                 self._journal(batch, kept_back=self._away)
-            elif self._queued_items + len(batch) > self.buffer_items and self.hold.error is None:
-                # A database slower than the crawl: memory stays bounded, the rest waits on disk, in order.
-                logger.warning(
-                    "[%s] %d item(s) wait for the database, more than TOPICSTREAMS_STORE_BUFFER_ITEMS "
-                    "(%d): later items go to the journal %s until it catches up",
-                    self.name,
-                    self._queued_items + len(batch),
-                    self.buffer_items,
-                    self.journal.path,
-                )
-                self._move_queue_to_journal(kept_back=False)
-                self._journal(batch, kept_back=False)
-            elif self._queued_items + len(batch) > self.buffer_items:  # the journal cannot take the spill
+            elif self._queued_items + len(batch) > self.buffer_items:
+                # A database slower than the crawl: memory stays bounded, the rest waits on disk, in order (a
+                # journal that cannot take it has said so already: the hold's ERROR).
+                if self.hold.error is None:
+                    logger.warning(
+                        "[%s] %d item(s) wait for the database, more than TOPICSTREAMS_STORE_BUFFER_ITEMS "
+                        "(%d): later items go to the journal %s until it catches up",
+                        self.name,
+                        self._queued_items + len(batch),
+                        self.buffer_items,
+                        self.journal.path,
+                    )
                 self._move_queue_to_journal(kept_back=False)
                 self._journal(batch, kept_back=False)
             else:
@@ -327,12 +323,11 @@ class DurableWriter:
             self._retry_at = time.monotonic() + delay
             self._db_failure = describe(exc)
             self._update_hold()
-            kept, alone = self.journal.unread_items, self._held_items
+            account = f"{self.journal.unread_items} item(s) of {self.name} kept in the journal {self.journal.path}"
+            account += self._alone()
+            at_risk = self._held_items > 0
         logger.debug("[%s] write failed (%s); next try in %g s", self.name, describe(exc), delay)
-        account = f"{kept} item(s) of {self.name} kept in the journal {self.journal.path}"
-        if alone:
-            account += f", {alone} in memory alone (the journal cannot be written: {self.hold.error})"
-        self.availability.went_away(self.name, describe(exc), account, exc, at_risk=bool(alone))
+        self.availability.went_away(self.name, describe(exc), account, exc, at_risk=at_risk)
 
     def _journal_in_front(self, batch: list[Item]) -> None:
         """A memory batch failed: it and the queue behind it go to the journal. If the journal already holds
@@ -343,9 +338,10 @@ class DurableWriter:
             return
         if self._held:  # older than what waits in memory alone: in front of it, with the queue behind it
             older = [batch, *self._queue]
+            count = sum(len(each) for each in older)
             self._held.extendleft(reversed(older))
-            self._held_items += sum(len(each) for each in older)
-            self.inc(BUFFERED, sum(len(each) for each in older))
+            self._held_items += count
+            self.inc(BUFFERED, count)
             self._queue.clear()
             self._queued_items = 0
             return
