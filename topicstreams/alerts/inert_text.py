@@ -23,6 +23,8 @@ import re
 import unicodedata
 from urllib.parse import urlsplit
 
+from topicstreams.text.scraped_text import BIDI_CONTROLS
+
 ZWSP = "\u200b"
 """The zero-width space put into a mass mention: invisible to a reader, and no mention any more."""
 
@@ -34,7 +36,9 @@ _MASS_MENTION = re.compile("@(?=(?:" + "|".join(MASS_MENTIONS) + "))", re.IGNORE
 _MENTION_SYNTAX = re.compile(r"<(?=[!@#])")
 """Slack's ``<!channel>``/``<@U123>``/``<#C123>`` and Discord's ``<@123>``/``<@&role>``/``<#123>``."""
 
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+_BIDI_CONTROLS = frozenset(BIDI_CONTROLS + "\u200e\u200f\u061c")
+"""The bidirectional controls no stored text carries (:data:`topicstreams.text.scraped_text.BIDI_CONTROLS`) and, in an
+alert, the marks (LRM, RLM, ALM) too."""
 _KEPT = frozenset("\n\t")
 _NOT_IN_URLS = frozenset('"<>\\`')
 """Characters a URL never holds unencoded (RFC 3986) and that could end an attribute or start markup."""
