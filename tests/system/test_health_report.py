@@ -20,8 +20,8 @@ from topicstreams.reports.health_report import (
     format_table,
     report_json,
     report_rows,
-    utc_text,
 )
+from topicstreams.reports.utc_times import utc_text
 from topicstreams.storage.engine_status import (
     COOLING,
     PAUSED,

@@ -45,7 +45,7 @@ import math
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Engine
@@ -63,6 +63,7 @@ from topicstreams.health.saturation import (
 )
 from topicstreams.health.score import CRITICAL, DEGRADED, UNKNOWN
 from topicstreams.reports.lost_items import lost_lines, with_lost
+from topicstreams.reports.utc_times import utc_text
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
 from topicstreams.storage.leases import carriers
@@ -238,14 +239,6 @@ def report_rows(
         for row_node in sorted(engines_of)
         for engine in engine_order(engines_of[row_node])
     ]
-
-
-def utc_text(moment: datetime | None) -> str | None:
-    """``moment`` as ISO 8601 in UTC to the second, ``2026-11-29T21:05:03Z`` (a naive one is taken as UTC)."""
-    if moment is None:
-        return None
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _ms(value: float | None) -> str:

@@ -8,23 +8,16 @@ the table gets one line per node that lost items, ``lost: …`` (``lost on NODE:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
+from topicstreams.reports.utc_times import utc_text
 from topicstreams.storage.store_losses import LOST_WINDOW_DAYS, Lost
-
-
-def _iso(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def lost_json(lost: Lost | None) -> dict[str, Any]:
     """``{"items": N, "last_at": ISO or null}``."""
     lost = lost or Lost()
-    return {"items": lost.items, "last_at": _iso(lost.last_at)}
+    return {"items": lost.items, "last_at": utc_text(lost.last_at)}
 
 
 def with_lost(report: dict[str, Any], lost: Mapping[str, Lost]) -> dict[str, Any]:
@@ -44,7 +37,7 @@ def lost_lines(lost: Mapping[str, Lost], all_nodes: bool, shown: Any = str) -> s
         where = f" on {shown(node)}" if all_nodes else ""
         lines.append(
             f"\nlost{where}: {each.items} item(s) in the last {LOST_WINDOW_DAYS} days, the last at "
-            f"{_iso(each.last_at)}: crawls stopped with them neither stored nor journaled (a full journal disk "
+            f"{utc_text(each.last_at)}: crawls stopped with them neither stored nor journaled (a full journal disk "
             f"while the database was away; see the crawl's log)"
         )
     return "".join(lines)

@@ -32,7 +32,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from topicstreams.reports.health_report import NO_VALUE, engine_order, terminal_text, utc_text
+from topicstreams.reports.health_report import NO_VALUE, engine_order, terminal_text
+from topicstreams.reports.utc_times import utc_text
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
 from topicstreams.storage.leases import leases
