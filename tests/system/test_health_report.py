@@ -58,7 +58,7 @@ def status(engine: str, node: str = "n1", **values) -> EngineStatusRow:
     """A status row as read from the table; columns not named here are None."""
     row = {field.name: None for field in fields(EngineStatusRow)}
     row.update(
-        engine=engine, node=node, band="unknown", state=RUNNING, reasons=[], updated_at=NOW - timedelta(minutes=1)
+        engine=engine, node=node, band="unknown", state=RUNNING, reasons=[], updated_at=NOW - timedelta(seconds=10)
     )
     return EngineStatusRow(**{**row, **values})
 
@@ -147,7 +147,8 @@ def test_json_keys_and_nulls():
         )
     ]
     report = report_json(report_rows(statuses, "n1", ["google", "bing"], NOW), "n1")
-    assert list(report) == ["node", "saturation", "engines"]
+    assert list(report) == ["node", "saturation", "network", "engines"]
+    assert report["network"] == {"down": False, "since": None}
     assert report["node"] == "n1" and report["saturation"] is None
     google, bing = report["engines"]
     assert list(google) == ENGINE_KEYS == list(bing)
@@ -198,11 +199,11 @@ def test_a_row_no_running_crawl_has_written_lately_is_stale_and_the_table_says_s
     lines = format_table(rows, all_nodes=True).splitlines()
     assert lines[5:] == [
         "stale on n1: no running crawl writes these rows, their state is the last one known "
-        "(last written: bing at 2026-11-29T20:58:59Z)",
+        "(last written: bing at 2026-11-29T20:59:14Z)",
         "stale on n2: no running crawl writes these rows, their state is the last one known "
         "(last written: yahoo at 2026-11-27T21:00:00Z)",
     ]
-    assert cells(lines[2])[:5] == ["n1", "bing", "95", "ok", "running"]  # the state column keeps its values
+    assert cells(lines[2])[:5] == ["n1", "bing", "95", "ok", "stale"]  # no crawl behind it: never "running"
     this_node = format_table(report_rows([fresh, old], "n1", [], NOW)).splitlines()
     assert this_node[-1].startswith("stale: no running crawl writes these rows")
     assert [
@@ -263,8 +264,10 @@ def env(tmp_path):
 def table(stdout: str) -> dict[tuple[str, ...], list[str]]:
     """The table's rows by their key cells (engine, or node and engine with --all-nodes)."""
     lines = [
-        line for line in stdout.strip().splitlines() if not line.startswith(("saturation", "stale", "route vs site"))
-    ]
+        line
+        for line in stdout.strip().splitlines()[1:]
+        if not line.startswith(("saturation", "stale", "route vs site"))
+    ]  # the first line is the verdict
     header = cells(lines[0])
     key = 2 if header[0] == "node" else 1
     return {tuple(cells(line)[:key]): cells(line)[key:] for line in lines[1:]}
@@ -285,7 +288,8 @@ def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
 
     result = scrapy_cmd("health", env=env)
     assert result.returncode == 1, result.stderr  # worst on n1: degraded
-    assert cells(result.stdout.splitlines()[0]) == list(COLUMNS)
+    assert result.stdout.splitlines()[0] == f"bing cooling until {soon:%H:%M} UTC: challenge, latency"
+    assert cells(result.stdout.splitlines()[1]) == list(COLUMNS)
     assert table(result.stdout) == {
         ("google",): ["90", "ok", "running", "-", "140", "611", "-", "-", "-"],
         ("bing",): ["64", "degraded", "cooling", "-", "-", "-", utc_text(soon), "challenge, latency", "-"],
@@ -312,7 +316,7 @@ def test_health_command_reports_this_node_or_every_node(scrapy_cmd, db, env):
 
     every = scrapy_cmd("health", "--all-nodes", env=env)
     assert every.returncode == 2, every.stderr  # n2's yahoo is critical
-    assert cells(every.stdout.splitlines()[0]) == ["node", *COLUMNS]
+    assert cells(every.stdout.splitlines()[1]) == ["node", *COLUMNS]
     assert list(table(every.stdout)) == [
         ("n1", "google"),
         ("n1", "bing"),
@@ -368,7 +372,8 @@ def test_health_command_shows_coverage_as_a_reason_a_column_and_a_json_object(sc
 
     result = scrapy_cmd("health", env=env)
     assert result.returncode == 0, result.stdout + result.stderr  # a reason of its own: the bands stay ok
-    assert cells(result.stdout.splitlines()[0])[-1] == "coverage"
+    assert result.stdout.splitlines()[0] == "Both engines healthy on 1 node"
+    assert cells(result.stdout.splitlines()[1])[-1] == "coverage"
     rows = table(result.stdout)
     assert rows[("google",)][-2:] == ["coverage", "0.31/0.78"]
     assert rows[("bing",)][-2:] == ["-", "-/0.81"] and rows[("yahoo",)][-1] == "-"

@@ -18,11 +18,13 @@ from topicstreams.extensions.saturation_watch import (
     SaturationWatch,
     watch_for,
 )
+from topicstreams.health.network_state import NetworkState
 from topicstreams.health.saturation import (
     FRESH_SLACK,
     Saturation,
     SaturationPolicy,
     judge_saturation,
+    network_of,
     saturation_policy,
 )
 from topicstreams.storage.engine_status import (
@@ -123,13 +125,36 @@ def test_a_cooldown_that_has_ended_is_not_cooling():
 
 
 def test_a_stale_row_does_not_count_and_one_exactly_at_the_boundary_does():
-    # bing's floor is 2 s: its row is fresh for 2 × 2 + 60 = 64 s after it was written (inclusive, `<=`).
+    # bing's floor is 2 s: its row is fresh for 2 × 2 + 60 = 64 s after it was written (inclusive, `<=`). Its crawl
+    # beats every 60 s here, so the row itself is not stale before three of them (180 s).
     fresh_for = timedelta(seconds=2 * 2.0 + FRESH_SLACK)
     assert fresh_for == timedelta(seconds=64)
-    at_boundary = cooling("bing", updated_at=NOW - fresh_for, until=timedelta(minutes=10))
-    stale = cooling("bing", updated_at=NOW - fresh_for - timedelta(microseconds=1), until=timedelta(minutes=10))
+    beat = {"heartbeat_seconds": 60.0, "until": timedelta(minutes=10)}
+    at_boundary = cooling("bing", updated_at=NOW - fresh_for, **beat)
+    stale = cooling("bing", updated_at=NOW - fresh_for - timedelta(microseconds=1), **beat)
     assert judge_saturation([cooling("google"), at_boundary], NOW, policy()) == Saturation(True, ("bing", "google"))
     assert judge_saturation([cooling("google"), stale], NOW, policy()) == Saturation(False, ("google",))
+
+
+def test_rows_whose_crawl_is_gone_do_not_count():
+    # Three heartbeats without a write (45 s at the default 15 s) make a row stale; a closed crawl's row is stopped.
+    silent = cooling("bing", updated_at=NOW - timedelta(seconds=45, microseconds=1))
+    closed = cooling("bing", stopped_at=NOW - timedelta(seconds=5), updated_at=NOW - timedelta(seconds=5))
+    assert silent.state_at(NOW) == "stale" and closed.state_at(NOW) == "stopped"
+    for gone in (silent, closed):
+        assert judge_saturation([cooling("google"), gone], NOW, policy()) == Saturation(False, ("google",))
+
+
+def test_no_saturation_while_the_network_is_down():
+    # Every running engine of the node fails to connect: its network, not its exit IP's budget.
+    failing = {"connection_failures_since": NOW - timedelta(seconds=30)}
+    rows = [cooling("google", **failing), cooling("bing", **failing), cooling("yahoo", **failing)]
+    assert network_of(rows, NOW) == NetworkState(True, NOW - timedelta(seconds=30), ("bing", "google", "yahoo"))
+    assert judge_saturation(rows, NOW, policy()) == Saturation(False, ())
+    # One engine answering (its run of failures over) and the network is not down: the cooling engines count again.
+    answering = [*rows[:2], cooling("yahoo")]
+    assert not network_of(answering, NOW).down
+    assert judge_saturation(answering, NOW, policy()).suspected
 
 
 def test_a_dead_process_row_still_cooling_by_its_clock_is_not_taken_for_a_cooling_engine():
@@ -139,17 +164,34 @@ def test_a_dead_process_row_still_cooling_by_its_clock_is_not_taken_for_a_coolin
 
 
 def test_the_pace_multiplier_lengthens_freshness():
-    # Floor 2 s, slowed × 3: fresh for 2 × 6 + 60 = 72 s instead of 64 s.
+    # Floor 2 s, slowed × 3: fresh for 2 × 6 + 60 = 72 s instead of 64 s. (The rows' crawls beat every 60 s: not
+    # stale before 180 s.)
     written = NOW - timedelta(seconds=70)
-    slowed = cooling("bing", updated_at=written, pace_multiplier=3.0, until=timedelta(minutes=10))
-    normal = cooling("bing", updated_at=written, pace_multiplier=1.0, until=timedelta(minutes=10))
-    unknown = cooling("bing", updated_at=written, pace_multiplier=None, until=timedelta(minutes=10))
+    slowed = cooling(
+        "bing", heartbeat_seconds=60.0, updated_at=written, pace_multiplier=3.0, until=timedelta(minutes=10)
+    )
+    normal = cooling(
+        "bing", heartbeat_seconds=60.0, updated_at=written, pace_multiplier=1.0, until=timedelta(minutes=10)
+    )
+    unknown = cooling(
+        "bing", heartbeat_seconds=60.0, updated_at=written, pace_multiplier=None, until=timedelta(minutes=10)
+    )
     assert judge_saturation([cooling("google"), slowed], NOW, policy()).suspected
     assert not judge_saturation([cooling("google"), normal], NOW, policy()).suspected
     assert not judge_saturation([cooling("google"), unknown], NOW, policy()).suspected  # None reads as × 1
-    boundary = cooling("bing", updated_at=NOW - timedelta(seconds=72), pace_multiplier=3.0, until=timedelta(hours=1))
+    boundary = cooling(
+        "bing",
+        heartbeat_seconds=60.0,
+        updated_at=NOW - timedelta(seconds=72),
+        pace_multiplier=3.0,
+        until=timedelta(hours=1),
+    )
     beyond = cooling(
-        "bing", updated_at=NOW - timedelta(seconds=72, microseconds=1), pace_multiplier=3.0, until=timedelta(hours=1)
+        "bing",
+        heartbeat_seconds=60.0,
+        updated_at=NOW - timedelta(seconds=72, microseconds=1),
+        pace_multiplier=3.0,
+        until=timedelta(hours=1),
     )
     assert judge_saturation([cooling("google"), boundary], NOW, policy()).suspected
     assert not judge_saturation([cooling("google"), beyond], NOW, policy()).suspected
@@ -158,14 +200,18 @@ def test_the_pace_multiplier_lengthens_freshness():
 
 def test_an_engine_missing_from_floors_uses_a_floor_of_0():
     only_google = policy(floors={"google": 30.0})
-    bing = cooling("bing", updated_at=NOW - timedelta(seconds=60), until=timedelta(minutes=10))
-    late_bing = cooling("bing", updated_at=NOW - timedelta(seconds=61), until=timedelta(minutes=10))
+    bing = cooling("bing", heartbeat_seconds=60.0, updated_at=NOW - timedelta(seconds=60), until=timedelta(minutes=10))
+    late_bing = cooling(
+        "bing", heartbeat_seconds=60.0, updated_at=NOW - timedelta(seconds=61), until=timedelta(minutes=10)
+    )
     assert only_google.freshness(bing) == timedelta(seconds=FRESH_SLACK)
     assert only_google.freshness(cooling("bing", pace_multiplier=5.0)) == timedelta(seconds=FRESH_SLACK)
     assert judge_saturation([cooling("google"), bing], NOW, only_google).suspected
     assert not judge_saturation([cooling("google"), late_bing], NOW, only_google).suspected
     # google's own floor (30 s) keeps its row fresh for 120 s
-    google = cooling("google", updated_at=NOW - timedelta(seconds=120), until=timedelta(minutes=10))
+    google = cooling(
+        "google", heartbeat_seconds=60.0, updated_at=NOW - timedelta(seconds=120), until=timedelta(minutes=10)
+    )
     assert judge_saturation([google, bing], NOW, only_google).suspected
 
 

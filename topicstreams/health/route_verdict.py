@@ -14,7 +14,7 @@ remedy, not another node.
 * ``ok`` — in trouble on none;
 * ``one node`` — only one node runs it: there is nothing to compare (``nodes``: that node if it is in trouble).
 
-Only fresh rows count: a stale row (no running crawl writes it) is the last state of a process that ended, not a
+Only rows of running crawls count: a stale or stopped row is the last state of a process that ended, not a
 route in use. An engine with no fresh row on any node gets no verdict.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from topicstreams import ENGINES
-from topicstreams.engines.states import COOLING, PAUSED
+from topicstreams.engines.states import COOLING, GONE, PAUSED
 from topicstreams.health.score import CRITICAL, DEGRADED
 
 OK, ROUTE, SITE, ONE_NODE = "ok", "route", "site", "one node"
@@ -70,7 +70,7 @@ def judge_routes(rows: Iterable[EngineOnNode]) -> list[RouteVerdict]:
     """One verdict per engine with a fresh row, in the order of :data:`topicstreams.ENGINES` (unknown names last)."""
     by_engine: dict[str, dict[str, bool]] = {}
     for row in rows:
-        if row.stale or row.state is None:
+        if row.stale or row.state is None or row.state in GONE:
             continue
         by_engine.setdefault(row.engine, {})[row.node] = in_trouble(row)
     order = [name for name in ENGINES if name in by_engine] + sorted(set(by_engine) - set(ENGINES))

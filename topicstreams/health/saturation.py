@@ -24,7 +24,8 @@ from typing import Any, Protocol
 
 from topicstreams import ENGINES
 from topicstreams.config.sections import ScraperSection
-from topicstreams.engines.states import COOLING
+from topicstreams.engines.states import COOLING, GONE
+from topicstreams.health.network_state import NetworkState, judge_network
 
 FRESH_SLACK = 60.0
 """Seconds a status row stays fresh beyond two pace floors."""
@@ -37,6 +38,7 @@ class StatusRow(Protocol):
     engine: str
     updated_at: datetime
     pace_multiplier: float | None
+    connection_failures_since: datetime | None
 
     def state_at(self, now: datetime) -> str: ...
 
@@ -72,8 +74,23 @@ class Saturation:
         return "not suspected"
 
 
+def running_rows(rows: Iterable[StatusRow], now: datetime) -> list[StatusRow]:
+    """The rows a running crawl is behind at ``now`` (not ``stale``, not ``stopped``)."""
+    return [row for row in rows if row.state_at(now) not in GONE]
+
+
+def network_of(rows: Iterable[StatusRow], now: datetime) -> NetworkState:
+    """The node's network from its status rows at ``now`` (:func:`~topicstreams.health.network_state.judge_network`
+    over its running engines)."""
+    return judge_network((row.engine, row.connection_failures_since) for row in running_rows(rows, now))
+
+
 def judge_saturation(rows: Iterable[StatusRow], now: datetime, policy: SaturationPolicy) -> Saturation:
-    """The saturation of one node from its status rows at ``now``."""
+    """The saturation of one node from its status rows at ``now``. Never suspected while the node's network is
+    down (:func:`network_of`): engines that cannot connect at all are not throttled by their sites."""
+    rows = list(rows)
+    if network_of(rows, now).down:
+        return Saturation(False, ())
     cooling = sorted(
         {
             row.engine

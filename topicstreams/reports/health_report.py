@@ -1,25 +1,20 @@
-"""The health report: each engine's score, band and state on a node, and each node's exit-IP saturation — the
-object ``scrapy health --json`` prints, the table ``scrapy health`` prints, and what the web app serves.
+"""The health report: each engine's score, band and state on a node, each node's network and exit-IP saturation —
+the object ``scrapy health --json`` prints, the table ``scrapy health`` prints, and what the web app serves.
 
 :func:`build_report` reads the ``engine_status`` rows of a database (this node's, or every node's) and returns a
-:class:`HealthReport`: one :class:`EngineReport` per engine and node — this node's enabled engines and every
-engine with a row, in the order of :data:`topicstreams.ENGINES` (:func:`report_rows`) — and each node's
-saturation (:func:`topicstreams.health.saturation.judge_saturation`, by the policy of
-:func:`topicstreams.health.saturation.saturation_policy`). :meth:`HealthReport.as_json` is the JSON object
-(:func:`report_json`),
-:meth:`HealthReport.as_api_json` the same with each engine's route-vs-site verdict (``GET /api/health``;
-:mod:`topicstreams.health.route_verdict`), :meth:`HealthReport.as_table` the table (:func:`format_table`; with every
-node, the verdicts in a line under it), :meth:`HealthReport.exit_status` what monitoring
-plugins read: 2 when an engine is critical or paused, 1 when one is degraded, else 0 (:func:`exit_status`).
+:class:`HealthReport`: one :class:`EngineReport` per engine and node — this node's enabled engines and every engine
+with a row, in the order of :data:`topicstreams.ENGINES` (:func:`report_rows`) — and each node's network
+(:func:`topicstreams.health.saturation.network_of`) and saturation (``judge_saturation``, never while the network is
+down). :meth:`HealthReport.as_json` is the JSON object (:func:`report_json`), :meth:`HealthReport.as_api_json` the
+same with each engine's route-vs-site verdict (``GET /api/health``), :meth:`HealthReport.as_table` the verdict line
+(:mod:`topicstreams.reports.verdict_line`) and the table (:func:`format_table`), :meth:`HealthReport.exit_status` what
+monitoring plugins read (:func:`exit_status`).
 
-What is not known reads ``-`` in the table and ``null`` in JSON. The state is the one at ``now``: a cooldown
-that has ended reads ``running``. The reasons put hostility first (the score's reasons), then ``canary
-mismatch``, then ``coverage`` (:data:`~topicstreams.health.coverage_model.COVERAGE`, when the status row's coverage says
-``low``), then the parser's; neither ``canary mismatch`` nor ``coverage`` changes the score or the band. A row that
-no running crawl has written lately is *stale* (:data:`~topicstreams.storage.engine_status.STALE_AFTER`): its
-state is the last one known, for a process that ended or a node that is gone; the table says so in a line under
-it, the JSON in ``stale``. Each node's exit-IP saturation (:class:`~topicstreams.health.saturation.Saturation`)
-follows the table as one line, and is the JSON's ``saturation``.
+What is not known reads ``-`` in the table and ``null`` in JSON. The state is the one at ``now``
+(:meth:`~topicstreams.storage.engine_status.EngineStatusRow.state_at`): ``stopped`` once the crawl closed, ``stale``
+once it went silent (the table says when it last wrote, the JSON ``stale``), and a cooldown that has ended reads
+``running``. The reasons put hostility first (the score's reasons), then ``canary mismatch``, then ``coverage`` (when
+the status row's coverage says ``low``), then the parser's; neither of those two changes the score or the band.
 
 Coverage (:mod:`topicstreams.health.coverage_model`: of what the other engines found for the topics the engine scraped,
 the share it found too, against its own baseline) is the table's last column, ``window/baseline`` to two places
@@ -32,8 +27,7 @@ In lease mode (``scraper.assignment: lease``; :func:`lease_interval_of` says it)
 intervals (:func:`topicstreams.storage.leases.carriers`), sorted; the table says the same in a line under it. In
 shard mode the member is absent: there every node carries its own shard, whatever happens to the others.
 
-Node ids are text anyone who runs a crawl can choose: the table shows them through :func:`terminal_text`, so that
-an escape sequence or a control character in one cannot garble the terminal (JSON escapes them itself).
+Node ids reach the table through :func:`~topicstreams.reports.terminal_safe.terminal_text`.
 
 Nothing here needs Scrapy: a database handle (its owner's, e.g. from :class:`topicstreams.storage.db.Databases`), a
 node id, the enabled engines and the saturation policy are all it takes.
@@ -42,7 +36,6 @@ node id, the enabled engines and the saturation policy are all it takes.
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -55,15 +48,19 @@ from topicstreams.config.loading import Config
 from topicstreams.crawl.canaries import CANARY_MISMATCH
 from topicstreams.engines.states import COOLING, PAUSED
 from topicstreams.health.coverage_model import COVERAGE
+from topicstreams.health.network_state import NetworkState
 from topicstreams.health.route_verdict import RouteVerdict, judge_routes
 from topicstreams.health.saturation import (
     Saturation,
     SaturationPolicy,
     judge_saturation,
+    network_of,
 )
-from topicstreams.health.score import CRITICAL, DEGRADED, UNKNOWN
+from topicstreams.health.score import UNKNOWN
 from topicstreams.reports.lost_items import lost_lines, with_lost
+from topicstreams.reports.terminal_safe import terminal_text
 from topicstreams.reports.utc_times import utc_text
+from topicstreams.reports.verdict_line import exit_status, verdict_line
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
 from topicstreams.storage.leases import carriers
@@ -91,8 +88,6 @@ NODE_COLUMN = "node"
 NO_ENGINES = "no engines: none is enabled and the database has no engine status"
 """What the table reads when there is no engine to report."""
 
-EXIT_OK, EXIT_DEGRADED, EXIT_CRITICAL = 0, 1, 2
-
 COVERAGE_KEYS = ("window", "baseline", "drop")
 """The members of each engine's ``coverage`` in the JSON report."""
 
@@ -103,23 +98,6 @@ time moves up to half the pacing's ``jitter_ratio`` of an interval off its slot 
 one interval between two scrapes of the same one. Much longer would keep a node listed after it stopped carrying
 the engine (cooling, paused, gone): at 1.5 it drops out half an interval after its last scrape would have been
 due again."""
-
-HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
-"""Unicode categories a terminal does not print as themselves: controls (the ESC of an escape sequence, the
-carriage return that rewrites a line), invisible formatting (the direction overrides that reorder it), line and
-paragraph separators, lone surrogates. :func:`terminal_text` writes them as escapes."""
-
-SHOWN_HEAD, SHOWN_TAIL = 48, 12
-"""A text longer than :func:`terminal_text`'s ``longest`` shows its first and last characters."""
-
-
-def terminal_text(text: str, longest: int | None = 64) -> str:
-    """Stored text (a node id) for a terminal line: each character of :data:`HIDDEN_CATEGORIES` written as its Python
-    escape (``\\x1b``, ``\\u202e``); past ``longest`` characters (None: no limit), cut in the middle with ``…``."""
-    text = str(text)
-    if longest is not None and len(text) > max(longest, SHOWN_HEAD + SHOWN_TAIL + 1):
-        text = text[:SHOWN_HEAD] + "…" + text[-SHOWN_TAIL:]
-    return "".join(repr(char)[1:-1] if unicodedata.category(char) in HIDDEN_CATEGORIES else char for char in text)
 
 
 def coverage_value(value: Any) -> float | None:
@@ -332,16 +310,25 @@ def engine_json(report: EngineReport, carried_by: Mapping[str, Sequence[str]] | 
     return entry
 
 
+def network_json(network: NetworkState | None) -> dict[str, Any]:
+    """``{"down": bool, "since": ISO 8601 or null}`` (not judged: not down)."""
+    network = network or NetworkState(False)
+    return {"down": network.down, "since": utc_text(network.since)}
+
+
 def node_json(
     node: str,
     reports: Iterable[EngineReport],
     saturation: Saturation | None = None,
     carried_by: Mapping[str, Sequence[str]] | None = None,
+    network: NetworkState | None = None,
 ) -> dict[str, Any]:
-    """The JSON report of one node: its saturation (null when not judged) and its engines among ``reports``."""
+    """The JSON report of one node: its saturation (null when not judged), its network (``{"down": false, "since":
+    null}`` when not judged) and its engines among ``reports``."""
     return {
         "node": node,
         "saturation": None if saturation is None else saturation.as_json(),
+        "network": network_json(network),
         "engines": [engine_json(report, carried_by) for report in reports if report.node == node],
     }
 
@@ -352,26 +339,17 @@ def report_json(
     all_nodes: bool = False,
     saturation: Mapping[str, Saturation] | None = None,
     carried_by: Mapping[str, Sequence[str]] | None = None,
+    network: Mapping[str, NetworkState] | None = None,
 ) -> dict[str, Any]:
     """The JSON report: ``node``'s object, or with ``all_nodes`` ``{"nodes": [...]}`` with one per node;
-    ``saturation`` maps nodes to their verdicts; ``carried_by`` (lease mode only) engines to the nodes carrying
-    them."""
+    ``saturation`` and ``network`` map nodes to their verdicts; ``carried_by`` (lease mode only) engines to the nodes
+    carrying them."""
     saturation = saturation or {}
+    network = network or {}
     if not all_nodes:
-        return node_json(node, reports, saturation.get(node), carried_by)
+        return node_json(node, reports, saturation.get(node), carried_by, network.get(node))
     nodes = sorted({node, *(report.node for report in reports)})
-    return {"nodes": [node_json(each, reports, saturation.get(each), carried_by) for each in nodes]}
-
-
-def exit_status(reports: Iterable[EngineReport]) -> int:
-    """2 when an engine is ``critical`` or ``paused``, else 1 when one is ``degraded``, else 0."""
-    worst = EXIT_OK
-    for report in reports:
-        if report.band == CRITICAL or report.state == PAUSED:
-            return EXIT_CRITICAL
-        if report.band == DEGRADED:
-            worst = EXIT_DEGRADED
-    return worst
+    return {"nodes": [node_json(each, reports, saturation.get(each), carried_by, network.get(each)) for each in nodes]}
 
 
 @dataclass(frozen=True)
@@ -389,27 +367,41 @@ class HealthReport:
     carried_seconds: float | None = None
     """The window ``carried_by`` looked back over, in seconds."""
     lost: Mapping[str, Lost] = field(default_factory=dict)  # node -> the items its crawls lost lately
+    network: Mapping[str, NetworkState] = field(default_factory=dict)
+    """Each reported node's network (:func:`~topicstreams.health.saturation.network_of`)."""
+    at: datetime | None = None
+    """When the report was made."""
 
     def as_json(self) -> dict[str, Any]:
         """The object ``scrapy health --json`` prints (:func:`report_json`)."""
         report = report_json(
-            self.engines, self.node, all_nodes=self.all_nodes, saturation=self.saturation, carried_by=self.carried_by
+            self.engines,
+            self.node,
+            all_nodes=self.all_nodes,
+            saturation=self.saturation,
+            carried_by=self.carried_by,
+            network=self.network,
         )
         return with_lost(report, self.lost)
 
     def as_table(self) -> str:
-        """The table ``scrapy health`` prints (:func:`format_table`; with ``all_nodes`` the route-vs-site line under
-        it), or :data:`NO_ENGINES`."""
+        """The verdict line (:func:`topicstreams.reports.verdict_line.verdict_line`), then the table ``scrapy health``
+        prints (:func:`format_table`; with ``all_nodes`` the route-vs-site line under it), or :data:`NO_ENGINES`."""
         if not self.engines:
             return NO_ENGINES
-        return format_table(
-            self.engines,
-            all_nodes=self.all_nodes,
-            saturation=self.saturation,
-            routes=self.routes if self.all_nodes else (),
-            carried_by=self.carried_by,
-            carried_seconds=self.carried_seconds,
-        ) + lost_lines(self.lost, self.all_nodes, terminal_text)
+        return (
+            verdict_line(self)
+            + "\n"
+            + format_table(
+                self.engines,
+                all_nodes=self.all_nodes,
+                saturation=self.saturation,
+                routes=self.routes if self.all_nodes else (),
+                carried_by=self.carried_by,
+                carried_seconds=self.carried_seconds,
+            )
+            + lost_lines(self.lost, self.all_nodes, terminal_text)
+        )
 
     @property
     def routes(self) -> list[RouteVerdict]:
@@ -431,8 +423,8 @@ class HealthReport:
         return {**self.as_json(), "routes": [verdict.as_json() for verdict in self.routes]}
 
     def exit_status(self) -> int:
-        """2 when an engine is critical or paused, else 1 when one is degraded, else 0."""
-        return exit_status(self.engines)
+        """As monitoring plugins read it (:func:`exit_status`)."""
+        return exit_status(self.engines, self.network)
 
 
 def build_report(
@@ -452,13 +444,14 @@ def build_report(
     now = now or utcnow()
     statuses = read_statuses(db, None if all_nodes else node)
     rows = report_rows(statuses, node, enabled, now, all_nodes=all_nodes)
+    nodes = {node, *(row.node for row in rows)}
     saturation = {
-        each: judge_saturation([status for status in statuses if status.node == each], now, policy)
-        for each in {node, *(row.node for row in rows)}
+        each: judge_saturation([status for status in statuses if status.node == each], now, policy) for each in nodes
     }
+    network = {each: network_of([status for status in statuses if status.node == each], now) for each in nodes}
     lost = recent_losses(db, now, None if all_nodes else node)
     if lease_interval is None:
-        return HealthReport(node, rows, saturation, all_nodes, lost=lost)
+        return HealthReport(node, rows, saturation, all_nodes, lost=lost, network=network, at=now)
     return HealthReport(
         node,
         rows,
@@ -467,6 +460,8 @@ def build_report(
         carried_by=read_carriers(db, now, lease_interval),
         carried_seconds=lease_interval * CARRIED_MARGIN,
         lost=lost,
+        network=network,
+        at=now,
     )
 
 

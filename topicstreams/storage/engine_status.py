@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import Engine, func, insert, select, update
 
-from topicstreams.engines.states import COOLING, PAUSED, RUNNING
+from topicstreams.engines.states import COOLING, PAUSED, RUNNING, STALE, STOPPED
 from topicstreams.storage.db import upsert, utcnow
 from topicstreams.storage.models import alerts_table as alerts
 from topicstreams.storage.models import engine_status_table as engine_status
@@ -32,10 +32,13 @@ VOID_BAND = "unknown"
 
 HEARTBEAT = 15.0
 """Seconds after which a running crawl writes its engine's row again, even without a response (the health
-extension's heartbeat: a cooling engine gets none)."""
+extension's heartbeat: a cooling engine gets none), unless the row says otherwise (``heartbeat_seconds``)."""
 
-STALE_AFTER = timedelta(seconds=4 * HEARTBEAT)
-"""A row not written for this long has no running crawl behind it: its state is the last one known."""
+STALE_HEARTBEATS = 3
+"""Heartbeats a row may miss before it is stale: no running crawl is behind it."""
+
+STALE_AFTER = timedelta(seconds=STALE_HEARTBEATS * HEARTBEAT)
+"""A row written at the default heartbeat and not written for this long has no running crawl behind it."""
 
 
 @dataclass(frozen=True)
@@ -66,13 +69,37 @@ class EngineStatusRow:
     """The coverage signal: ``{"window", "baseline", "drop"}`` (None: not judged yet)."""
     connection_failures_since: datetime | None = None
     """When the engine's current run of connection-level failures began (None: its last answer was a response)."""
+    stopped_at: datetime | None = None
+    """When the engine's crawl closed (None while a crawl writes the row)."""
+    heartbeat_seconds: float | None = None
+    """How often the crawl writing the row writes it at least (None: :data:`HEARTBEAT`)."""
+
+    @property
+    def stale_after(self) -> timedelta:
+        """How long the row may go unwritten before it is stale: :data:`STALE_HEARTBEATS` of its heartbeats."""
+        return timedelta(seconds=STALE_HEARTBEATS * (self.heartbeat_seconds or HEARTBEAT))
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the engine's crawl closed (and no crawl has written the row since)."""
+        return self.stopped_at is not None
 
     def stale_at(self, now: datetime) -> bool:
-        """Whether no running crawl has written the row lately (its process ended, or its node is gone)."""
-        return now - self.updated_at > STALE_AFTER
+        """Whether the row's process is gone without closing: not written for :attr:`stale_after` (it was killed,
+        hangs, or cannot reach the database), and not stopped."""
+        return not self.stopped and now - self.updated_at > self.stale_after
+
+    def gone_at(self, now: datetime) -> bool:
+        """Whether no running crawl is behind the row at ``now``: stopped or stale."""
+        return self.stopped or self.stale_at(now)
 
     def state_at(self, now: datetime) -> str:
-        """The state as it stands at ``now``: a cooldown that has ended is ``running`` again."""
+        """The state as it stands at ``now``: ``stopped`` once the crawl closed, ``stale`` once its process went
+        silent (:meth:`stale_at`), whatever the stored state; a cooldown that has ended is ``running`` again."""
+        if self.stopped:
+            return STOPPED
+        if self.stale_at(now):
+            return STALE
         if self.state == COOLING and (self.cooling_until is None or self.cooling_until <= now):
             return RUNNING
         return self.state
@@ -96,13 +123,26 @@ def read_status(db: Engine, engine_name: str, node: str) -> EngineStatusRow | No
 
 def save_status(db: Engine, engine_name: str, node: str, *, state: str | None, **values: Any) -> None:
     """Insert or update the status of an engine on a node. ``state=None`` leaves the stored state as it is
-    (a new row then starts ``running``); ``values`` are other columns (``updated_at`` defaults to now)."""
-    values = {"updated_at": utcnow(), **values}
+    (a new row then starts ``running``); ``values`` are other columns (``updated_at`` defaults to now; ``stopped_at``
+    to None: a crawl writing the row runs)."""
+    values = {"updated_at": utcnow(), "stopped_at": None, **values}
     if state is not None:
         values["state"] = state
     row = {"engine": engine_name, "node": node, **values}
     with db.begin() as conn:
         conn.execute(upsert(conn.dialect, engine_status, ["engine", "node"], row, update=list(values)))
+
+
+def mark_stopped(db: Engine, engine_name: str, node: str, at: datetime | None = None) -> None:
+    """The engine's crawl on the node closed at ``at`` (now): its row reads ``stopped`` until a crawl writes it again.
+    The stored state stays (a paused engine is still paused when its crawl starts again)."""
+    at = at or utcnow()
+    with db.begin() as conn:
+        conn.execute(
+            update(engine_status)
+            .where(engine_status.c.engine == engine_name, engine_status.c.node == node)
+            .values(stopped_at=at, updated_at=at)
+        )
 
 
 def pause(db: Engine, engine_name: str, node: str, at: datetime | None = None, **values: Any) -> None:

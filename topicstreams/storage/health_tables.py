@@ -50,6 +50,11 @@ class EngineStatus(Base):
     """The coverage signal: ``{"window", "baseline", "drop"}`` (migration 0007)."""
     connection_failures_since: Mapped[datetime | None] = mapped_column(UTCDateTime())
     """When the engine's current run of connection-level failures began (None: its last answer was a response)."""
+    stopped_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    """When the engine's crawl closed (None while a crawl writes the row; migration 0011)."""
+    heartbeat_seconds: Mapped[float | None] = mapped_column(Float)
+    """How often the crawl writing the row writes it at least (None: the default heartbeat; migration 0011): readers
+    call the row stale after three of them."""
 
 
 class HealthWindow(Base):
