@@ -2,7 +2,8 @@
 
 The report's first line is its verdict (:mod:`topicstreams.reports.verdict_line`). It exits 2 when an engine is
 critical or paused or the node's network is down; else 3 when an engine is stale or the database cannot be read;
-else 1 when one is degraded; else 0 (as monitoring plugins read it). Under the table (in JSON: ``"journal"``), this node's store journals
+else 1 when one is degraded; else 0 (as monitoring plugins read it).
+Under the table (in JSON: ``"journal"``), this node's store journals
 that hold items not yet in the database, and its reject files. In lease mode (``scraper.assignment: lease``) each
 engine says which nodes carry it: ``"carried_by"`` in JSON, a ``carried by …`` line under the table. A damaged
 database file is named as such (:mod:`topicstreams.storage.damage_notice`), exit 3. The report is
@@ -73,8 +74,8 @@ class Command(SubcommandCommand):
             "Show each engine's health on this node (every node with --all-nodes): score, band, state, "
             "latency and reasons, as a table under a one-line verdict, or as JSON. Exits 2 when an engine is "
             "critical or paused or the network is down, else 3 when an engine is stale (its crawl went silent) or "
-            "the database cannot be read, else 1 when one is degraded, else 0. 'resume ENGINE' lifts an engine's pause on this node "
-            "(or on --node NODE) and resolves its alerts."
+            "the database cannot be read, else 1 when one is degraded, else 0. 'resume ENGINE' lifts an "
+            "engine's pause on this node (or on --node NODE) and resolves its alerts."
         )
 
     def add_options(self, parser) -> None:
