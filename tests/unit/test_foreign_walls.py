@@ -193,3 +193,14 @@ def test_the_fallback_still_reads_a_redesigned_results_page(fakes, engine):
 def urls(reader, page_url: str, reading) -> list[str | None]:
     """The reading's result URLs as the store knows them."""
     return [reader.identity(urljoin(page_url, result.url or "")) for result in reading.results]
+
+
+def test_a_cookie_banner_named_so_is_a_consent_wall_on_a_short_page_only():
+    banner = '<div id="cookie-notice"><p>Nous utilisons des témoins.</p><button>OK</button></div>'
+    short = f"<html><body><h1>The Daily Ledger</h1>{banner}</body></html>"
+    found = find_foreign_wall(Selector(text=short), url="https://x.example/", html=short, status=200)
+    assert found is not None and found.reason == CONSENT
+    # on a long page, a settings button in a container named so is no wall by itself (a footer's, say)
+    stories = "".join(f"<div><h3>Story {n}</h3><p>{'A long paragraph of the story. ' * 8}</p></div>" for n in range(30))
+    long = f"<html><body>{stories}{banner}</body></html>"
+    assert find_foreign_wall(Selector(text=long), url="https://x.example/", html=long, status=200) is None

@@ -4,7 +4,8 @@ An engine's own consent wall is recognised by its markers (:mod:`topicstreams.en
 answered. But a results URL can be answered by someone else: a hotel's Wi-Fi portal, a company proxy, another
 engine's or a publisher's consent dialog, a login form. None of them is news, and none is ours to answer. The reader
 asks :func:`find_foreign_wall` about a page without result items of the engine's known layouts (a page with them is
-never a wall); the page is such a wall, class ``challenge``, when it holds:
+never a wall) that is neither the engine's "no results" page nor a challenge already; the page is such a wall, class
+``challenge``, when it holds:
 
 * status 511 (Network Authentication Required: a captive portal's answer): reason :data:`WALL`;
 * a password field (a login form): reason :data:`WALL`;
@@ -14,7 +15,8 @@ never a wall); the page is such a wall, class ``challenge``, when it holds:
   it asks: a login or network access (:data:`LOGIN_WORDS`, reason :data:`WALL`), or consent (:data:`CONSENT_WORDS`,
   reason ``consent``). The words are read in the names of its attributes' values (ids, classes, field names: often
   English whatever the page's language) and in its text, in several languages. On a short page (a wall's page is
-  short; a results page is not) the whole page's text counts, for a form whose words stand beside it.
+  short; a results page is not) the whole page's text counts, for a form whose words stand beside it, and so do a
+  banner named for consent (``<div id="cookie-notice">``) and a button in no form that asks to log in.
 
 Extending it means adding a word or an id to a table.
 """
@@ -134,10 +136,13 @@ def _question(scope: Selector, beside: str) -> ForeignWall | None:
     return None
 
 
-def _questions(page: Selector) -> list[Selector]:
-    """The forms (but search forms), the dialogs and the consent banners (named so) of the page, in page order."""
+def _questions(page: Selector, short: bool) -> list[Selector]:
+    """The forms (but search forms) and the dialogs of the page; on a short page, the consent banners too (elements
+    named so, ``<div id="cookie-notice">``: on a long page such a name may be a footer's settings button)."""
     questions = [question for question in page.xpath(QUESTIONS) if not question.xpath(f"self::form[{SEARCH}]")]
-    questions += [node for node in page.xpath("//*[@id or @class]") if CONSENT_WORDS.search(_names(node, "self::*"))]
+    if short:
+        named = page.xpath("//*[@id or @class]")
+        questions += [node for node in named if CONSENT_WORDS.search(_names(node, "self::*"))]
     return questions
 
 
@@ -163,7 +168,7 @@ def find_foreign_wall(
     prose = _text(page, PROSE)
     short = len(prose) <= SHORT_PAGE
     beside = prose if short else ""
-    for question in _questions(page):
+    for question in _questions(page, short):
         found = _question(question, beside)
         if found is not None:
             return found
