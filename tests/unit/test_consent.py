@@ -86,11 +86,18 @@ def test_each_engines_wall_in_another_language_is_a_consent_challenge_and_nothin
 
 
 def test_the_yahoo_wall_without_its_form_would_have_been_read_as_news():
-    # What recognising the wall prevents: the same page without its form goes to the structural fallback.
+    # What recognising the wall prevents: the same page without its form goes to the structural fallback. Its own
+    # links are the engine's and the home page of an edition (privacy.example/it/), which the fallback no longer
+    # takes (test_walls.py); with two ordinary links more it reads them as news.
     without_form = YAHOO_IT.split("<form", 1)[0] + YAHOO_IT.split("</form>", 1)[1]
-    reading = reader("yahoo").read(page(without_form, "https://news.search.yahoo.com/search?p=x"))
+    url = "https://news.search.yahoo.com/search?p=x"
+    bare = reader("yahoo").read(page(without_form, url))
+    assert bare.verdict.reason != CONSENT and bare.results == ()
+    links = ["https://privacy.example/it/cookie", "https://help.example/it/account"]
+    more = "".join(f'<h4><a href="{link}">Aiuto e privacy</a></h4><p>Domande e risposte.</p>' for link in links)
+    reading = reader("yahoo").read(page(without_form.replace("</div></body>", more + "</div></body>"), url))
     assert reading.verdict.reason != CONSENT
-    assert [result.url for result in reading.results] == ["https://privacy.example/it/"]
+    assert [result.url for result in reading.results] == links
 
 
 @pytest.mark.parametrize(

@@ -140,11 +140,12 @@ def test_a_result_is_an_off_engine_link_beside_a_heading_and_redirectors_are_unw
     assert found[1].snippet == "Some text long enough to be taken for the snippet of this result."
 
 
-# A results page no known layout matches: two results, and around them the engine's own chrome (its country and
-# regional sites), each link with a heading and a line of text as a result would have.
+# A results page no known layout matches: two results, and around them the engine's own chrome (pages of its country
+# and regional sites), each link with a heading and a line of text as a result would have. (Not their home pages:
+# the fallback takes no site's home page, whoever owns it, see test_walls.py.)
 CHROME = {
-    "google": ["https://www.google.com.ng/intl/en/about/products", "https://www.google.de/"],
-    "yahoo": ["https://it.yahoo.com/", "https://uk.news.yahoo.com/"],
+    "google": ["https://www.google.com.ng/intl/en/about/products", "https://www.google.de/preferences"],
+    "yahoo": ["https://it.yahoo.com/notizie/", "https://uk.news.yahoo.com/world/"],
 }
 RESULTS = ["https://googleblog.example/2026/alpha-ships", "https://news.example/ng/alpha"]
 

@@ -4,7 +4,9 @@ One classifier for every engine, in the order of the contract:
 
 1. ``challenge``  — the page carries a CAPTCHA or interstitial marker (the engine's or a generic wall), any status;
    an engine's consent wall is one too, with the reason ``consent`` (the reader recognises it first, see
-   :mod:`topicstreams.engines.consent_walls`).
+   :mod:`topicstreams.engines.consent_walls`); so is, on a page without result items, a wall that is not the
+   engine's own (:mod:`topicstreams.engines.foreign_walls`): another engine's or site's consent form (reason
+   ``consent``), a login form or a network's portal (reason :data:`WALL`).
 2. ``hard_block`` — status 403, 429 or 503, or a connection reset, refusal or timeout.
 3. ``soft_block`` — status 200 and a block-page marker, or no result items and no "no results" message, or
    (:func:`size_verdict`) a page far smaller than the engine's normal; and (:func:`oversized_verdict`, before any
@@ -130,6 +132,10 @@ class Verdict:
 CONSENT_WALL = Verdict(ResponseClass.CHALLENGE, CONSENT)
 """The verdict on an engine's consent wall (:mod:`topicstreams.engines.consent_walls`): an interstitial, so a
 ``challenge``."""
+
+WALL = "wall"
+"""The reason of a ``challenge`` that is a login form or a network's portal standing where results should be
+(:mod:`topicstreams.engines.foreign_walls`)."""
 
 
 def classify_response(

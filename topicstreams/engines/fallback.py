@@ -4,7 +4,10 @@ Engines rename their minified classes every year or two; when none of an engine'
 page that is neither a block nor a "no results" page, this finds the results the way a person would:
 
 * a result is an anchor linking **off the engine** (after unwrapping redirectors): to neither the page's host nor a
-  host of the engine's own domains (:mod:`topicstreams.engines.domains`);
+  host of the engine's own domains (:mod:`topicstreams.engines.domains`), and never to a site's home page
+  (:func:`is_home_page`: an article is never a site's front page; a wall's "back to the site" link is);
+* a page with fewer than two such links has no results: a page of results has several, and a page whose only link
+  leaves it (a notice, a portal, someone else's wall in the engine's place) is not one;
 * its *block* is the largest element around the anchor that links to no other off-engine target;
 * the block is a result when it has a heading (``h2``–``h4`` or ``role=heading``) or carries more text than
   its link (a source, a time, a snippet) — a bare list of links (a "top stories" sidebar) is not;
@@ -17,9 +20,10 @@ Pure: it takes the parsed HTML tree (lxml) and plain values, and knows no engine
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import cast
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from lxml import etree
 
@@ -55,6 +59,30 @@ BLOCK_TAGS = frozenset(
 )
 
 
+LOCALE_SEGMENT = re.compile(r"[a-z]{2}(?:[-_][a-z]{2,4})?")
+"""A path segment that names a language or a country (``de``, ``en-gb``, ``pt_BR``): the root of a site's edition."""
+INDEX_PAGES = frozenset({"index.html", "index.htm", "index.php", "index.asp", "default.aspx", "home"})
+"""Path segments that are a site's front page under another name."""
+LOCALE_KEYS = frozenset({"hl", "gl", "lang", "language", "setlang", "cc", "mkt", "locale", "region", "country", "ref"})
+"""Query keys that choose a front page's language or edition, not a page of its own."""
+MIN_TARGETS = 2
+"""A page whose links leave it for fewer distinct targets than this has no results."""
+
+
+def is_home_page(url: str) -> bool:
+    """Whether ``url`` is a site's home page: its root, an index page or the root of a language's edition (``/de/``),
+    with no query but one choosing a language or an edition."""
+    try:
+        parts = urlsplit(url)
+        keys = {key.lower() for key, _ in parse_qsl(parts.query, keep_blank_values=True)}
+    except ValueError:
+        return False
+    segments = [segment.lower() for segment in parts.path.split("/") if segment]
+    if len(segments) > 1 or not keys <= LOCALE_KEYS:
+        return False
+    return not segments or segments[0] in INDEX_PAGES or LOCALE_SEGMENT.fullmatch(segments[0]) is not None
+
+
 def _squash(text: str | None) -> str:
     return " ".join((text or "").split())
 
@@ -71,7 +99,8 @@ def off_engine_target(
     owns_host: Callable[[str], bool] = _owns_nothing,
     redirector_hosts: Iterable[str] = (),
 ) -> str | None:
-    """The normalized target of a link that leaves the engine, or None (on-engine, not http, unparsable).
+    """The normalized target of a link that leaves the engine, or None (on-engine, a site's home page, not http,
+    unparsable).
 
     On-engine: its host is one of ``own_hosts`` or one ``owns_host`` says is the engine's.
     """
@@ -82,7 +111,7 @@ def off_engine_target(
     except ValueError:
         return None
     host = (urlsplit(target).hostname or "").lower()
-    if not host or host in own_hosts or owns_host(host):
+    if not host or host in own_hosts or owns_host(host) or is_home_page(target):
         return None
     return target
 
@@ -111,6 +140,8 @@ def structural_results(
         )
         if target is not None:
             targets[anchor] = target
+    if len(set(targets.values())) < MIN_TARGETS:
+        return []  # one link off the page (or none) is not a page of results
 
     # Every element that holds a candidate anchor, with the distinct targets below it.
     below: dict[etree._Element, set[str]] = {}

@@ -6,7 +6,10 @@
 1. the page's result items by the engine's known layouts (:meth:`Engine.result_nodes`);
 2. the class: a consent wall of the engine (:meth:`Engine.consent_wall`) is a ``challenge`` with reason ``consent``,
    read no further; any other page is classified by :func:`~topicstreams.engines.classify.classify_response` (the
-   engine's markers and the walls);
+   engine's markers and the walls); a page without result items that is neither ``ok`` (a "no results" page) nor a
+   challenge already, but holds someone else's wall (:func:`~topicstreams.engines.foreign_walls.find_foreign_wall`:
+   another engine's or site's consent form, a login form, a network's portal) is a ``challenge`` too, with reason
+   ``consent`` or ``wall``, read no further;
 3. an ``ok`` page: each item's fields (:meth:`Engine.parse_result`, then :meth:`Engine.clean`);
 4. a page that is only an unexplained empty list: the structural fallback
    (:mod:`topicstreams.engines.fallback`); when it finds results the page is ``ok`` and the reading says it
@@ -34,7 +37,7 @@ from urllib.parse import urljoin
 from parsel import Selector, SelectorList
 from w3lib.html import get_base_url
 
-from topicstreams.engines import engine_class
+from topicstreams.engines import REGISTRY, engine_class
 from topicstreams.engines.base import Engine
 from topicstreams.engines.classify import (
     CONSENT_WALL,
@@ -47,6 +50,7 @@ from topicstreams.engines.classify import (
 )
 from topicstreams.engines.dates import parse_result_time
 from topicstreams.engines.fallback import structural_results
+from topicstreams.engines.foreign_walls import EngineWalls, find_foreign_wall
 from topicstreams.engines.items import NewsItem
 from topicstreams.engines.news_urls import engine_hosts, normalize_url
 from topicstreams.engines.page_limits import PageLimits
@@ -106,6 +110,10 @@ class PageReader:
         self.engine = engine
         self.redirector_hosts = frozenset(redirector_hosts)
         self.limits = limits
+        self.engine_walls: tuple[EngineWalls, ...] = tuple(
+            (cls.consent_walls, cls.owns_host) for cls in REGISTRY.values()
+        )
+        """Every engine's consent walls and host rule: another engine's wall at this engine's URL is a wall too."""
 
     def oversized(self, body_bytes: int) -> Verdict | None:
         """The verdict on a page whose body has ``body_bytes``, when that is above ``scraper.limits.page_bytes``
@@ -136,6 +144,13 @@ class PageReader:
             item_count=len(nodes),
             headers=dict(page.headers),
         )
+        if not nodes and verdict.cls not in (ResponseClass.OK, ResponseClass.CHALLENGE):
+            wall = find_foreign_wall(
+                selector, url=page.url, html=page.html, status=page.status, engines=self.engine_walls
+            )
+            if wall is not None:
+                logger.debug("%s holds %s, not results: a challenge (reason %s)", page.url, wall.what, wall.reason)
+                return Reading(Verdict(ResponseClass.CHALLENGE, wall.reason), (), fetched_at, languages)
         if verdict.cls is ResponseClass.OK:
             kept, over = self._kept(nodes)
             results = tuple(engine.clean(engine.parse_result(node, selector)) for node in kept)
