@@ -100,6 +100,7 @@ REFUSALS = [
     (["topics", "add"], "add takes NAME…: none given"),
     (["topics", "list", "all"], "list takes no argument: got 'all'"),
     (["topics", "list", "--json"], "unknown option --json"),
+    (["topics", "add", "-x"], "unknown option -x: see --help for the options this command takes (an argument that"),
     (["config", "check", "now"], "check takes no argument: got 'now'"),
     (["config", "verify"], "unknown sub-command 'verify': expected one of: check, show"),
     (["db", "upgrade", "now"], "upgrade takes no argument: got 'now'"),
@@ -145,12 +146,18 @@ def test_arguments_are_refused_before_the_configuration_is_read_and_into_the_job
     assert status == 78 and err.startswith("config error: scraper.max_pages"), err
 
 
+def test_what_follows_a_double_dash_is_positional_whatever_it_looks_like(scrapy):
+    status, out, err = scrapy("topics", "add", "--", "-x")
+    assert (status, out, err) == (0, "added: -x\n", "")
+
+
 def test_a_folder_that_is_not_a_demos_is_never_emptied(scrapy, tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me")
+    (mine / "config.yml").write_text("{}")  # a demo writes one too: not enough to be a demo's
     status, _, err = scrapy("demo", "--folder", str(mine), "--no-serve")
-    assert status == 2 and f"--folder {mine}: it holds files and no demo's" in err
+    assert status == 2 and f"--folder {mine}: it holds files and no demo.db, so it is not an earlier demo's" in err
     assert (mine / "notes.txt").read_text() == "keep me"
 
 

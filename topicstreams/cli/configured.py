@@ -1,4 +1,4 @@
-"""What the project's Scrapy commands share: loading the configuration, reporting its errors."""
+"""What the project's Scrapy commands share: checking their arguments, loading the configuration, reporting errors."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from topicstreams.config.errors import EX_CONFIG, ConfigError
 from topicstreams.config.loading import LOADER_SETTING, Config, ConfigLoader, load_config
 from topicstreams.config.sections import Sections
 from topicstreams.config.setting_names import sections_with_settings
-from topicstreams.crawl.arguments import SPIDER_ARGUMENTS, ArgumentRefused, spider_arguments, split_names
+from topicstreams.crawl.arguments import NO_TOPICS, SPIDER_ARGUMENTS, ArgumentRefused, spider_arguments, split_names
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
 from topicstreams.storage.durable import LOST
@@ -182,7 +182,7 @@ class CrawlingCommand(ConfiguredCommand):
     refused its ``-a topics=`` (reason ``topics_refused``) exits 2, as a bad argument does.
     """
 
-    spider_arguments: tuple[str, ...] = SPIDER_ARGUMENTS
+    accepted_arguments: tuple[str, ...] = SPIDER_ARGUMENTS
     """The ``-a`` names the command takes: its spiders' (:mod:`topicstreams.crawl.arguments`), and its own."""
 
     def check_arguments(self, args: list[str], opts) -> None:
@@ -192,7 +192,7 @@ class CrawlingCommand(ConfiguredCommand):
         for every other way of running it), made here before any crawler is made: from inside Scrapy, an exception
         of a spider's ``__init__`` comes out as a traceback and exit 1."""
         try:
-            spider_arguments(opts.spargs, self.spider_arguments)
+            spider_arguments(opts.spargs, self.accepted_arguments)
         except ArgumentRefused as exc:
             raise UsageError(str(exc)) from None
 
@@ -208,10 +208,7 @@ class CrawlingCommand(ConfiguredCommand):
             return
         names = split_names(value)
         if not names:
-            raise UsageError(
-                "-a topics= names no topic: give at least one (-a topics=a,b), or leave the argument out to "
-                "crawl the active topics of the table"
-            )
+            raise UsageError(NO_TOPICS)
         try:
             check_topics(
                 names,

@@ -54,12 +54,17 @@ def fit_parser(parser, error: Callable[[str], None]) -> None:
 
 def refuse_unknown_options(args: list[str]) -> None:
     """Scrapy's parser leaves an option it does not know among the positional arguments (``--jsn``): refuse the
-    first one, naming it. What follows ``--`` is positional, whatever it looks like."""
-    for arg in args:
+    first one, naming it. What follows ``--`` is positional, whatever it looks like (``topics add -- -x``); the
+    ``--`` itself is taken out of ``args`` (in place: the command's ``run`` gets the same list)."""
+    for index, arg in enumerate(args):
         if arg == "--":
+            del args[index]
             return
         if arg.startswith("-") and len(arg) > 1:
-            raise UsageError(f"unknown option {arg}: see --help for the options this command takes")
+            raise UsageError(
+                f"unknown option {arg}: see --help for the options this command takes "
+                "(an argument that begins with '-' goes after --)"
+            )
 
 
 def operand_bounds(operands: str) -> tuple[int, int | None]:

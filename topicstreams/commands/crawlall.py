@@ -20,7 +20,7 @@ ENGINES_ARGUMENT = "engines"
 
 class Command(CrawlingCommand, BaseRunSpiderCommand):
     requires_project = True
-    spider_arguments = (*SPIDER_ARGUMENTS, ENGINES_ARGUMENT)
+    accepted_arguments = (*SPIDER_ARGUMENTS, ENGINES_ARGUMENT)
 
     def syntax(self) -> str:
         return "[-a engines=google,bing] [-a topics=a,b] [-a once=1] [options]"

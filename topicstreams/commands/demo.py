@@ -154,8 +154,9 @@ def raise_stopped(signum: int, frame: object) -> None:
     raise Stopped(signum)
 
 
-DEMO_FILES = ("demo.db", "config.yml")
-"""What a demo leaves in its folder: a folder holding neither is not a demo's, and is never emptied."""
+DEMO_DATABASE = "demo.db"
+"""The database a demo leaves in its folder: a folder that holds files but not this one is not a demo's, and is never
+emptied."""
 
 
 class Command(ConfiguredCommand):
@@ -187,10 +188,10 @@ class Command(ConfiguredCommand):
         folder = Path(opts.folder)
         if not opts.folder.strip():
             raise UsageError("--folder is empty: name the folder the demo may empty and fill")
-        if folder.is_dir() and any(folder.iterdir()) and not any((folder / name).exists() for name in DEMO_FILES):
+        if folder.is_dir() and any(folder.iterdir()) and not (folder / DEMO_DATABASE).exists():
             raise UsageError(  # the demo empties its folder first: never one of the user's
-                f"--folder {opts.folder}: it holds files and no demo's ({' or '.join(DEMO_FILES)}); the demo "
-                "empties its folder first: name a new folder or an earlier demo's"
+                f"--folder {opts.folder}: it holds files and no {DEMO_DATABASE}, so it is not an earlier demo's; "
+                "the demo empties its folder first: name a new folder or an earlier demo's"
             )
 
     def run(self, args: list[str], opts) -> None:

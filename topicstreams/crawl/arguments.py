@@ -27,6 +27,11 @@ TOPICS, ONCE = "topics", "once"
 SPIDER_ARGUMENTS = (TOPICS, ONCE)
 """The arguments every engine spider takes."""
 
+NO_TOPICS = (
+    "-a topics= names no topic: give at least one (-a topics=a,b), or leave the argument out to crawl the active "
+    "topics of the table"
+)
+
 
 class ArgumentRefused(ValueError):
     """A spider or command argument that is not understood: the message names it, what was given, what is accepted."""
@@ -62,7 +67,7 @@ def refuse_unknown(names: Iterable[str], accepted: Sequence[str]) -> None:
     for name in names:
         if name in accepted or name.startswith("_"):
             continue
-        guess = difflib.get_close_matches(name, accepted, n=1)
+        guess = difflib.get_close_matches(name.lower(), accepted, n=1)
         hint = f" (did you mean {guess[0]}?)" if guess else ""
         raise ArgumentRefused(f"-a {name}: not an argument of this crawl: expected {listed(list(accepted))}{hint}")
 
@@ -94,10 +99,7 @@ def topics_refusal(topics: Sequence[str] | None, engine: Engine, *, limit: int, 
     if topics is None:
         return None
     if not topics:
-        return (
-            "-a topics= names no topic: give at least one (-a topics=a,b), or leave the argument out to "
-            "crawl the active topics of the table"
-        )
+        return NO_TOPICS
     try:
         check_topics(topics, [engine], limit=limit, max_pages=max_pages)
     except TopicsRefused as exc:
