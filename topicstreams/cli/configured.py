@@ -148,8 +148,10 @@ class SubcommandCommand(ConfiguredCommand):
         width = max(len(self.synopsis(name)) for name in self.subcommands)
         return "\n".join(f"  {self.synopsis(name):<{width}}   {desc}" for name, desc in self.subcommands.items())
 
-    def long_desc(self) -> str:
-        return f"{self.short_desc()}\n\n{self.subcommand_lines()}"
+    def add_options(self, parser) -> None:
+        super().add_options(parser)
+        # --help lists the sub-commands one a line under the description, whatever the command's long_desc says
+        parser.description = f"{parser.description}\n\n{self.subcommand_lines()}"
 
     def check_arguments(self, args: list[str], opts) -> None:
         expected = f"expected one of: {', '.join(self.subcommands)}"

@@ -20,13 +20,14 @@ ENGINES_ARGUMENT = "engines"
 
 class Command(CrawlingCommand, BaseRunSpiderCommand):
     requires_project = True
-    accepted_arguments = (*SPIDER_ARGUMENTS, ENGINES_ARGUMENT)
 
     def syntax(self) -> str:
         return "[-a engines=google,bing] [-a topics=a,b] [-a once=1] [options]"
 
     def short_desc(self) -> str:
         return "Crawl every enabled engine at once, in one process"
+
+    accepted_arguments = (*SPIDER_ARGUMENTS, ENGINES_ARGUMENT)
 
     def check_arguments(self, args: list[str], opts) -> None:
         if args:

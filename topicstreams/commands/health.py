@@ -72,7 +72,8 @@ class Command(SubcommandCommand):
         return (
             "Show each engine's health on this node (every node with --all-nodes): score, band, state, "
             "latency and reasons, as a table or as JSON. Exits 2 when an engine is critical or paused, "
-            "1 when one is degraded, else 0.\n\n" + self.subcommand_lines()
+            "1 when one is degraded, else 0. 'resume ENGINE' lifts an engine's pause on this node "
+            "(or on --node NODE) and resolves its alerts."
         )
 
     def add_options(self, parser) -> None:
