@@ -107,6 +107,17 @@ def test_a_job_that_fails_at_start_is_finished_to_scrapyd_and_its_log_says_why(s
     assert fakes.requests("google") == []
 
 
+def test_a_job_given_an_argument_it_does_not_understand_fails_and_its_log_says_which(scrapyd, fakes, tmp_path):
+    config = job_config(tmp_path, fakes, "news.db")
+    job = scrapyd.schedule("google", {"TOPICSTREAMS_CONFIG": str(config)}, topics="alpha", once="maybe")
+    assert scrapyd.wait(job)[job]["end_time"]
+    problems = log_problems(scrapyd.job_log("google", job))
+    assert problems[0].endswith(
+        "ERROR: scrapy crawl: error: -a once: got 'maybe', expected 1, true, yes, 0, false or no"
+    ), problems
+    assert not (tmp_path / "news.db").exists() and fakes.requests("google") == []
+
+
 def test_every_other_engine_runs_as_a_job_of_its_own_at_the_same_time(scrapyd, fakes, tmp_path):
     others = [engine for engine in ENGINES if engine != "google"]
     config = job_config(tmp_path, fakes, "news.db", engines=others)

@@ -1,21 +1,23 @@
-"""What the project's Scrapy commands share: loading the configuration, reporting its errors."""
+"""What the project's Scrapy commands share: checking their arguments, loading the configuration, reporting errors."""
 
 from __future__ import annotations
 
 import functools
 import logging
 import sys
+from typing import NoReturn
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from topicstreams import ENGINES
 from topicstreams.browser.chromium import ProfileInUse, ProfileLock, profile_path
+from topicstreams.cli.usage import USAGE_EXIT, fit_parser, refuse_operands, refuse_unknown_options
 from topicstreams.config.errors import EX_CONFIG, ConfigError
 from topicstreams.config.loading import LOADER_SETTING, Config, ConfigLoader, load_config
 from topicstreams.config.sections import Sections
 from topicstreams.config.setting_names import sections_with_settings
-from topicstreams.crawl.arguments import split_names
+from topicstreams.crawl.arguments import NO_TOPICS, SPIDER_ARGUMENTS, ArgumentRefused, spider_arguments, split_names
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
 from topicstreams.storage.durable import LOST
@@ -62,17 +64,37 @@ def log_error_to_file(settings, message: str) -> None:
 
 
 class ConfiguredCommand(ScrapyCommand):
-    """A command that validates the configuration before anything else (before logging starts).
+    """A command that checks its arguments, then validates the configuration, before anything else (before logging
+    starts).
 
     Scrapy creates the crawler process, which configures logging and prints its start-up lines, after
-    ``process_options`` and before ``run``: validating here keeps a config error to one line on stderr.
+    ``process_options`` and before ``run``: checking here keeps a usage error (exit 2) or a config error (exit 78)
+    to one line on stderr. An argument the command does not understand is refused first, whatever the
+    configuration (:meth:`check_arguments`): an unknown option, a positional argument it does not take, a value it
+    cannot use; the line names it, what was given and what is accepted (:mod:`topicstreams.cli.usage`).
     """
 
     config: Config
 
+    def add_options(self, parser) -> None:
+        super().add_options(parser)
+        fit_parser(parser, self.usage_error)
+
+    @property
+    def command_name(self) -> str:
+        """The command's name, as typed after ``scrapy`` (its module's name)."""
+        return type(self).__module__.rpartition(".")[2]
+
+    def usage_error(self, message: str) -> NoReturn:
+        """A usage error (Scrapy's ``UsageError``, argparse's own): one line on stderr, and an ERROR in the run's
+        ``LOG_FILE`` (a Scrapyd job's log), exit 2."""
+        report_error(getattr(self, "settings", None), f"scrapy {self.command_name}: error: {message}")
+        raise SystemExit(USAGE_EXIT)
+
     def process_options(self, args: list[str], opts) -> None:
         super().process_options(args, opts)
-        self.refuse(args)
+        refuse_unknown_options(args)
+        self.check_arguments(args, opts)
         # The command's loader: its crawlers load through it (the add-on, the log store), so they share this load.
         self.settings.set(LOADER_SETTING, ConfigLoader(), priority="command")
         self.config = load_config_or_exit(self.settings)
@@ -91,8 +113,8 @@ class ConfiguredCommand(ScrapyCommand):
         crawlers' shared objects."""
         return Runtime()
 
-    def refuse(self, args: list[str]) -> None:
-        """Exit early for arguments that can never run (before the configuration is read)."""
+    def check_arguments(self, args: list[str], opts) -> None:
+        """Refuse (``UsageError``) arguments that can never run, before the configuration is read."""
 
     def database(self, config: Config):
         """The configured database's handle, its schema brought to the latest revision first (once per process)."""
@@ -102,23 +124,44 @@ class ConfiguredCommand(ScrapyCommand):
 
 
 class SubcommandCommand(ConfiguredCommand):
-    """A command with sub-commands: ``scrapy NAME SUB [ARGS…]``, each handled by a ``do_<sub>`` method."""
+    """A command with sub-commands: ``scrapy NAME SUB [ARGS…]``, each handled by a ``do_<sub>`` method.
+
+    ``subcommands`` describes each; ``operands`` gives the positional arguments of those that take any, in the
+    syntax of :func:`~topicstreams.cli.usage.operand_bounds` (``"NAME…"``, ``"[PATH]"``): the sub-command and their
+    number are checked before the configuration is read, and ``--help`` lists them one a line.
+    """
 
     requires_project = True
     requires_crawler_process = False
     subcommands: dict[str, str] = {}
+    operands: dict[str, str] = {}
 
     def syntax(self) -> str:
-        return "|".join(self.subcommands) + " [ARGS…]"
+        return " | ".join(self.synopsis(name) for name in self.subcommands)
 
-    def long_desc(self) -> str:
-        lines = [self.short_desc(), ""]
-        lines += [f"  {name:<12} {desc}" for name, desc in self.subcommands.items()]
-        return "\n".join(lines)
+    def synopsis(self, subcommand: str) -> str:
+        """``add NAME…``: the sub-command with its positional arguments."""
+        return f"{subcommand} {self.operands.get(subcommand, '')}".strip()
+
+    def subcommand_lines(self) -> str:
+        """The sub-commands, one a line, each with its description."""
+        width = max(len(self.synopsis(name)) for name in self.subcommands)
+        return "\n".join(f"  {self.synopsis(name):<{width}}   {desc}" for name, desc in self.subcommands.items())
+
+    def add_options(self, parser) -> None:
+        super().add_options(parser)
+        # --help lists the sub-commands one a line under the description, whatever the command's long_desc says
+        parser.description = f"{parser.description}\n\n{self.subcommand_lines()}"
+
+    def check_arguments(self, args: list[str], opts) -> None:
+        expected = f"expected one of: {', '.join(self.subcommands)}"
+        if not args:
+            raise UsageError(f"no sub-command given: {expected}")
+        if args[0] not in self.subcommands:
+            raise UsageError(f"unknown sub-command {args[0]!r}: {expected}")
+        refuse_operands(args[0], self.operands.get(args[0], ""), args[1:])
 
     def run(self, args: list[str], opts) -> None:
-        if not args or args[0] not in self.subcommands:
-            raise UsageError(f"expected one of: {', '.join(self.subcommands)}")
         try:
             self.exitcode = getattr(self, f"do_{args[0]}")(self.config, args[1:], opts) or 0
         except Exception as exc:  # a damaged database file, met by any sub-command: one message, no traceback
@@ -141,39 +184,42 @@ class CrawlingCommand(ConfiguredCommand):
     refused its ``-a topics=`` (reason ``topics_refused``) exits 2, as a bad argument does.
     """
 
+    accepted_arguments: tuple[str, ...] = SPIDER_ARGUMENTS
+    """The ``-a`` names the command takes: its spiders' (:mod:`topicstreams.crawl.arguments`), and its own."""
+
+    def check_arguments(self, args: list[str], opts) -> None:
+        """A usage error (exit 2, one line, no traceback) for a ``-a`` name the crawl does not take or a value its
+        spiders do not understand (``-a once=maybe``): the spiders' own check
+        (:func:`~topicstreams.crawl.arguments.spider_arguments`, which the spider makes again in its ``__init__``
+        for every other way of running it), made here before any crawler is made: from inside Scrapy, an exception
+        of a spider's ``__init__`` comes out as a traceback and exit 1."""
+        try:
+            spider_arguments(opts.spargs, self.accepted_arguments)
+        except ArgumentRefused as exc:
+            raise UsageError(str(exc)) from None
+
     def refuse_topics_argument(self, engines: list[str], opts) -> None:
         """A usage error (exit 2, one message, no traceback) when ``-a topics=`` names no topic or a name that
         breaks the rule (:mod:`topicstreams.engines.topic_names`) for any of ``engines``, as configured.
 
-        Checked here, before any crawler is made: from inside Scrapy, an exception of a spider's ``__init__``
-        comes out as a traceback and exit 1 (the spider checks again when it starts, for other ways of running it).
+        Checked here, before any crawler is made (the spider checks again when it starts, for other ways of running
+        it); after the configuration is read, which gives the engines' URLs and the deepest page.
         """
         value = opts.spargs.get("topics")
         if value is None:
             return
         names = split_names(value)
-        message = None
         if not names:
-            message = (
-                "-a topics= names no topic: give at least one (-a topics=a,b), or leave the argument out to "
-                "crawl the active topics of the table"
+            raise UsageError(NO_TOPICS)
+        try:
+            check_topics(
+                names,
+                configured_engines(self.config.get("engines"), engines),  # the engines read a mapping
+                limit=url_length_limit(self.settings),
+                max_pages=self.sections.scraper.max_pages,
             )
-        else:
-            settings = self.settings
-            max_pages = self.sections.scraper.max_pages
-            try:
-                check_topics(
-                    names,
-                    configured_engines(self.config.get("engines"), engines),  # the engines read a mapping
-                    limit=url_length_limit(settings),
-                    max_pages=max_pages,
-                )
-            except TopicsRefused as exc:
-                message = f"-a topics: {exc}"
-        if message is not None:
-            if self.settings.get("LOG_FILE"):
-                log_error_to_file(self.settings, message)
-            raise UsageError(message)
+        except TopicsRefused as exc:
+            raise UsageError(f"-a topics: {exc}") from None
 
     def _create_crawler(self, spidercls):
         name = spidercls if isinstance(spidercls, str) else spidercls.name

@@ -161,18 +161,10 @@ class Command(SubcommandCommand):
         )
         parser.add_argument("--json", action="store_true", help="with list: print the alerts as one JSON object")
 
-    def process_options(self, args: list[str], opts) -> None:
-        self.check_arguments(args, opts)
-        super().process_options(args, opts)
-
-    @staticmethod
-    def check_arguments(args: list[str], opts) -> None:
+    def check_arguments(self, args: list[str], opts) -> None:
         """Refuse arguments that can never run, before the configuration is read."""
+        super().check_arguments(args, opts)  # the sub-command, and no positional argument
         opts.since_at = None
-        if not args or args[0] not in (TEST_COMMAND, LIST):
-            return  # the sub-command's own error, in run()
-        if len(args) > 1:
-            raise UsageError(f"{args[0]} takes no argument: got {' '.join(args[1:])!r}")
         if args[0] == TEST_COMMAND and (opts.since is not None or opts.json):
             raise UsageError("--since and --json go with list, not with test")
         if opts.since is not None:

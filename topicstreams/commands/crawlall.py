@@ -1,4 +1,8 @@
-"""``scrapy crawlall``: every enabled engine (or ``-a engines=…``) in one process, through CrawlerProcess."""
+"""``scrapy crawlall``: every enabled engine (or ``-a engines=…``) in one process, through CrawlerProcess.
+
+Its arguments are checked as ``crawl``'s are (:meth:`~topicstreams.cli.configured.CrawlingCommand.check_arguments`),
+and ``-a engines=`` too: a name that is no engine of the project, or none at all, is a usage error (exit 2).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,10 @@ from scrapy.commands import BaseRunSpiderCommand
 from scrapy.exceptions import UsageError
 
 from topicstreams.cli.configured import CrawlingCommand, exit_on_losses
-from topicstreams.commands.crawl import refuse_engines
-from topicstreams.crawl.arguments import split_names
+from topicstreams.commands.crawl import refuse_engines, spider_names
+from topicstreams.crawl.arguments import SPIDER_ARGUMENTS, split_names
+
+ENGINES_ARGUMENT = "engines"
 
 
 class Command(CrawlingCommand, BaseRunSpiderCommand):
@@ -21,13 +27,32 @@ class Command(CrawlingCommand, BaseRunSpiderCommand):
     def short_desc(self) -> str:
         return "Crawl every enabled engine at once, in one process"
 
-    def refuse(self, args: list[str]) -> None:
+    accepted_arguments = (*SPIDER_ARGUMENTS, ENGINES_ARGUMENT)
+
+    def check_arguments(self, args: list[str], opts) -> None:
         if args:
-            raise UsageError("crawlall takes no positional arguments; name engines with -a engines=…")
+            raise UsageError(
+                f"crawlall takes no positional arguments: got {' '.join(args)!r}; name engines with -a engines=…"
+            )
+        super().check_arguments(args, opts)  # the spiders' arguments, and engines
+        named = opts.spargs.get(ENGINES_ARGUMENT)
+        if named is None:
+            return
+        names = split_names(named)
+        refuse_engines(names)
+        known = spider_names(self.settings)
+        if not names:
+            raise UsageError(
+                f"-a engines= names no engine: give some of {', '.join(known)}, or leave the argument out to "
+                "crawl every enabled engine"
+            )
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise UsageError(f"-a engines: unknown engine {', '.join(unknown)}: expected some of {', '.join(known)}")
 
     def process_options(self, args: list[str], opts) -> None:
         super().process_options(args, opts)
-        named = opts.spargs.pop("engines", None)
+        named = opts.spargs.pop(ENGINES_ARGUMENT, None)
         self.named = named is not None
         self.engines = split_names(named) if self.named else self.config.sections.enabled_engines()
         refuse_engines(self.engines)
@@ -35,9 +60,7 @@ class Command(CrawlingCommand, BaseRunSpiderCommand):
 
     def run(self, args: list[str], opts) -> None:
         known = set(self.crawler_process.spider_loader.list())
-        unknown = [name for name in self.engines if name not in known]
-        if unknown and self.named:
-            raise UsageError(f"unknown engine {', '.join(unknown)}: expected some of {', '.join(sorted(known))}")
+        unknown = [name for name in self.engines if name not in known]  # enabled in the config (named: checked)
         if unknown:
             print(
                 f"crawlall: no spider yet for {', '.join(unknown)}; crawling {', '.join(sorted(known))}",

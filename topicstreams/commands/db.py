@@ -34,9 +34,7 @@ class Command(SubcommandCommand):
         "upgrade": "bring the database schema to the newest migration",
         "replay": "write a journal of items kept through a database outage (default: this node's journals)",
     }
-
-    def syntax(self) -> str:
-        return "upgrade | replay [PATH]"
+    operands = {"replay": "[PATH]"}
 
     def short_desc(self) -> str:
         return "Manage the topicstreams database"
@@ -55,8 +53,6 @@ class Command(SubcommandCommand):
         return 0
 
     def do_replay(self, config, args, opts) -> int:
-        if len(args) > 1:
-            raise UsageError("replay takes at most one PATH: a journal, a reject file or a folder of journals")
         if args:
             target = Path(args[0])
             if not target.exists():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import shutil
 import signal
@@ -32,6 +33,7 @@ import urllib.request
 from pathlib import Path
 
 import yaml
+from scrapy.exceptions import UsageError
 from sqlalchemy import func, select
 
 from fake_engines import FakeEngines, NewsWorld
@@ -152,12 +154,17 @@ def raise_stopped(signum: int, frame: object) -> None:
     raise Stopped(signum)
 
 
+DEMO_DATABASE = "demo.db"
+"""The database a demo leaves in its folder: a folder that holds files but not this one is not a demo's, and is never
+emptied."""
+
+
 class Command(ConfiguredCommand):
     requires_project = True
     server: DemoServer | None = None
 
     def syntax(self) -> str:
-        return "[--seconds N] [--no-serve]"
+        return "[--seconds N] [--folder PATH] [--no-serve]"
 
     def short_desc(self) -> str:
         return "Crawl the bundled fake engines for about a minute, serving the feed, then print what was stored"
@@ -172,6 +179,20 @@ class Command(ConfiguredCommand):
             action="store_false",
             help="crawl and print what was stored, without serving the web app",
         )
+
+    def check_arguments(self, args: list[str], opts) -> None:
+        if args:
+            raise UsageError(f"demo takes no positional arguments: got {' '.join(args)!r}")
+        if not (math.isfinite(opts.seconds) and opts.seconds > 0):
+            raise UsageError(f"--seconds: got {opts.seconds:g}, expected a number of seconds above 0")
+        folder = Path(opts.folder)
+        if not opts.folder.strip():
+            raise UsageError("--folder is empty: name the folder the demo may empty and fill")
+        if folder.is_dir() and any(folder.iterdir()) and not (folder / DEMO_DATABASE).exists():
+            raise UsageError(  # the demo empties its folder first: never one of the user's
+                f"--folder {opts.folder}: it holds files and no {DEMO_DATABASE}, so it is not an earlier demo's; "
+                "the demo empties its folder first: name a new folder or an earlier demo's"
+            )
 
     def run(self, args: list[str], opts) -> None:
         # The demo's own database, never the one the environment names for the user's runs (the add-on would let

@@ -61,7 +61,8 @@ def backlog_lines(backlog: list[tuple[Path, str, int]]) -> list[str]:
 
 class Command(SubcommandCommand):
     requires_crawler_process = False
-    subcommands = {RESUME: "lift an engine's pause on a node; its alerts are resolved"}
+    subcommands = {RESUME: "lift an engine's pause on this node (or on --node NODE); its alerts are resolved"}
+    operands = {RESUME: "ENGINE"}
 
     def syntax(self) -> str:
         return "[--json] [--all-nodes] | resume ENGINE [--node NODE]"
@@ -89,12 +90,7 @@ class Command(SubcommandCommand):
         )
         parser.add_argument("--node", metavar="NODE", help="with resume: the node to resume on (default: this one)")
 
-    def process_options(self, args: list[str], opts) -> None:
-        self.check_arguments(args, opts)
-        super().process_options(args, opts)
-
-    @staticmethod
-    def check_arguments(args: list[str], opts) -> None:
+    def check_arguments(self, args: list[str], opts) -> None:
         """Refuse arguments that can never run, before the configuration is read."""
         if not args:
             if opts.node is not None:

@@ -47,7 +47,7 @@ class Command(ConfiguredCommand):
         super().add_options(parser)
         parser.add_argument("--json", action="store_true", help="print the nodes as one JSON object")
 
-    def refuse(self, args: list[str]) -> None:
+    def check_arguments(self, args: list[str], opts) -> None:
         if args:
             raise UsageError(f"nodes takes no positional arguments: got {' '.join(args)!r}")
 

@@ -43,9 +43,15 @@ class Command(ConfiguredCommand):
         parser.add_argument("--host", help=f"the address to listen on (default: web.host, {web['host']})")
         parser.add_argument("--port", type=int, help=f"the port to listen on (default: web.port, {web['port']})")
 
-    def run(self, args: list[str], opts) -> None:
+    def check_arguments(self, args: list[str], opts) -> None:
         if args:
-            raise UsageError("serve takes no positional arguments")
+            raise UsageError(f"serve takes no positional arguments: got {' '.join(args)!r}")
+        if opts.host is not None and not opts.host.strip():
+            raise UsageError("--host is empty: name an address such as 127.0.0.1")
+        if opts.port is not None and not 0 < opts.port < 65536:
+            raise UsageError(f"--port {opts.port}: expected a port number from 1 to 65535")
+
+    def run(self, args: list[str], opts) -> None:
         import uvicorn  # the web stack is imported by this command only, not by every scrapy command
 
         from topicstreams.web.app import WebSettings, create_app
@@ -53,12 +59,8 @@ class Command(ConfiguredCommand):
         settings = WebSettings.from_config(self.config)
         overrides = {}
         if opts.host is not None:
-            if not opts.host.strip():
-                raise UsageError("--host is empty: name an address such as 127.0.0.1")
             overrides["host"] = opts.host.strip()
         if opts.port is not None:
-            if not 0 < opts.port < 65536:
-                raise UsageError(f"--port {opts.port}: expected a port number from 1 to 65535")
             overrides["port"] = opts.port
         if overrides:
             settings = WebSettings(**{**settings.__dict__, **overrides})

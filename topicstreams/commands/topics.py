@@ -18,6 +18,7 @@ class Command(SubcommandCommand):
         "deactivate": "stop scraping topics (they stay in the table)",
         "activate": "scrape deactivated topics again",
     }
+    operands = {"add": "NAME…", "deactivate": "NAME…", "activate": "NAME…"}
 
     def short_desc(self) -> str:
         return "Manage the topics table"

@@ -18,6 +18,12 @@ Canary queries (``canaries.queries.<engine>``) have a schedule of their own (eve
 seconds, the first at start; once each in once mode): they go the same way as topics, still while the engine is
 paused, and their answer is checked (``canary_checked``) instead of stored.
 
+Its arguments (``-a topics=a,b``, ``-a once=1``) are read in ``__init__`` by
+:func:`~topicstreams.crawl.arguments.spider_arguments`, whichever way the spider is run (``scrapy crawl``, a Scrapyd
+job, a script): an unknown name or a ``once`` that is not ``1``, ``true``, ``yes``, ``0``, ``false`` or ``no`` raises
+:class:`~topicstreams.crawl.arguments.ArgumentRefused` naming it (the ``crawl`` and ``crawlall`` commands refuse it
+before that, in one line, exit 2).
+
 No topic can stall the loop:
 
 * the topic names of ``-a topics=`` are checked first (:mod:`topicstreams.engines.topic_names`): one that is
@@ -52,7 +58,7 @@ from topicstreams.browser.tabs import EngineTab
 from topicstreams.config.sections import CanaryQuerySection
 from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl import meta as keys
-from topicstreams.crawl.arguments import is_true, split_names, topics_refusal
+from topicstreams.crawl.arguments import SPIDER_ARGUMENTS, spider_arguments, topics_refusal
 from topicstreams.crawl.canaries import canaries_for
 from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
 from topicstreams.crawl.page_items import PageItems
@@ -79,10 +85,15 @@ class EngineSpider(scrapy.Spider):
 
     engine_class: ClassVar[type[Engine]]
 
-    def __init__(self, *args: Any, topics: str | None = None, once: str | bool = False, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.topics_arg = split_names(topics) if topics is not None else None
-        self.once = is_true(once)
+    def __init__(self, *args: Any, **kwargs: Any):
+        # Every way of running the spider comes here (``scrapy crawl``, Scrapyd's jobs, a script's CrawlerProcess):
+        # an argument it does not understand is refused (ArgumentRefused) before anything starts.
+        arguments = spider_arguments(kwargs)
+        for name in SPIDER_ARGUMENTS:
+            kwargs.pop(name, None)
+        super().__init__(*args, **kwargs)  # what is left: a scheduler's own (Scrapyd's ``_job``)
+        self.topics_arg = arguments.topics
+        self.once = arguments.once
         self.run: TopicRun | None = None
 
     @cached_property
