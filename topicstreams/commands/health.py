@@ -75,8 +75,7 @@ class Command(SubcommandCommand):
             "Show each engine's health on this node (every node with --all-nodes): score, band, state, "
             "latency and reasons, as a table under a one-line verdict, or as JSON. Exits 2 when an engine is "
             "critical or paused or the network is down, else 3 when an engine is stale (its crawl went silent) or "
-            "the database cannot be read, else 1 when one is degraded, else 0. 'resume ENGINE' lifts an "
-            "engine's pause on this node (or on --node NODE) and resolves its alerts."
+            "the database cannot be read, else 1 when one is degraded, else 0."
         )
 
     def add_options(self, parser) -> None:
