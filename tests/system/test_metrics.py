@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import delete
 
 from tests.support.feed_data import BASE_URL, article, client, fresh_database, serving, store
-from topicstreams.engines.states import COOLING, PAUSED, RUNNING
+from topicstreams.engines.states import COOLING, PAUSED, RUNNING, STALE, STOPPED
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import pause, save_status
 from topicstreams.storage.models import engine_status_table, engine_totals_table
@@ -206,7 +206,7 @@ def test_every_family_holds_what_the_database_holds(feed_url: str, databases) ->
     assert series(families, "topicstreams_engine_state") == {
         key(engine=engine, node=node, state=state): 1.0 if state == states[(engine, node)] else 0.0
         for engine, node in pairs
-        for state in (RUNNING, COOLING, PAUSED)
+        for state in (RUNNING, COOLING, PAUSED, STALE, STOPPED)
     }
     assert series(families, "topicstreams_engine_health_score") == {
         key(engine=engine, node=node): float(rows[(engine, node)]["score"])

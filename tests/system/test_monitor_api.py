@@ -264,7 +264,9 @@ def test_stale_rows_saturation_and_the_cycle_timeline_show(url, databases):
     html = app_client(url).get("/monitor").text
     assert "stale" in row_classes(html, "google", "gone")["row"].split()
     assert "stale" not in row_classes(html, "google", "n1")["row"].split()
-    assert "Exit IP saturation: EXIT IP SATURATION SUSPECTED: robust engines cooling: bing, google" in html
+    # Said once, not doubled ("Exit IP saturation: EXIT IP SATURATION SUSPECTED" read twice the same words).
+    assert "Exit IP saturation suspected: bing, google cooling at once — add a node with its own exit IP" in html
+    assert "SATURATION SUSPECTED" not in html
     assert 'class="saturation suspected"' in html
     timeline = html[html.index('class="engine-charts" data-engine="yahoo"') :]
     assert 'aria-label="Cycles per hour, last 24 h: topics 7; entries 70; new events 5"' in timeline
