@@ -94,8 +94,8 @@ HELP = {
     "saturation_suspected": "1 when the node's exit IP looks saturated (enough robust engines cooling at once: "
     "the remedy is another node, not a slower crawl), else 0.",
     "node_heartbeat_timestamp_seconds": "Unix time a crawl on the node last wrote an engine's status "
-    "(every response and at least every 15 s: `time() - this` above a "
-    "minute means no crawl runs there).",
+    "(every response and at least every 15 s: `time() - this` above 3 "
+    "heartbeats means no crawl runs there, and its engines read stale).",
 }
 """Each family's HELP text, by its name after the prefix (counters without ``_total``)."""
 
