@@ -81,6 +81,11 @@ class Moment:
     utc: str
     relative: str
 
+    @property
+    def clock(self) -> str:
+        """The time of day, ``14:52 UTC``."""
+        return self.utc.split(" ", 1)[-1]
+
     @classmethod
     def of(cls, moment: datetime, now: datetime) -> Moment:
         utc = moment.astimezone(UTC)
