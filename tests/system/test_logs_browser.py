@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.feed_data import fresh_database, serving
+from tests.support.page_layout import PHONE, broken_words, shots_folder, sideways
 from topicstreams.storage.log_records import write_rows
 
 pytestmark = pytest.mark.timeout(120)
@@ -142,6 +143,24 @@ def test_the_filter_form_and_the_older_link_page_through_the_records(logs_db, pa
         with page.expect_navigation():
             page.get_by_role("link", name="Clear filters").first.click()
         assert page.url.endswith("/logs") and page.locator("#logs tbody tr").count() == 2
+        page.goto("about:blank")
+    watch.check()
+
+
+def test_on_a_phone_each_record_is_a_card_without_sideways_scrolling(logs_db, page: Page, tmp_path):
+    """At 390 px: no sideways scrolling, every record's time, level and engine whole, the message under them at the
+    card's width; a screenshot into $TOPICSTREAMS_SHOTS (else the test's folder)."""
+    watch = Misdeeds(page)
+    with serving(logs_db) as app:
+        page.set_viewport_size({"width": PHONE, "height": 900})
+        page.goto(app.url + "/logs")
+        assert page.locator("#logs tbody tr").count() == 13
+        assert sideways(page) == 0
+        assert broken_words(page, "#logs td.log-at, #logs td.log-level, #logs td.log-engine, #logs td.log-node") == []
+        card = page.locator("#logs tbody tr").nth(1)
+        message, row = card.locator("td.log-message").bounding_box(), card.bounding_box()
+        assert message["width"] > row["width"] * 0.85  # the message has the card's width, not a squeezed column
+        page.screenshot(path=shots_folder(tmp_path) / f"logs-{PHONE}.png", full_page=True)
         page.goto("about:blank")
     watch.check()
 

@@ -17,9 +17,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import delete
 
 from tests.support.feed_data import BASE_URL, article, client, fresh_database, serving, store
-from topicstreams.engines.states import COOLING, PAUSED, RUNNING
+from topicstreams.engines.states import COOLING, PAUSED, RUNNING, STALE, STOPPED
 from topicstreams.storage import utcnow
-from topicstreams.storage.engine_status import pause, save_status
+from topicstreams.storage.engine_status import mark_stopped, pause, save_status
 from topicstreams.storage.models import engine_status_table, engine_totals_table
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
 from topicstreams.web.app import WebSettings, create_app
@@ -206,7 +206,7 @@ def test_every_family_holds_what_the_database_holds(feed_url: str, databases) ->
     assert series(families, "topicstreams_engine_state") == {
         key(engine=engine, node=node, state=state): 1.0 if state == states[(engine, node)] else 0.0
         for engine, node in pairs
-        for state in (RUNNING, COOLING, PAUSED)
+        for state in (RUNNING, COOLING, PAUSED, STALE, STOPPED)
     }
     assert series(families, "topicstreams_engine_health_score") == {
         key(engine=engine, node=node): float(rows[(engine, node)]["score"])
@@ -287,6 +287,22 @@ def test_a_deleted_status_row_takes_its_series_away(feed_url: str, databases) ->
     assert set(series(after, "topicstreams_node_heartbeat_timestamp_seconds")) == {key(node="node-a")}
     # The feed's counts are the feed's, whoever found the events.
     assert series(after, "topicstreams_feed_events") == series(before, "topicstreams_feed_events")
+
+
+def test_an_engine_whose_crawl_went_silent_or_closed_reads_stale_or_stopped(feed_url: str, databases) -> None:
+    db = databases.of(feed_url)
+    now = utcnow()
+    save_status(db, "google", "node-a", state=RUNNING, score=90, band="ok", updated_at=now - timedelta(minutes=5))
+    pause(db, "bing", "node-a", score=30, band="critical")
+    mark_stopped(db, "bing", "node-a")  # its crawl closed: stored paused, read stopped
+    save_status(db, "yahoo", "node-a", state=RUNNING)
+    states = series(scrape(client(feed_url)), "topicstreams_engine_state")
+    expected = {"google": STALE, "bing": STOPPED, "yahoo": RUNNING}
+    assert states == {
+        key(engine=engine, node="node-a", state=state): 1.0 if state == current else 0.0
+        for engine, current in expected.items()
+        for state in (RUNNING, COOLING, PAUSED, STALE, STOPPED)
+    }
 
 
 def test_purging_the_cycles_leaves_the_counters_as_they_were(feed_url: str, databases) -> None:

@@ -19,7 +19,7 @@ from topicstreams.config.sections import ScraperSection, build_section
 from topicstreams.health.saturation import saturation_policy
 from topicstreams.reports.health_report import build_report
 from topicstreams.storage import utcnow
-from topicstreams.storage.engine_status import add_alert, pause, read_alerts, read_status, save_status
+from topicstreams.storage.engine_status import add_alert, mark_stopped, pause, read_alerts, read_status, save_status
 from topicstreams.storage.scraper_cycles import save_cycle
 from topicstreams.web.app import ServiceLevels, WebSettings, create_app
 from topicstreams.web.charts import LEFT, RIGHT, WIDTH
@@ -264,7 +264,9 @@ def test_stale_rows_saturation_and_the_cycle_timeline_show(url, databases):
     html = app_client(url).get("/monitor").text
     assert "stale" in row_classes(html, "google", "gone")["row"].split()
     assert "stale" not in row_classes(html, "google", "n1")["row"].split()
-    assert "Exit IP saturation: EXIT IP SATURATION SUSPECTED: robust engines cooling: bing, google" in html
+    # Said once, not doubled ("Exit IP saturation: EXIT IP SATURATION SUSPECTED" read twice the same words).
+    assert "Exit IP saturation suspected: bing, google cooling at once — add a node with its own exit IP" in html
+    assert "SATURATION SUSPECTED" not in html
     assert 'class="saturation suspected"' in html
     timeline = html[html.index('class="engine-charts" data-engine="yahoo"') :]
     assert 'aria-label="Cycles per hour, last 24 h: topics 7; entries 70; new events 5"' in timeline
@@ -345,3 +347,91 @@ def test_coverage_shows_window_against_baseline_and_the_reason_when_low(url, dat
     assert engines["n1", "google"]["reasons"] == ["coverage"] and engines["n1", "google"]["band"] == "ok"
     assert engines["n1", "yahoo"]["coverage"] == {"window": None, "baseline": None, "drop": None}
     assert engines["web-host", "brave"]["coverage"] == {"window": None, "baseline": None, "drop": None}  # no row
+
+
+def verdict_of(html: str) -> str:
+    """The text of the monitor's one-line verdict."""
+    from parsel import Selector
+
+    return " ".join("".join(Selector(text=html).css("#verdict ::text").getall()).split())
+
+
+def test_the_verdict_line_says_the_network_first_and_no_saturation_while_it_is_down(url, databases):
+    db = databases.of(url)
+    now = utcnow()
+    since = (now - timedelta(minutes=3)).replace(second=0, microsecond=0)
+    for engine in ("google", "bing", "yahoo", "brave"):  # every engine cooling after failing to connect
+        save_status(
+            db,
+            engine,
+            "n1",
+            state="cooling",
+            cooling_until=now + timedelta(minutes=5),
+            connection_failures_since=since,
+            updated_at=now - timedelta(seconds=2),
+        )
+    client = app_client(url)
+    html = client.get("/monitor").text
+    clock = since.strftime("%H:%M UTC")
+    assert verdict_of(html) == f"Network down on n1 since {clock} — no engine reachable"
+    assert 'class="verdict-box level-down"' in html
+    banner = html[html.index('class="network-down"') :]
+    assert 'data-node="n1"' in banner[:60] and "fails to connect or to resolve its host name" in banner
+    node = html[html.index('<section class="node"') :]
+    assert "Network down since " + clock + ": no engine reachable" in node
+    assert 'class="saturation' not in html and "saturation suspected" not in html.lower()
+    body = client.get("/api/health").json()
+    n1 = next(each for each in body["nodes"] if each["node"] == "n1")
+    assert n1["network"] == {"down": True, "since": since.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    assert n1["saturation"]["suspected"] is False
+    assert next(each for each in body["nodes"] if each["node"] == "web-host")["network"] == {
+        "down": False,
+        "since": None,
+    }
+
+    # One engine answers again: the network is not down; the engines' own cooling is the verdict.
+    save_status(db, "bing", "n1", state="running", connection_failures_since=None, score=90, band="ok")
+    html = client.get("/monitor").text
+    assert "network-down" not in html and "Network down" not in verdict_of(html)
+    assert client.get("/api/health").json()["nodes"][0]["network"] == {"down": False, "since": None}
+
+
+def test_stale_and_stopped_engines_are_never_shown_running_and_the_verdict_says_so(url, databases):
+    db = databases.of(url)
+    now = utcnow()
+    save_status(db, "google", "n1", state="running", score=95, band="ok", updated_at=now - timedelta(minutes=5))
+    save_status(db, "bing", "n1", state="cooling", score=90, band="ok", updated_at=now - timedelta(minutes=9))
+    mark_stopped(db, "bing", "n1", now - timedelta(minutes=8))
+    pause(db, "yahoo", "n1", score=30, band="critical", reasons=["challenge"])
+    client = app_client(url)
+
+    html = client.get("/monitor").text
+    assert verdict_of(html) == "yahoo paused on n1: challenge"  # a person must act: that first
+    assert 'class="verdict-box level-critical"' in html
+    google, bing = row_classes(html, "google", "n1")["row"].split(), row_classes(html, "bing", "n1")["row"].split()
+    assert "state-stale" in google and "gone" in google and "state-running" not in google
+    assert "state-stopped" in bing and "gone" in bing and "state-cooling" not in bing
+    assert 'data-state="stale"' in html and 'data-state="stopped"' in html
+    states = {each["engine"]: each["state"] for each in client.get("/api/health").json()["nodes"][0]["engines"]}
+    assert states == {"google": "stale", "bing": "stopped", "yahoo": "paused"}
+
+    mark_stopped(db, "yahoo", "n1")
+    html = client.get("/monitor").text
+    assert (
+        verdict_of(html) == f"google stale on n1: no word from its crawl since {(now - timedelta(minutes=5)):%H:%M} UTC"
+    )
+    assert 'class="verdict-box level-warning"' in html
+    mark_stopped(db, "google", "n1", now - timedelta(minutes=1))
+    html = client.get("/monitor").text
+    assert verdict_of(html).startswith("No crawl running: the last one stopped at ")
+    assert 'class="verdict-box level-idle"' in html and "no running crawl" in html
+    assert "state-running" not in html and "state-paused" not in html
+
+
+def test_healthy_engines_get_the_healthy_verdict(url, databases):
+    db = databases.of(url)
+    for engine in ("google", "bing", "yahoo", "brave"):
+        save_status(db, engine, "n1", state="running", score=95, band="ok")
+    html = app_client(url).get("/monitor").text
+    assert verdict_of(html) == "All 4 engines healthy on 1 node"
+    assert 'class="verdict-box level-ok"' in html

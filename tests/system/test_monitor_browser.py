@@ -21,13 +21,17 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 from playwright.sync_api import Page, expect
+from sqlalchemy import delete
 
 from tests.support.crawl_checks import FAST_COOLDOWN, crawl_config
 from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 from tests.support.feed_data import fresh_database, serving
+from tests.support.page_layout import LAPTOP, PHONE, broken_words, chart_text_px, shots_folder, sideways
 from tests.support.project import ScrapyRunner, write_config
+from topicstreams import ENGINES
 from topicstreams.storage import upgrade, utcnow
-from topicstreams.storage.engine_status import save_status
+from topicstreams.storage.engine_status import pause, save_status, save_window
+from topicstreams.storage.models import engine_status_table
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -262,3 +266,75 @@ def test_hostile_text_on_the_monitor_shows_verbatim_and_runs_nothing(page: Page,
         expect(page.locator('li.route[data-engine="google"]')).to_contain_text(f"{node} only")
         assert page.locator("img, script:not([src]), svg[onload], b, i").count() == 0
         page.locator(".node-name").hover()
+
+
+def fill_health_history(db, engines: tuple[str, ...]) -> None:
+    """Three hours of windows per engine: the charts have lines, and labels on both axes."""
+    now = utcnow()
+    for engine in engines:
+        for hours_ago in range(3):
+            end = now - timedelta(hours=hours_ago, minutes=1)
+            save_window(
+                db,
+                engine,
+                "node-a",
+                end - timedelta(minutes=1),
+                end,
+                {"requests": 40, "score": 90, "p95_latency_ms": 600},
+            )
+
+
+def offline(db) -> str:
+    since = (utcnow() - timedelta(minutes=3)).replace(second=0, microsecond=0)
+    for engine in ENGINES:
+        save_status(
+            db,
+            engine,
+            "node-a",
+            state="cooling",
+            cooling_until=utcnow() + timedelta(minutes=4),
+            band="unknown",
+            connection_failures_since=since,
+            window_counts={"requests": 12, "errors": 12},
+        )
+    return f"Network down on node-a since {since:%H:%M} UTC — no engine reachable"
+
+
+def healthy(db) -> str:
+    for engine in ENGINES:
+        save_status(db, engine, "node-a", state="running", score=95, band="ok", p50_ms=300.0, p95_ms=480.0)
+    return "All 4 engines healthy on 1 node"
+
+
+def paused(db) -> str:
+    pause(db, "google", "node-a", score=30, band="critical", reasons=["challenge"], window_counts={"requests": 9})
+    for engine in ENGINES[1:]:
+        save_status(db, engine, "node-a", state="running", score=92, band="ok", parser_score=98)
+    return "google paused on node-a: challenge"
+
+
+def test_the_monitor_at_a_glance_on_a_laptop_and_a_phone(page: Page, watch, tmp_path, databases):
+    """Offline, healthy, and with a paused engine, at 1280 and 390 px: the verdict first, the network's banner while
+    it is down, no sideways scrolling, no word broken inside, chart text at least 11 px on the screen. Screenshots
+    into $TOPICSTREAMS_SHOTS (else the test's folder), for a person to look at."""
+    shots = shots_folder(tmp_path)
+    url = fresh_database(f"sqlite:///{tmp_path / 'glance.db'}")
+    db = databases.of(url)
+    fill_health_history(db, ENGINES)
+    with serving(url) as app:
+        for name, fill in (("offline", offline), ("healthy", healthy), ("paused", paused)):
+            with db.begin() as conn:
+                conn.execute(delete(engine_status_table))
+            verdict = fill(db)
+            for width in (LAPTOP, PHONE):
+                page.set_viewport_size({"width": width, "height": 900})
+                page.goto(f"{app.url}/monitor")
+                expect(page.locator("#verdict")).to_have_text(verdict)
+                expect(page.locator(".network-down")).to_have_count(1 if name == "offline" else 0)
+                expect(page.locator(".saturation")).to_have_count(0 if name == "offline" else 1)
+                assert sideways(page) == 0, (name, width)
+                assert broken_words(page, ".verdict-box, .node-head, table.engine-table tbody, .route-list") == []
+                sizes = chart_text_px(page)
+                assert sizes and min(sizes) >= 11, (name, width, min(sizes))
+                page.screenshot(path=shots / f"monitor-{name}-{width}.png", full_page=True)
+        page.goto("about:blank")

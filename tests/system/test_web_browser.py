@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -28,7 +28,10 @@ from tests.support.feed_data import (
     store_stories,
     write_rows,
 )
+from tests.support.page_layout import PHONE, broken_words, shots_folder, sideways
 from topicstreams import ENGINES
+from topicstreams.storage.engine_status import mark_stopped, save_status
+from topicstreams.storage.topics import add_topics
 
 POLL_MS = 150
 """The poll interval in these tests (the page's default is 10 s)."""
@@ -224,6 +227,35 @@ def test_the_first_events_replace_the_empty_state(db, page: Page, watch):
         page.locator("#fresh-notice").click()
         expect(page.locator("#empty")).to_have_count(0)
         assert titles(page) == ["Story 1"]
+
+
+def test_the_empty_feed_says_whether_anyone_is_crawling_on_a_phone(db, page: Page, watch, databases, tmp_path):
+    """At 390 px: with no crawl running the empty state says how to start one; once an engine's crawl writes its row,
+    the next page says it is crawling (never "start it" then). No sideways scrolling; screenshots into
+    $TOPICSTREAMS_SHOTS (else the test's folder)."""
+    status = databases.of(db)
+    add_topics(status, ["climate change"])
+    save_status(status, "google", "node-a", state="running", updated_at=datetime.now(UTC) - timedelta(minutes=30))
+    mark_stopped(status, "google", "node-a", datetime.now(UTC) - timedelta(minutes=29))
+    shots = shots_folder(tmp_path)
+    with served(page, db) as app:
+        page.set_viewport_size({"width": PHONE, "height": 800})
+        page.goto(app.url + "/")
+        expect(page.locator("#crawl-status")).to_have_attribute("data-crawl", "idle")
+        expect(page.locator("#crawl-status")).to_contain_text("No crawl running: the last one stopped at")
+        expect(page.locator("#empty")).to_contain_text("Start it with scrapy crawlall (or make run")
+        assert sideways(page) == 0
+        page.screenshot(path=shots / f"feed-empty-idle-{PHONE}.png", full_page=True)
+
+        for engine in ("google", "bing"):
+            save_status(status, engine, "node-a", state="running", score=95, band="ok")
+        page.goto(app.url + "/")
+        expect(page.locator("#crawl-status")).to_have_attribute("data-crawl", "crawling")
+        expect(page.locator("#crawl-status")).to_contain_text("Crawl running · Both engines healthy on 1 node")
+        expect(page.locator("#empty h2")).to_have_text("Crawling: nothing stored yet")
+        expect(page.locator("#empty")).not_to_contain_text("scrapy crawlall")
+        assert sideways(page) == 0 and broken_words(page, "#crawl-status, #empty") == []
+        page.screenshot(path=shots / f"feed-empty-crawling-{PHONE}.png", full_page=True)
 
 
 def test_keys_move_the_current_entry_open_it_search_and_help(filled, page: Page, watch):

@@ -71,6 +71,13 @@ def test_in_order_paused_critical_saturation_stale_cooling():
         "Exit IP saturation suspected: bing, google cooling"
     )
     assert verdict_line(Report([stale, cooling])) == "yahoo stale: no word from its crawl since 14:47 UTC"
+    # The silent engines of a node in one clause, since the newest word of any of them.
+    also = Row("google", state="stale", updated_at=NOW - timedelta(minutes=2))
+    elsewhere = Row("bing", state="stale", node="node-b", updated_at=NOW - timedelta(minutes=5))
+    assert verdict_line(Report([stale, also, elsewhere])) == (
+        "yahoo, google stale on node-a: no word from their crawl since 14:48 UTC; "
+        "bing stale on node-b: no word from its crawl since 14:45 UTC"
+    )
     assert verdict_line(Report([Row("google"), cooling])) == "brave cooling until 14:52 UTC: hard_block"
     assert verdict_line(Report([Row("google"), Row("bing", band="degraded", reasons=("soft_block",))])) == (
         "bing degraded: soft_block"

@@ -20,6 +20,7 @@ from tests.support.feed_data import (
     store_stories,
     write_rows,
 )
+from topicstreams.storage.engine_status import mark_stopped, save_status
 from topicstreams.storage.topics import add_topics
 
 
@@ -176,6 +177,60 @@ def test_empty_states_say_why(db, databases):
     unknown = Selector(text=web.get("/", params={"topic": "nowhere"}).text)
     assert "There is no topic named “nowhere”." in " ".join(unknown.css("#empty p::text").getall())
     assert unknown.css("input[name=topic][checked]::attr(value)").getall() == ["nowhere"]
+
+
+def crawl_line(page: Selector) -> tuple[str | None, str]:
+    """The feed header's crawl line: its case and its words."""
+    return page.css("#crawl-status::attr(data-crawl)").get(), " ".join(
+        "".join(page.css("#crawl-status .crawl-text ::text").getall()).split()
+    )
+
+
+def empty_text(page: Selector) -> str:
+    return " ".join("".join(page.css("#empty ::text").getall()).split())
+
+
+def test_the_feed_says_whether_anyone_is_crawling(db, databases):
+    status_db = databases.of(db)
+    add_topics(status_db, ["climate"])
+    web = client(db)
+    now = datetime.now(UTC)
+
+    nobody = Selector(text=web.get("/").text)
+    assert crawl_line(nobody) == ("idle", "No crawl running: no crawl has run on this database yet")
+    assert nobody.css("#empty::attr(data-crawl)").get() == "idle"
+    assert {"scrapy crawlall", "make run"} <= set(nobody.css("#empty code::text").getall())
+
+    save_status(status_db, "google", "n1", state="running", score=95, band="ok")
+    save_status(status_db, "bing", "n1", state="cooling", cooling_until=now + timedelta(minutes=5), score=90, band="ok")
+    crawling = Selector(text=web.get("/").text)
+    until = (now + timedelta(minutes=5)).strftime("%H:%M UTC")
+    assert crawl_line(crawling) == ("crawling", f"Crawl running · bing cooling on n1 until {until}")
+    assert crawling.css("#empty h2::text").get() == "Crawling: nothing stored yet"
+    assert "The crawl is running (google running and bing cooling)" in empty_text(crawling)
+    assert "scrapy crawlall" not in empty_text(crawling)  # never "start it" while it runs
+
+    since = (now - timedelta(minutes=2)).replace(microsecond=0)
+    for engine in ("google", "bing"):
+        save_status(status_db, engine, "n1", state=None, connection_failures_since=since)
+    down = Selector(text=web.get("/").text)
+    assert crawl_line(down) == ("network-down", f"Network down on n1 since {since:%H:%M} UTC — no engine reachable")
+    assert down.css("#crawl-status::attr(role)").get() == "alert"
+    assert down.css("#empty h2::text").get() == "Nothing stored yet: the network is down"
+    assert "fails to connect or to resolve its host name" in empty_text(down)
+
+    for engine in ("google", "bing"):
+        mark_stopped(status_db, engine, "n1", now - timedelta(minutes=1))
+    stopped = Selector(text=web.get("/").text)
+    assert crawl_line(stopped) == (
+        "idle",
+        f"No crawl running: the last one stopped at {(now - timedelta(minutes=1)):%H:%M} UTC",
+    )
+    assert "no crawl is running" in empty_text(stopped) and "scrapy crawlall" in empty_text(stopped)
+
+    store(db, [article(1, "climate", "google")])
+    stored = Selector(text=web.get("/").text)
+    assert stored.css("#empty").get() is None and crawl_line(stored)[0] == "idle"  # the line stays, the page is full
 
 
 def test_a_database_without_the_schema_answers_an_html_page_naming_the_upgrade(tmp_path):

@@ -8,7 +8,8 @@ the first that holds is said (several nodes or engines in the same case are name
 2. an engine is paused (a person must resume it): ``google paused on node-a: challenge``;
 3. an engine is critical: ``bing critical on node-a: hard_block``;
 4. a node's exit IP is suspected saturated: ``Exit IP saturation suspected on node-a: bing, google cooling``;
-5. an engine's crawl went silent: ``google stale on node-a: no word from its crawl since 14:50 UTC``;
+5. an engine's crawl went silent: ``google stale on node-a: no word from its crawl since 14:50 UTC`` (the engines of
+   a node together: ``google, bing stale on node-a: no word from their crawl since …``);
 6. an engine is degraded or cooling: ``bing degraded on node-a: soft_block``, ``brave cooling on node-a until
    14:52 UTC``;
 7. no engine is crawling: ``No crawl running: the last one stopped at 14:50 UTC`` (``… no crawl has run`` when
@@ -110,12 +111,12 @@ def verdict_line(report: Verdicts, shown: Callable[[str], str] = str) -> str:
             f"Exit IP saturation suspected{where(node)}: {', '.join(verdict.cooling)} cooling"
             for node, verdict in saturated
         )
-    stale = [row for row in rows if row.state == STALE]
+    stale: dict[str, list[EngineRow]] = {}
+    for row in rows:
+        if row.state == STALE:
+            stale.setdefault(row.node, []).append(row)
     if stale:
-        return "; ".join(
-            f"{row.engine} stale{where(row.node)}: no word from its crawl since {clock(row.updated_at)}"
-            for row in stale
-        )
+        return "; ".join(silent(group, where(node)) for node, group in stale.items())
     troubled = [row for row in live if row.band == DEGRADED or row.state == COOLING]
     if troubled:
         return "; ".join(trouble(row, where(row.node)) for row in troubled)
@@ -125,6 +126,14 @@ def verdict_line(report: Verdicts, shown: Callable[[str], str] = str) -> str:
         last = max((row.updated_at for row in rows if row.updated_at is not None), default=None)
         return f"No crawl running: the last one stopped at {clock(last)}"
     return healthy(live)
+
+
+def silent(group: Sequence[EngineRow], where: str) -> str:
+    """``google stale on node-a: no word from its crawl since 14:50 UTC`` (``google, bing stale …: no word from their
+    crawl since`` the newest word of any of them)."""
+    last = max((row.updated_at for row in group if row.updated_at is not None), default=None)
+    whose = "its" if len(group) == 1 else "their"
+    return f"{', '.join(row.engine for row in group)} stale{where}: no word from {whose} crawl since {clock(last)}"
 
 
 def reasons(row: EngineRow) -> str:

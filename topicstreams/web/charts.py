@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-WIDTH, HEIGHT = 360, 140
-"""The drawing's own units (the SVG scales to its box)."""
+WIDTH, HEIGHT = 300, 150
+"""The drawing's own units (the SVG scales to its box). ``monitor.css`` writes the labels 12 units high and never lays
+a chart out narrower than about 280 px, so that its text is at least 11 px on any screen, a phone's too."""
 
-LEFT, RIGHT, TOP, BOTTOM = 40, 8, 8, 20
+LEFT, RIGHT, TOP, BOTTOM = 46, 10, 10, 22
 """Room for the y labels on the left and the x labels at the bottom."""
 
 Point = tuple[float, float | None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote_plus, urlencode, urlsplit
 
@@ -55,3 +56,37 @@ def filter_query(
         pairs.append(("q", q))
     pairs += [(key, value) for key, value in extra.items() if value]
     return urlencode(pairs, quote_via=quote_via)
+
+
+def relative(moment: datetime, now: datetime) -> str:
+    """``3 hours ago`` (``in 5 minutes`` for a time ahead of *now*); ``/static/feed.js`` keeps the same steps."""
+    seconds = (now - moment).total_seconds()
+    ahead = seconds < 0
+    seconds = abs(seconds)
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            text = f"{count} {unit}{'' if count == 1 else 's'}"
+            return f"in {text}" if ahead else f"{text} ago"
+    return "just now"  # pragma: no cover - the minute step catches the rest
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A time as the page shows it: relative, with the absolute UTC time on hover."""
+
+    iso: str
+    utc: str
+    relative: str
+
+    @property
+    def clock(self) -> str:
+        """The time of day, ``14:52 UTC``."""
+        return self.utc.split(" ", 1)[-1]
+
+    @classmethod
+    def of(cls, moment: datetime, now: datetime) -> Moment:
+        utc = moment.astimezone(UTC)
+        return cls(iso(utc, "microseconds"), utc.strftime("%Y-%m-%d %H:%M UTC"), relative(utc, now))

@@ -9,8 +9,9 @@ gone is gone from the next scrape). It reads small tables only — ``engine_stat
 (:mod:`topicstreams.storage.metric_counts`).
 
 * **Gauges** (what holds now): each engine's smoothed health score and parser score, its state (one series per
-  state, 1 for the current one: a cooldown that has ended reads ``running``), its p50/p95 latency, when its last
-  cycle ended; each node's saturation verdict and heartbeat (the newest ``updated_at`` of its status rows).
+  state — ``running``, ``cooling``, ``paused``, ``stale``, ``stopped`` — 1 for the current one: a cooldown that has
+  ended reads ``running``, a crawl gone silent ``stale``, one that closed ``stopped``), its p50/p95 latency, when its
+  last cycle ended; each node's saturation verdict and heartbeat (the newest ``updated_at`` of its status rows).
 * **Counters** (families ending in ``_total``): read from ``engine_totals``, which ``save_cycle`` adds every cycle
   row to and nothing purges, so they never go down while the database lives (a sum over ``scraper_cycles`` would
   fall when old windows are purged). ``topicstreams_news_total`` counts the stored articles.
@@ -41,7 +42,7 @@ from sqlalchemy import Engine
 
 from topicstreams import ENGINES
 from topicstreams.engines.classify import ResponseClass
-from topicstreams.engines.states import COOLING, PAUSED, RUNNING
+from topicstreams.engines.states import COOLING, PAUSED, RUNNING, STALE, STOPPED
 from topicstreams.reports.health_report import EngineReport, HealthReport, build_report
 from topicstreams.storage import utcnow
 from topicstreams.storage.metric_counts import read_metric_counts
@@ -51,7 +52,7 @@ PREFIX = "topicstreams_"
 ENGINE_LABELS = ("engine", "node")
 """The labels of every ``topicstreams_engine_*`` and ``topicstreams_cycle_*`` series."""
 
-STATES = (RUNNING, COOLING, PAUSED)
+STATES = (RUNNING, COOLING, PAUSED, STALE, STOPPED)
 """The states ``topicstreams_engine_state`` has a series for, whatever the current one."""
 
 QUANTILES = (("0.5", "p50_ms"), ("0.95", "p95_ms"))
@@ -75,7 +76,8 @@ HELP = {
     "not a block.",
     "engine_state": "State of the engine on the node: 1 for the current state, 0 for the others (running; cooling "
     "= benched after a block until its cooldown ends; paused = held by the health score until a "
-    "person runs `scrapy health resume`).",
+    "person runs `scrapy health resume`; stale = its crawl stopped writing without closing, killed "
+    "or hung, for 3 heartbeats; stopped = its crawl closed).",
     "engine_latency_seconds": "Response time of the engine's pages on the node over the current health window, "
     "by quantile (0.5 = median, 0.95 = p95), in seconds.",
     "engine_requests": "Requests sent to the engine from the node (probes and canary queries included), "
@@ -92,8 +94,8 @@ HELP = {
     "saturation_suspected": "1 when the node's exit IP looks saturated (enough robust engines cooling at once: "
     "the remedy is another node, not a slower crawl), else 0.",
     "node_heartbeat_timestamp_seconds": "Unix time a crawl on the node last wrote an engine's status "
-    "(every response and at least every 15 s: `time() - this` above a "
-    "minute means no crawl runs there).",
+    "(every response and at least every 15 s: `time() - this` above 3 "
+    "heartbeats means no crawl runs there, and its engines read stale).",
 }
 """Each family's HELP text, by its name after the prefix (counters without ``_total``)."""
 

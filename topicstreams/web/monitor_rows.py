@@ -5,8 +5,9 @@ A row holds the engine's state (cooling until when, paused since when), the smoo
 p50/p95 latency and the window's error share coloured by the service levels (``web.sla.*``), parser score and
 reasons, the last canary check, cost drift and coverage (of what the other engines found for its topics, the share
 it found too — the window's against its baseline, and the reason ``coverage`` when it dropped;
-:mod:`topicstreams.health.coverage_model`); stale rows (no running crawl writes them) are marked. Each node carries
-its exit-IP saturation verdict and its newest heartbeat.
+:mod:`topicstreams.health.coverage_model`). A row no running crawl is behind reads ``stale`` (its process went silent)
+or ``stopped`` (its crawl closed), with when it was last written, never the state it had. Each node carries its
+network (down: every engine fails to connect), else its exit-IP saturation verdict, and its newest heartbeat.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from topicstreams.engines.states import COOLING, PAUSED
+from topicstreams.engines.states import COOLING, GONE, PAUSED
 from topicstreams.health.coverage_model import COVERAGE
+from topicstreams.health.saturation import Saturation
 from topicstreams.health.score import band_of
 from topicstreams.reports.health_report import EngineReport, HealthReport
-from topicstreams.web.pages import Moment
+from topicstreams.reports.verdict_line import clock
+from topicstreams.web.formats import Moment
 
 GOOD, WARNING, CRITICAL_LEVEL, UNKNOWN_LEVEL = "good", "warning", "critical", "unknown"
 
@@ -155,7 +158,7 @@ class Row:
     updated: Moment | None
     state: str
     state_at: Moment | None
-    """Cooling until when, or paused since when."""
+    """Cooling until when, paused since when, or (``stale``, ``stopped``) last written when."""
     score: str
     band: str
     reasons: list[str]
@@ -178,7 +181,13 @@ class Row:
     @classmethod
     def of(cls, report: EngineReport, sla, now: datetime) -> Row:
         share, failed, requests = error_share(report.window_counts)
-        state_time = report.cooling_until if report.state == COOLING else report.paused_at
+        state_time = (
+            report.updated_at
+            if report.state in GONE
+            else report.cooling_until
+            if report.state == COOLING
+            else report.paused_at
+        )
         mismatch = ["canary mismatch"] if "canary mismatch" in report.reasons else []
         coverage = coverage_view(report)
         return cls(
@@ -207,16 +216,37 @@ class Row:
             resume_action=resume_path(report.engine, report.node) if report.state == PAUSED else None,
         )
 
+    @property
+    def gone(self) -> bool:
+        """No running crawl is behind the row (``stale`` or ``stopped``)."""
+        return self.state in GONE
+
+
+def saturation_text(saturation: Saturation | None) -> str:
+    """The node's saturation line: ``Exit IP saturation suspected: bing, google cooling at once — …`` or ``Exit IP
+    saturation: not suspected (…)``."""
+    if saturation is None:
+        return "Exit IP saturation: not judged"
+    if saturation.suspected:
+        cooling = ", ".join(saturation.cooling)
+        return f"Exit IP saturation suspected: {cooling} cooling at once — add a node with its own exit IP"
+    return f"Exit IP saturation: {saturation.describe()}"
+
 
 @dataclass(frozen=True)
 class NodeView:
     name: str
     rows: list[Row]
     saturation: str
+    """Its line (:func:`saturation_text`); not shown while the network is down."""
     suspected: bool
     stale: bool
-    """No running crawl writes any of its rows."""
+    """No running crawl is behind any of its rows."""
     heartbeat: Moment | None
+    network_down: bool = False
+    """Every engine running on it fails to connect: the node's verdict is its network."""
+    down_since: str | None = None
+    """Since when, ``14:44 UTC``."""
 
 
 def nodes_of(report: HealthReport, sla, now: datetime) -> list[NodeView]:
@@ -231,14 +261,18 @@ def nodes_of(report: HealthReport, sla, now: datetime) -> list[NodeView]:
     for name, reports in rows_of.items():
         saturation = report.saturation.get(name)
         newest = heartbeats.get(name)
+        network = report.network.get(name)
+        down = bool(network and network.down)
         nodes.append(
             NodeView(
                 name,
                 [Row.of(each, sla, now) for each in reports],
-                saturation.describe() if saturation else "not judged",
-                bool(saturation and saturation.suspected),
-                all(each.stale for each in reports),
+                saturation_text(saturation),
+                bool(saturation and saturation.suspected) and not down,
+                all(each.state in GONE for each in reports),
                 Moment.of(newest, now) if newest else None,
+                down,
+                clock(network.since) if down and network and network.since else None,
             )
         )
     return nodes

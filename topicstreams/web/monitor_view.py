@@ -1,8 +1,10 @@
-"""``GET /monitor``: the monitor's page — per node its engines' rows (:mod:`topicstreams.web.monitor_rows`), the
-route-vs-site verdict of each engine (:mod:`topicstreams.health.route_verdict`) and per engine its charts
-(:mod:`topicstreams.web.monitor_charts`). Server-rendered and complete without JavaScript (a plain reload every
-:data:`REFRESH_SECONDS`); with it, ``/static/monitor.js`` swaps in ``/monitor?partial=1`` every
-:data:`REFRESH_SECONDS` instead, unless a person is typing in a Resume form."""
+"""``GET /monitor``: the monitor's page — at its top the one-line verdict of every node
+(:mod:`topicstreams.web.crawl_verdict`: the words of ``scrapy health``) and a banner for each node whose network is
+down; then per node its engines' rows (:mod:`topicstreams.web.monitor_rows`), the route-vs-site verdict of each engine
+(:mod:`topicstreams.health.route_verdict`) and per engine its charts (:mod:`topicstreams.web.monitor_charts`).
+Server-rendered and complete without JavaScript (a plain reload every :data:`REFRESH_SECONDS`); with it,
+``/static/monitor.js`` swaps in ``/monitor?partial=1`` (the verdict with the rest) every :data:`REFRESH_SECONDS`
+instead, unless a person is typing in a Resume form."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from topicstreams import ENGINES
 from topicstreams.health.route_verdict import RouteVerdict
 from topicstreams.reports.health_report import engine_order
 from topicstreams.storage import utcnow
+from topicstreams.web.crawl_verdict import CrawlVerdict, verdict_of
 from topicstreams.web.health_api import health_of
 from topicstreams.web.monitor_charts import DAYS, HOURS, EngineCharts, engine_charts
 from topicstreams.web.monitor_rows import NodeView, nodes_of
@@ -33,6 +36,7 @@ class MonitorView:
     nodes: list[NodeView]
     routes: list[RouteVerdict]
     charts: list[EngineCharts]
+    verdict: CrawlVerdict
 
 
 def monitor_view(request: Request) -> MonitorView:
@@ -47,7 +51,7 @@ def monitor_view(request: Request) -> MonitorView:
         engine_charts(engine, now, data.cycles.get(engine, ()), data.hours.get(engine, ()), data.days.get(engine, ()))
         for engine in engines
     ]
-    return MonitorView(now, nodes_of(report, settings.sla, now), report.routes, charts)
+    return MonitorView(now, nodes_of(report, settings.sla, now), report.routes, charts, verdict_of(report, now))
 
 
 @router.get("/monitor", include_in_schema=False, response_class=HTMLResponse)

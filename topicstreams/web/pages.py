@@ -7,6 +7,11 @@ cursor in ``before``. With JavaScript on, ``/static/feed.js`` polls the page its
 (``GET /?partial=1&since=ISO&<same filters>``: the entries only, rendered by the same macro as the page), shows
 "N new" and inserts them when the reader asks; it also gives the keys ``j``/``k``/``o``, ``/`` and ``?``.
 
+Whether anyone is crawling is a line in the page's header, and what the empty state says
+(:mod:`topicstreams.web.crawl_verdict`, from one read of the small ``engine_status`` table): crawling (the engines'
+states: new events come by themselves), the network down (nothing new can come), or no crawl running (how to start
+one).
+
 The page's script and style are files under ``/static`` (the Content-Security-Policy allows no inline ones).
 """
 
@@ -28,7 +33,8 @@ from starlette.staticfiles import StaticFiles
 
 from topicstreams import ENGINES
 from topicstreams.storage.feed_reads import MAX_LIMIT, FeedEvent, FeedFilter, FeedReader
-from topicstreams.web.formats import article_link, filter_query, iso, shown_text
+from topicstreams.web.crawl_verdict import read_crawl_verdict
+from topicstreams.web.formats import Moment, article_link, filter_query, iso, shown_text
 from topicstreams.web.params import MAX_QUERY_LENGTH, feed_filter, parse_cursor
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -44,35 +50,6 @@ def host_of(url: str | None) -> str | None:
         return urlsplit(url).hostname if url else None
     except ValueError:
         return None
-
-
-def relative(moment: datetime, now: datetime) -> str:
-    """``3 hours ago`` (``in 5 minutes`` for a time ahead of *now*); ``/static/feed.js`` keeps the same steps."""
-    seconds = (now - moment).total_seconds()
-    ahead = seconds < 0
-    seconds = abs(seconds)
-    if seconds < 60:
-        return "just now"
-    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
-        if seconds >= size:
-            count = int(seconds // size)
-            text = f"{count} {unit}{'' if count == 1 else 's'}"
-            return f"in {text}" if ahead else f"{text} ago"
-    return "just now"  # pragma: no cover - the minute step catches the rest
-
-
-@dataclass(frozen=True)
-class Moment:
-    """A time as the page shows it: relative, with the absolute UTC time on hover."""
-
-    iso: str
-    utc: str
-    relative: str
-
-    @classmethod
-    def of(cls, moment: datetime, now: datetime) -> Moment:
-        utc = moment.astimezone(UTC)
-        return cls(iso(utc, "microseconds"), utc.strftime("%Y-%m-%d %H:%M UTC"), relative(utc, now))
 
 
 @dataclass(frozen=True)
@@ -283,6 +260,7 @@ def feed_page(
             empty = "no-events"
         else:
             empty = "no-match"
+    settings = request.app.state.settings
     return pages.render(
         "feed.html",
         view=view,
@@ -294,6 +272,7 @@ def feed_page(
         any_active=any(active for _, active in view.known_topics),
         now=iso(now, "microseconds"),
         feeds={kind: view.url(f"/feed.{kind}") for kind in ("atom", "rss", "json")},
+        crawl=read_crawl_verdict(reader.db, settings.node, settings.policy, now),
     )
 
 

@@ -201,7 +201,7 @@
     event.preventDefault();
   }
 
-  // -- relative times (the steps of pages.relative) -------------------------------------------------------
+  // -- relative times (the steps of formats.relative) -------------------------------------------------------
 
   var STEPS = [["year", 365 * 86400], ["month", 30 * 86400], ["day", 86400], ["hour", 3600], ["minute", 60]];
 
