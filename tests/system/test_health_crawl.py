@@ -141,17 +141,18 @@ def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_
     }
     assert "paused" in posted["body"]["text"]
 
+    # The once run closed: its engine is stopped (its pause is kept for the next crawl), which counts as 0.
     shown = report(scrapy_cmd, cfg)
-    assert shown.returncode == 2, shown.stdout + shown.stderr
+    assert shown.returncode == 0, shown.stdout + shown.stderr
     row = google_row(shown.stdout)
-    assert row[:4] == ["google", "40", "critical", "paused"] and row[-2] == "hard_block, challenge", shown.stdout
+    assert row[:4] == ["google", "40", "critical", "stopped"] and row[-2] == "hard_block, challenge", shown.stdout
     as_json = report(scrapy_cmd, cfg, "--json")
-    assert as_json.returncode == 2
+    assert as_json.returncode == 0
     google = next(e for e in json.loads(as_json.stdout)["engines"] if e["engine"] == "google")
     assert (google["score"], google["band"], google["state"], google["reasons"]) == (
         40,
         "critical",
-        "paused",
+        "stopped",
         ["hard_block", "challenge"],
     )
 
@@ -179,6 +180,8 @@ def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_
             time.sleep(0.2)  # until the crawl has opened and written its row: it is running, paused
         time.sleep(3)
         assert fakes.results_requests("google") == [], "a paused engine got a request"
+        running = report(scrapy_cmd, cfg)  # a crawl runs it: paused again, on every surface
+        assert running.returncode == 2 and google_row(running.stdout)[3] == "paused", running.stdout
         resumed = report(scrapy_cmd, cfg, "resume", "google")
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         deadline = time.time() + 30
@@ -193,7 +196,7 @@ def test_429s_and_captchas_in_turn_pause_the_engine_with_a_critical_alert_until_
     assert rows(db, "select event, resolved_at is not null from alerts order by id") == [("paused", 1), ("resumed", 0)]
     after = report(scrapy_cmd, cfg)
     assert after.returncode == 0, after.stdout
-    assert google_row(after.stdout)[1:4] == ["-", "unknown", "running"]
+    assert google_row(after.stdout)[1:4] == ["-", "unknown", "stopped"]  # SIGINT closed the crawl
 
 
 def test_a_degraded_engine_slows_to_twice_its_floor_and_says_why(scrapy_cmd, fakes, tmp_path):
