@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,8 +33,16 @@ def serving(folder: Path, env: dict[str, str]) -> Iterator[str]:
         stdin=subprocess.DEVNULL,
     )
     try:
-        line = process.stdout.readline()  # "serving the feed at http://127.0.0.1:PORT/" once it listens
+        line = process.stdout.readline()  # "serving the feed at http://127.0.0.1:PORT/", just before it listens
         assert line, process.communicate(timeout=10)[1][-3000:]
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and process.poll() is None, "scrapy serve does not listen"
+                time.sleep(0.1)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.send_signal(signal.SIGTERM)
