@@ -109,6 +109,9 @@ logger = logging.getLogger(__name__)
 TICK = 2.0
 """Seconds between the extension's looks at the clock: a pause lifted by a person, a window that has ended."""
 
+MIN_TICK = 0.1
+"""The shortest tick, whatever the heartbeat (the ticker looks twice per heartbeat, at most every :data:`TICK`)."""
+
 AWAITING_PARSE = 64
 """Samples kept waiting for their page's parse outcome (a failure never gets one)."""
 
@@ -256,7 +259,7 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         if self.notifier is not None:  # what an earlier process of the node left undelivered
             self.notifier.resume_leftovers()
         self.ticker = create_looping_call(self.tick)
-        self.ticker.start(min(TICK, self.heartbeat / 2), now=False)  # never two heartbeats without a look
+        self.ticker.start(max(MIN_TICK, min(TICK, self.heartbeat / 2)), now=False)  # a look twice a heartbeat
 
     async def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.ticker is not None and self.ticker.running:
