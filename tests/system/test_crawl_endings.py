@@ -19,7 +19,7 @@ import pytest
 from tests.support.crawl_checks import crawl_config, rows
 from tests.support.fakes_http import running_fakes
 from tests.support.project import ScrapyRunner
-from tests.support.served_app import api_health, metrics, node_of, serving
+from tests.support.served_app import api_health, metrics, node_of, scrapy_together, serving
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -31,15 +31,15 @@ BEAT = ("-s", "TOPICSTREAMS_NODE_HEARTBEAT=1")
 
 def surfaces(run: ScrapyRunner, env: dict, base: str) -> SimpleNamespace:
     """What every surface says now: the health table, its JSON, the nodes JSON, the health API, the metrics."""
-    table = run("health", env=env)
-    as_json = run("health", "--json", env=env)
+    api, text = node_of(api_health(base), "node-a"), metrics(base)
+    table, as_json, nodes = scrapy_together(run, [("health",), ("health", "--json"), ("nodes", "--json", *BEAT)], env)
     return SimpleNamespace(
         table=table,
         json=json.loads(as_json.stdout),
         json_status=as_json.returncode,
-        api=node_of(api_health(base), "node-a"),
-        metrics=metrics(base),
-        nodes=json.loads(run("nodes", "--json", *BEAT, env=env).stdout),
+        api=api,
+        metrics=text,
+        nodes=json.loads(nodes.stdout),
     )
 
 
@@ -63,15 +63,17 @@ def story(fakes, tmp_path_factory):
         while time.monotonic() < deadline and not fakes.results_requests("google"):
             time.sleep(0.2)
         assert fakes.results_requests("google"), (folder / "killed.log").read_text()[-3000:]
-        with serving(folder, {**run.env, **env}) as base:
+        with serving(folder, {**run.env, **env}) as app:
             beating = rows(db, "select heartbeat_seconds, stopped_at from engine_status")
             os.kill(crawl.pid, signal.SIGKILL)  # no goodbye: nothing is written
+            killed_at = time.monotonic()
             crawl.wait(timeout=30)
-            time.sleep(3.1)  # three heartbeats since its last write at the latest
-            killed = surfaces(run, env, base)
+            app.base  # noqa: B018 -- listening (it started with the crawl)
+            time.sleep(max(0.0, killed_at + 3.1 - time.monotonic()))  # three heartbeats since its last write at most
+            killed = surfaces(run, env, app.base)
             closed_run = run("crawl", "google", "-a", "topics=t00", "-a", "once=1", *BEAT, env=env)
             assert closed_run.returncode == 0, closed_run.stderr[-3000:]
-            closed = surfaces(run, env, base)
+            closed = surfaces(run, env, app.base)
     finally:
         if crawl.poll() is None:
             crawl.kill()
