@@ -96,7 +96,9 @@ TOPICSTREAMS_ALERTS_ENABLED = True
 TOPICSTREAMS_ALERTS_TICK = 30.0
 TOPICSTREAMS_ALERTS_SILENCE_EVERY = 300.0
 # Membership (topicstreams.extensions.membership): every crawl process writes its row of the nodes table when it
-# starts, every HEARTBEAT seconds and when it stops (scrapy nodes). Lease mode (scraper.assignment: lease,
+# starts, every HEARTBEAT seconds and when it stops (scrapy nodes). The same HEARTBEAT is how often the health
+# extension writes each engine's engine_status row at least (it keeps it there: three missed ones read `stale`
+# everywhere; one period for a process to say it is alive). Lease mode (scraper.assignment: lease,
 # topicstreams.crawl.leased_supply): an engine that found nothing due looks at the shared schedule again at most
 # LEASE_POLL seconds later (another node may release a topic at any time).
 TOPICSTREAMS_MEMBERSHIP_ENABLED = True

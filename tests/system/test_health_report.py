@@ -198,10 +198,10 @@ def test_a_row_no_running_crawl_has_written_lately_is_stale_and_the_table_says_s
     ]
     lines = format_table(rows, all_nodes=True).splitlines()
     assert lines[5:] == [
-        "stale on n1: no running crawl writes these rows, their state is the last one known "
-        "(last written: bing at 2026-11-29T20:59:14Z)",
-        "stale on n2: no running crawl writes these rows, their state is the last one known "
-        "(last written: yahoo at 2026-11-27T21:00:00Z)",
+        "stale on n1: no running crawl writes these rows and none said it stopped: killed, hung, or cut off from "
+        "the database (last written: bing at 2026-11-29T20:59:14Z)",
+        "stale on n2: no running crawl writes these rows and none said it stopped: killed, hung, or cut off from "
+        "the database (last written: yahoo at 2026-11-27T21:00:00Z)",
     ]
     assert cells(lines[2])[:5] == ["n1", "bing", "95", "ok", "stale"]  # no crawl behind it: never "running"
     this_node = format_table(report_rows([fresh, old], "n1", [], NOW)).splitlines()

@@ -1,10 +1,15 @@
 """The node's network, end to end: a real crawl of three engines in real Chromium whose every connection is refused
 (nothing listens on their ports) is the node's network, not the engines — one ``network_down`` alert through a real
 Apprise ``json://`` receiver, nothing paused although ``health.min_requests`` is low enough that the engines would
-otherwise be; then the fake engines start on those very ports, and one alert says the network is back."""
+otherwise be, no exit-IP saturation although every robust engine cools (no WARNING, no alert), no cooldown grown
+(the engines retry every ``cooldown.initial``), and every surface says it: ``scrapy health`` (exit 2, its first line,
+``network`` in its JSON) and ``GET /api/health`` of a ``scrapy serve`` beside the crawl. Then the fake engines start
+on those very ports: one alert and one log line say the network recovered, and the engines' cooldowns from the outage
+are lifted — every engine is asked again at once, not after a cooldown grown through the outage."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -14,14 +19,23 @@ import pytest
 
 from fake_engines import FakeEngines
 from tests.support.alert_receivers import wait_for
-from tests.support.crawl_checks import FAST_COOLDOWN, rows
+from tests.support.crawl_checks import rows
 from tests.support.ports import free_port
 from tests.support.project import write_config
+from tests.support.served_app import api_health, node_of, scrapy_together, serving
 from topicstreams import ENGINES as ALL_ENGINES
+from topicstreams.health.saturation import network_of
+from topicstreams.storage import utcnow
+from topicstreams.storage.db import Databases
+from topicstreams.storage.engine_status import read_statuses
 
 pytestmark = pytest.mark.timeout(240)
 
 ENGINES = ("google", "bing", "yahoo")
+
+COOLDOWN = {"initial": 2, "factor": 4, "max": 600}
+"""Grown in a row, the third refusal would bench an engine for 32 s, the fourth for 128 s; kept at the initial 2 s
+while the network is down, every engine asks again within seconds of its return."""
 
 
 def network_alerts(receiver) -> list[dict]:
@@ -45,7 +59,7 @@ def test_every_engine_refused_at_once_is_one_network_down_and_pauses_nothing(scr
             },
             "scraper": {
                 "pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0},
-                "cooldown": FAST_COOLDOWN,
+                "cooldown": COOLDOWN,
                 "scrape_interval": 5,
             },
             "health": {"min_requests": 4, "smoothing": 1},
@@ -66,22 +80,57 @@ def test_every_engine_refused_at_once_is_one_network_down_and_pauses_nothing(scr
         text=True,
     )
     fakes = None
+    env = {"TOPICSTREAMS_CONFIG": str(config)}
     try:
         down = wait_for(
             lambda: [alert for alert in network_alerts(json_receiver) if "down" in alert["title"]], timeout=90
         )
-        time.sleep(10)  # refusals keep coming: still one alert, and nothing paused for them
+        started = time.monotonic()
         db = tmp_path / "news.db"
+        url = f"sqlite:///{db}"
+        with serving(scrapy_cmd.folder, {**scrapy_cmd.env, **env}) as app:  # every surface, while it holds
+            report, table, listed = scrapy_together(
+                scrapy_cmd, [("health", "--json"), ("health",), ("alerts", "list", "--json")], env
+            )
+            api = node_of(api_health(app.base), "node-a")
+        time.sleep(max(0.0, 10 - (time.monotonic() - started)))  # refusals keep coming: one alert, nothing paused
         states = rows(db, "select engine, state from engine_status order by engine")
         assert states and all(state != "paused" for _, state in states), states
         assert len(down) == 1
         assert "node-a" in down[0]["message"] and "ERR_CONNECTION_REFUSED" in down[0]["message"]
+        assert api["network"]["down"] is True and api["network"]["since"], api
+        assert api["saturation"]["suspected"] is False, api
+        assert report.returncode == 2, report.stdout + report.stderr[-3000:]
+        shown = json.loads(report.stdout)
+        assert shown["network"]["down"] is True and shown["network"]["since"].endswith("Z"), shown
+        assert shown["saturation"]["suspected"] is False, shown
+        assert table.returncode == 2 and table.stdout.startswith("Network down since "), table.stdout
+        assert listed.returncode == 0, listed.stderr[-3000:]
+        assert [alert["event"] for alert in json.loads(listed.stdout)["alerts"]] == ["network_down"], listed.stdout
 
         fakes = FakeEngines(ENGINES, ports=ports).start()  # the network is back
+        back_at = time.monotonic()
         back = wait_for(
             lambda: [alert for alert in network_alerts(json_receiver) if "back" in alert["title"]], timeout=90
         )
         assert len(back) == 1
+        # The cooldowns from the outage are lifted: every engine asks again at once (a cooldown grown through it
+        # would hold the others for half a minute and more), and reads running.
+        wait_for(lambda: all(fakes.results_requests(engine) for engine in ENGINES), timeout=12)
+        asked = {engine: fakes.results_requests(engine)[0]["time"] for engine in ENGINES}
+        assert max(asked.values()) - min(asked.values()) < 8, asked
+        print(f"every engine asked again {time.monotonic() - back_at:.1f} s after the network came back")
+        databases = Databases()  # the rows as `scrapy health` reads them
+        try:
+
+            def states() -> dict[str, str]:
+                return {row.engine: row.state_at(utcnow()) for row in read_statuses(databases.of(url))}
+
+            wait_for(lambda: states() == dict.fromkeys(ENGINES, "running"), timeout=5, interval=0.2)
+            assert states() == dict.fromkeys(ENGINES, "running")  # not cooling: the outage's cooldowns are lifted
+            assert not network_of(read_statuses(databases.of(url)), utcnow()).down
+        finally:
+            databases.dispose()
     finally:
         crawl.send_signal(signal.SIGTERM)
         try:
@@ -99,4 +148,7 @@ def test_every_engine_refused_at_once_is_one_network_down_and_pauses_nothing(scr
     assert [hook["event"] for hook in hooks] == ["network_down", "network_down"]
     assert all(hook["engine"] is None and hook["node"] == "node-a" for hook in hooks)
     assert rows(db, "select state from alert_states where key = 'network:node-a'") == [("ok",)]
-    assert "every engine fails to connect" in stderr
+    assert stderr.count("every engine fails to connect") == 1, stderr[-3000:]
+    recovered = [line for line in stderr.splitlines() if "network recovered" in line]
+    assert len(recovered) == 1 and " INFO: " in recovered[0], stderr[-3000:]
+    assert "SATURATION" not in stderr, stderr[-3000:]  # the network's verdict, not the exit IP's

@@ -135,7 +135,7 @@ def test_nodes_groups_processes_by_node_and_marks_stale_and_stopped_nodes(
         "google cooling, bing paused, yahoo running",
     ]
     assert node_b[:2] == ["node-b", "STALE"] and node_b[2].startswith("10m")
-    assert node_b[3:] == ["0", "brave", "brave 0", "brave running"]
+    assert node_b[3:] == ["0", "brave", "brave 0", "brave stale"]  # no process of it runs brave: never "running"
     assert node_c[:2] == ["node-c", "stopped"] and node_c[2].startswith("5m")
     assert node_c[3:] == ["0", "bing", "bing 0", "bing -"]
     assert lines[4].startswith("STALE: node-b — not heard of for more than 60 s")
@@ -158,6 +158,7 @@ def test_nodes_groups_processes_by_node_and_marks_stale_and_stopped_nodes(
     assert a["assignment"] == "shard" and a["version"] == "0.1.0" and "leases" not in a
     assert b["stale"] is True and b["stopped"] is False and b["status"] == "stale"
     assert 600 <= b["age_seconds"] < 660 and b["scraped_last_interval"] == {"brave": 0}
+    assert b["states"] == {"brave": "stale"}
     assert c["stale"] is False and c["stopped"] is True and c["status"] == "stopped"
     assert c["processes"][0]["stopped_at"] == c["heartbeat_at"]
 

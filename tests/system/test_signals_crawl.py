@@ -75,7 +75,7 @@ def test_a_redesign_that_drops_fields_lowers_parser_health_not_the_hostility_sco
     assert shown.returncode == 0, shown.stdout + shown.stderr  # the band is the hostility score's
     line = next(line for line in shown.stdout.splitlines() if line.startswith("google"))
     cells = [cell.strip() for cell in line.split("  ") if cell.strip()]
-    assert cells[:5] == ["google", "100", "ok", "running", str(parser)]
+    assert cells[:5] == ["google", "100", "ok", "stopped", str(parser)]  # the once run closed
     assert cells[-2] == "missing source, missing published_at"
     engine = google_json(scrapy_cmd, cfg)
     assert (engine["score"], engine["parser_score"], engine["reasons"]) == (

@@ -117,3 +117,36 @@ def test_a_retry_after_header_reads_as_seconds_or_a_date():
     assert retry_after_seconds(format_datetime(now - timedelta(seconds=90), usegmt=True), now) == 0
     assert retry_after_seconds("soon") is None
     assert retry_after_seconds("") is None and retry_after_seconds(None) is None
+
+
+def test_connection_failures_while_the_network_is_down_keep_the_initial_cooldown_and_are_lifted_when_it_is_back():
+    clock = Clock()
+    state = make(clock, initial=2, factor=2, maximum=30)
+    refused = {"connection_level": True}
+    assert state.record(ResponseClass.HARD_BLOCK, **refused) == 2
+    clock.now += 2
+    assert state.record(ResponseClass.HARD_BLOCK, probe=True, **refused) == 4  # no verdict yet: the engine's, so far
+    assert state.network_changed(True) is False  # every engine fails alike: the node's network
+    assert state.failures == 0 and state.bench_remaining() == 2  # forgiven, and cut to the initial cooldown
+    for _ in range(5):  # the outage goes on: the probe goes every initial cooldown, never longer
+        clock.now += state.bench_remaining()
+        assert state.start_request() is True
+        assert state.record(ResponseClass.HARD_BLOCK, probe=True, **refused) == 2
+        assert state.failures == 0
+    clock.now += 0.5
+    assert state.network_changed(True) is False  # no change: nothing happens
+    assert state.network_changed(False) is True  # back: the bench it began is lifted now
+    assert state.bench_remaining() == 0 and state.failures == 0 and state.wait_time() < 1.2  # the pace alone
+    assert state.start_request() is True  # the next request still goes alone first
+    assert state.network_changed(False) is False
+
+
+def test_the_network_lifts_no_bench_an_engine_earned_itself():
+    clock = Clock()
+    state = make(clock, initial=2, factor=2, maximum=30)
+    state.record(ResponseClass.CHALLENGE)
+    state.record(ResponseClass.CHALLENGE)
+    assert state.network_changed(True) is False and state.bench_remaining() == 4
+    state.record(ResponseClass.SOFT_BLOCK)  # a site's answer while others fail to connect: its own, escalated
+    assert state.failures == 3 and state.bench_remaining() == 8
+    assert state.network_changed(False) is False and state.bench_remaining() == 8

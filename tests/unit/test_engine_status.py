@@ -90,10 +90,12 @@ def test_pause_without_a_time_is_now(db):
 
 def test_resume_lifts_a_pause_once(db):
     store.pause(db, "google", "n1", at=NOW)
+    written = store.read_status(db, "google", "n1").updated_at
     resumed = NOW + timedelta(hours=2)
     assert store.resume(db, "google", "n1", at=resumed) is True
     row = store.read_status(db, "google", "n1")
-    assert row.state == "running" and row.resumed_at == resumed and row.updated_at == resumed
+    assert row.state == "running" and row.resumed_at == resumed
+    assert row.updated_at == written  # a person's resume is no heartbeat of the crawl behind the row
     assert row.paused_at == NOW
     assert store.resume(db, "google", "n1", at=resumed + timedelta(hours=1)) is False
     assert store.read_status(db, "google", "n1").resumed_at == resumed  # the second call changed nothing
@@ -118,6 +120,29 @@ def test_resume_of_an_engine_that_is_not_paused_is_false(db):
     store.pause(db, "brave", "n2")
     assert store.resume(db, "brave", "n1") is False  # paused on another node
     assert store.read_status(db, "brave", "n2").state == "paused"
+
+
+def test_a_resume_makes_no_stale_or_stopped_row_read_live(db):
+    # A paused engine whose crawl was killed (its row unwritten for an hour), and one whose crawl closed.
+    store.pause(db, "google", "n1", at=NOW - timedelta(hours=1), updated_at=NOW - timedelta(hours=1))
+    store.pause(db, "bing", "n1", at=NOW - timedelta(hours=1))
+    store.mark_stopped(db, "bing", "n1", at=NOW - timedelta(minutes=30))
+    for engine in ("google", "bing"):
+        assert store.resume(db, engine, "n1", at=NOW) is True
+    assert store.read_status(db, "google", "n1").state_at(NOW) == "stale"
+    assert store.read_status(db, "bing", "n1").state_at(NOW) == "stopped"
+
+
+def test_a_stopped_row_reads_stopped_until_a_crawl_writes_it_again(db):
+    store.save_status(db, "google", "n1", state="paused", heartbeat_seconds=1.0)
+    store.mark_stopped(db, "google", "n1", at=NOW)
+    row = store.read_status(db, "google", "n1")
+    assert row.stopped_at == NOW and row.state == "paused" and row.state_at(NOW + timedelta(days=1)) == "stopped"
+    store.save_status(db, "google", "n1", state=None, heartbeat_seconds=1.0)
+    row = store.read_status(db, "google", "n1")
+    assert row.stopped_at is None and row.state == "paused" and row.heartbeat_seconds == 1.0
+    assert row.state_at(row.updated_at + timedelta(seconds=3)) == "paused"  # three heartbeats of its own
+    assert row.state_at(row.updated_at + timedelta(seconds=3.001)) == "stale"
 
 
 def test_resume_resolves_open_alerts_only(db):

@@ -151,10 +151,13 @@ def test_no_saturation_while_the_network_is_down():
     rows = [cooling("google", **failing), cooling("bing", **failing), cooling("yahoo", **failing)]
     assert network_of(rows, NOW) == NetworkState(True, NOW - timedelta(seconds=30), ("bing", "google", "yahoo"))
     assert judge_saturation(rows, NOW, policy()) == Saturation(False, ())
-    # One engine answering (its run of failures over) and the network is not down: the cooling engines count again.
+    # One engine answering (its run of failures over): the network is not down, but the engines that cannot connect
+    # are still throttled by no site (their sites or routes are unreachable); engines cooling for what their sites
+    # answered count again.
     answering = [*rows[:2], cooling("yahoo")]
     assert not network_of(answering, NOW).down
-    assert judge_saturation(answering, NOW, policy()).suspected
+    assert judge_saturation(answering, NOW, policy()) == Saturation(False, ("yahoo",))
+    assert judge_saturation([cooling("google"), cooling("bing"), cooling("yahoo")], NOW, policy()).suspected
 
 
 def test_a_dead_process_row_still_cooling_by_its_clock_is_not_taken_for_a_cooling_engine():

@@ -137,6 +137,29 @@ def test_states_are_this_nodes_status_rows_at_the_reports_time():
     assert report.states == {"google": COOLING, "bing": RUNNING, "yahoo": PAUSED, "brave": None}
 
 
+def test_a_node_that_is_not_live_never_shows_a_live_engine_state():
+    written = NOW - timedelta(seconds=30)  # the rows' last write: fresh by their own heartbeats (3 x 15 s)
+    statuses = [
+        status("google", state=COOLING, cooling_until=NOW + timedelta(minutes=5), updated_at=written),
+        status("bing", updated_at=written),
+        status("yahoo", state=PAUSED, updated_at=written),
+        status("brave", updated_at=written - timedelta(minutes=5), stopped_at=written - timedelta(minutes=5)),
+    ]
+    engines = ["google", "bing", "yahoo", "brave"]
+    # The node went silent (killed): its engines are stale, one that closed before it is stopped.
+    stale = node_report("node-a", [process("p1", engines=engines, beat=61)], statuses, NOW, WINDOW)
+    assert stale.status == STALE
+    assert stale.states == {"google": "stale", "bing": "stale", "yahoo": "stale", "brave": "stopped"}
+    # It stopped cleanly: every engine is stopped, whatever its row last said.
+    stopped = node_report("node-a", [process("p1", engines=engines, beat=20, stopped=True)], statuses, NOW, WINDOW)
+    assert stopped.status == STOPPED and set(stopped.states.values()) == {"stopped"}
+    # Live: each row's own state at the time (a row unwritten for three of its heartbeats is stale).
+    live = node_report("node-a", [process("p1", engines=engines)], statuses, NOW, WINDOW)
+    assert live.states == {"google": COOLING, "bing": RUNNING, "yahoo": PAUSED, "brave": "stopped"}
+    silent = [status("google", updated_at=NOW - timedelta(seconds=3.5), heartbeat_seconds=1.0)]
+    assert node_report("node-a", [process("p1")], silent, NOW, WINDOW).states == {"google": "stale"}
+
+
 def test_leases_are_kept_in_engine_order_and_absent_in_shard_mode():
     rows = [process("p1", engines=["google", "bing"])]
     assert node_report("node-a", rows, [], NOW, WINDOW).leases is None

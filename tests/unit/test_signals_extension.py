@@ -467,7 +467,7 @@ def test_the_report_puts_hostility_first_then_canaries_then_the_parser(tmp_path)
     assert report.cost["window"] == {"attempts": 0.4, "bytes": 10000.0, "browser_seconds": 0.08}
     table = format_table([report])
     assert "hard_block, canary mismatch, missing source" in table
-    assert table.splitlines()[1].split()[:5] == ["google", "65", "degraded", "running", "50"]
+    assert table.splitlines()[1].split()[:5] == ["google", "65", "degraded", "stopped", "50"]  # its crawler closed
     entry = engine_json(report)
     assert (entry["reasons"], entry["parser_score"], entry["cost"]) == (
         ["hard_block", "canary mismatch", "missing source"],

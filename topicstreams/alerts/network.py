@@ -17,7 +17,9 @@ form. So such a failure is held (:meth:`NetworkWatch.hold`) rather than scored: 
 turns down, and released into the engine's score once the network is seen to work (another engine of the node
 answered after it) or after :data:`HOLD_SECONDS` without a verdict. While the verdict holds, the health extension
 leaves those failures out of the engines' scores and stored windows (their class and cooldown stay), so nothing is
-paused for the network.
+paused for the network. Nor does it count in a row for the engines' cooldowns
+(:meth:`topicstreams.crawl.engine_state.EngineState.network_changed`), and no exit-IP saturation is told while the
+network is down or failures are held (:meth:`NetworkWatch.in_doubt`).
 """
 
 from __future__ import annotations
@@ -101,6 +103,11 @@ class NetworkWatch:
         return NetworkVerdict(
             True, tuple(sorted(known)), max(since for since in known.values() if since is not None), tuple(reasons)
         )
+
+    def in_doubt(self) -> bool:
+        """Whether the node's network is down, or connection-level failures still wait for its verdict: no other
+        verdict on the node's engines (saturation) can be told meanwhile."""
+        return bool(self.held) or self.verdict().down
 
     # ---- holding connection-level failures until the verdict is known ---------------------------------
     def hold(self, engine: str, at: float, sample: Any) -> None:

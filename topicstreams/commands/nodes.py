@@ -38,7 +38,8 @@ class Command(ConfiguredCommand):
             "List the nodes that crawl into the configured database, one line per node id however many "
             "processes it runs: live, stale (not heard of for four heartbeats and no clean stop: it died or "
             "cannot reach the database) or stopped; its heartbeat's age; its engines, the topics each scraped "
-            "in the last scrape interval and its state there; in lease mode the leases it holds now. --json "
+            "in the last scrape interval and its state there (stale or stopped once no process of it runs the "
+            "engine); in lease mode the leases it holds now. --json "
             'prints one object: {"nodes": [{"node", "heartbeat_at", "age_seconds", "stale", '
             '"engines", "scraped_last_interval", …}]}.'
         )

@@ -7,6 +7,11 @@
   ``initial`` × ``factor`` ^ (consecutive failures before it), at most ``max``; a longer ``Retry-After`` wins.
 * **Probe**: once a bench ends, one request goes alone; until its outcome is known nothing else does. Success
   resets the cooldown, failure benches the engine again for longer.
+* **The node's network**: while Health says the node's network is down (:meth:`EngineState.network_changed`, from
+  :mod:`topicstreams.alerts.network`), a connection-level failure is not the engine's: it benches the engine for the
+  initial cooldown only, never longer in a row, so the crawl keeps probing and notices at once when the network is
+  back; the connection-level failures in a row that came before the verdict are forgiven. When the network is back,
+  a bench such a failure began is lifted at once (the next request is the probe).
 
 Pure: times are plain floats from an injected clock (``time.monotonic`` by default), so the rules are tested
 without waiting; :mod:`topicstreams.middlewares.pacing` does the waiting.
@@ -72,6 +77,13 @@ class EngineState:
         self.benched_until = 0.0
         self.needs_probe = False
         self.probe_in_flight = False
+        self.network_down = False
+        """Set by Health (:meth:`network_changed`): the node's network is down, connection failures are not the
+        engine's."""
+        self.connection_failures = 0
+        """Of ``failures``, the connection-level ones at the end of the run (forgiven once the network is judged)."""
+        self.network_bench = False
+        """Whether the bench in force began with a connection-level failure."""
         self._jitter = self.rng.random()
 
     # ---- pace -----------------------------------------------------------------------------------------
@@ -126,25 +138,58 @@ class EngineState:
         self.probe_in_flight = False
 
     def record(
-        self, cls: ResponseClass, *, probe: bool = False, retry_after: float | None = None, now: float | None = None
+        self,
+        cls: ResponseClass,
+        *,
+        probe: bool = False,
+        retry_after: float | None = None,
+        now: float | None = None,
+        connection_level: bool = False,
     ) -> float | None:
         """Take a response's class; returns the bench it starts (seconds), or None when it starts none.
 
         A benching class benches the engine (longer each time in a row); ``ok`` resets the cooldown. An
-        ``error`` leaves the cooldown as it is, except that a probe ending in one lets the next request probe."""
+        ``error`` leaves the cooldown as it is, except that a probe ending in one lets the next request probe.
+        A ``connection_level`` failure (no name resolution, refused, no route) while the node's network is down
+        benches it for the initial cooldown and counts for nothing in a row."""
         now = self.clock() if now is None else now
         if probe:
             self.probe_in_flight = False
         if cls in BENCHING_CLASSES:
-            self.failures += 1
-            length = self.cooldown.length(self.failures, retry_after)
+            if connection_level and self.network_down:
+                length = self.cooldown.length(1)
+            else:
+                self.failures += 1
+                self.connection_failures = self.connection_failures + 1 if connection_level else 0
+                length = self.cooldown.length(self.failures, retry_after)
             self.benched_until = max(self.benched_until, now + length)
+            self.network_bench = connection_level
             self.needs_probe = True
             return length
         if cls is ResponseClass.OK:
-            self.failures = 0
+            self.failures = self.connection_failures = 0
             self.needs_probe = False
         return None
+
+    def network_changed(self, down: bool, now: float | None = None) -> bool:
+        """The node's network verdict is ``down`` (or back). Either way the connection-level failures in a row so far
+        were the network's, not the engine's: forgiven. Down: a bench they began is cut to the initial cooldown;
+        back: it is lifted now. Returns whether a bench was lifted."""
+        if down == self.network_down:
+            return False
+        now = self.clock() if now is None else now
+        self.network_down = down
+        self.failures = max(0, self.failures - self.connection_failures)
+        self.connection_failures = 0
+        if not self.network_bench:
+            return False
+        if down:
+            self.benched_until = min(self.benched_until, now + self.cooldown.length(1))
+            return False
+        self.network_bench = False
+        lifted = self.benched_until > now
+        self.benched_until = min(self.benched_until, now)
+        return lifted
 
 
 def engine_state_from(crawler: Any) -> EngineState:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy.crawler import Crawler
 from sqlalchemy import Engine
@@ -20,6 +20,7 @@ from topicstreams.alerts import transitions
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.events import Alert
 from topicstreams.alerts.network import NetworkWatch
+from topicstreams.crawl.engine_state import EngineState
 from topicstreams.extensions.timing import wall
 from topicstreams.health.band import ParserAssessment
 from topicstreams.health.score import CRITICAL, OK
@@ -40,16 +41,19 @@ class EngineAlerting:
     notifier: Notifier | None
     outbox: Outbox | None
     network: NetworkWatch | None
+    state: EngineState
     parser_alerted: bool
     bucket_start: float | None
 
     if TYPE_CHECKING:  # the other parts' methods this one calls
 
         def score(self, sample: Sample, bucket: bool = True) -> None: ...
+        def save_status(self, *args: Any, **kwargs: Any) -> None: ...
 
     def settle_held(self, now: float) -> None:
         """Score the connection-level failures the network verdict clears as the engine's own, drop those it puts on
-        the node's network, and announce a change of the verdict."""
+        the node's network, announce a change of the verdict, and tell the engine's state: its cooldowns do not grow
+        while the network is down and are lifted when it is back."""
         if self.network is None:
             return
         release, dropped = self.network.settle(self.engine, now)
@@ -63,6 +67,9 @@ class EngineAlerting:
                 len(dropped),
             )
         self.announce_network(now)
+        if self.state.network_changed(self.network.verdict().down):
+            logger.debug("[%s] the cooldown the network's outage began is lifted", self.engine)
+            self.save_status()
 
     def report_parser(self, parser: ParserAssessment) -> None:
         if parser.score is not None:
@@ -125,9 +132,10 @@ class EngineAlerting:
             since = wall(verdict.since) if verdict.since is not None else wall(now)
             logger.warning(
                 "node %s: every engine fails to connect (%s): the node's network, not the engines; "
-                "these failures are left out of the scores",
+                "these failures are left out of the scores, the engines retry every %g s until it is back",
                 self.node,
                 ", ".join(verdict.reasons) or "connection failures",
+                self.state.cooldown.length(1),
             )
             self.alert_once(
                 key,
@@ -137,7 +145,11 @@ class EngineAlerting:
             )
         else:
             since = wall(announced.since) if announced.since is not None else None
-            logger.info("node %s: the network is back, the engines answer again", self.node)
+            logger.info(
+                "node %s: network recovered%s: the engines answer again; their cooldowns from the outage are lifted",
+                self.node,
+                f" (down since {since:%H:%M:%S} UTC)" if since is not None else "",
+            )
             self.alert_once(
                 key,
                 ("down",),

@@ -1,10 +1,11 @@
 """The health extension's writing: stats, the engine's status row, the stored windows, the baseline read back.
 
 A part of :class:`~topicstreams.extensions.watch.HealthExtension` (which sets the attributes declared here). The
-``engine_status`` row of the engine on this node (written on every response and at least every ``HEARTBEAT``
-seconds, so a fresh row means a live process), one ``health_windows`` row per ``health.window`` of responses (the
-history later baselines are made of, with the window's coverage read just before it is written), and the stats
-``topicstreams/<engine>/…``. Every write goes through the process's outbox (:mod:`topicstreams.storage.outbox`).
+``engine_status`` row of the engine on this node (written on every response and at least every heartbeat, which it
+keeps as ``heartbeat_seconds``, so a fresh row means a live process; nothing once the crawler closed), one
+``health_windows`` row per ``health.window`` of responses (the history later baselines are made of, with the window's
+coverage read just before it is written), and the stats ``topicstreams/<engine>/…``. Every write goes through the
+process's outbox (:mod:`topicstreams.storage.outbox`).
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ class HealthRows:
     parser: ParserAssessment | None
     cost_baseline: dict[str, float] | None
     saved_at: float
+    heartbeat: float
+    closed: bool
     baseline_read_at: float
     bucket: list[Sample]
     bucket_start: float | None
@@ -111,8 +114,12 @@ class HealthRows:
 
     def save_status(self, assessment: Assessment | None = None, stats: WindowStats | None = None) -> None:
         """Write the engine's row: its state now, the canary mismatches, the parser health, the latest assessment
-        when there is one, and the cost of the window ``stats`` (the assessment's by default)."""
+        when there is one, and the cost of the window ``stats`` (the assessment's by default). Nothing once the
+        crawler closed: the row's stop is its last write."""
+        if self.closed:
+            return
         values: dict[str, Any] = {
+            "heartbeat_seconds": self.heartbeat,
             "pace_multiplier": self.state.pace_multiplier,
             "canary_mismatches": sorted(self.mismatches),
         }

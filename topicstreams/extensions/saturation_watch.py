@@ -7,7 +7,9 @@ engines cooling: bing, google`` when saturation begins (or the set of cooling en
 and an INFO line when it has ended for :data:`CLEAR_AFTER` seconds (an engine sending its probe after a cooldown
 is briefly not cooling: no end, no second WARNING). The health extension
 (:mod:`topicstreams.extensions.watch`) asks it at each of its ticks; one watch per node and process
-(:func:`watch_for`), so ``crawlall`` warns once.
+(:func:`watch_for`), so ``crawlall`` warns once. While the process's network watch (:attr:`SaturationWatch.network`)
+is in doubt — the node's network down, or connection-level failures still held for its verdict — nothing is
+suspected: the node's verdict is the network.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
+from topicstreams.alerts.network import NetworkWatch
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.health.saturation import (
     Saturation,
@@ -52,6 +55,8 @@ class SaturationWatch:
         """The node's status rows as last read (the network verdict reads the other processes' engines from them)."""
         self.on_change: Callable[[bool, tuple[str, ...], datetime | None, datetime], None] | None = None
         """Told of each change announced: (begins, the cooling engines, since when, now) — the alerts."""
+        self.network: NetworkWatch | None = None
+        """The process's watch of the node's network (set by the health extension): no saturation while in doubt."""
 
     def check(self, db: Engine, now: datetime) -> Saturation:
         """Judge now unless judged less than ``every`` seconds ago; log a change. Returns the verdict."""
@@ -60,7 +65,10 @@ class SaturationWatch:
             return self.current
         self.checked_at = moment
         self.rows = read_statuses(db, self.node)
-        self.current = verdict = judge_saturation(self.rows, now, self.policy)
+        verdict = judge_saturation(self.rows, now, self.policy)
+        if verdict.suspected and self.network is not None and self.network.in_doubt():
+            verdict = Saturation(False, ())
+        self.current = verdict
         if verdict.suspected:
             self.clear_since = None
             if verdict.cooling != self.announced:

@@ -32,8 +32,11 @@ and writes:
 * the ``engine_status`` row of the engine on this node (score, band, state, cooling until, reasons, window
   counts, parser score and reasons, canary mismatches, the cost per valid record against the baseline's —
   :mod:`topicstreams.health.cost`), which every process and ``scrapy health`` read; the pause lives there, so
-  it survives restarts; it is written on every response and at least every ``HEARTBEAT`` seconds, so a fresh
-  row means a live process;
+  it survives restarts; it is written on every response and at least every heartbeat
+  (``TOPICSTREAMS_NODE_HEARTBEAT`` seconds, the membership's: one period for a process to say it is alive), which
+  the row keeps (``heartbeat_seconds``): a row not written for three of them reads ``stale`` (its process was
+  killed or hangs). When the engine's crawler closes, its last write of the row says so (``stopped_at``: the row
+  reads ``stopped``), after every other write of it;
 * ``health_windows``: one row per ``health.window`` of responses, the history later baselines are made of
   (the engine's windows over ``health.baseline_days`` days, the most recent day left out);
 * the stats ``topicstreams/<engine>/health_score`` (smoothed), ``health_band``, ``parser_score`` and the
@@ -106,6 +109,9 @@ logger = logging.getLogger(__name__)
 TICK = 2.0
 """Seconds between the extension's looks at the clock: a pause lifted by a person, a window that has ended."""
 
+MIN_TICK = 0.1
+"""The shortest tick, whatever the heartbeat (the ticker looks twice per heartbeat, at most every :data:`TICK`)."""
+
 AWAITING_PARSE = 64
 """Samples kept waiting for their page's parse outcome (a failure never gets one)."""
 
@@ -137,6 +143,7 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         coverage_drop: float,
         grace: float,
         network: NetworkWatch | None = None,
+        heartbeat: float = store.HEARTBEAT,
     ) -> None:
         self.crawler = crawler
         self.runtime = Runtime.of(crawler)
@@ -194,6 +201,10 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         self.saved_at = -math.inf
         self.last_canary: dict[str, Any] | None = None
         """The latest canary check, as the status row keeps it."""
+        self.heartbeat = heartbeat
+        """Seconds between two writes of the status row at least (kept in it as ``heartbeat_seconds``)."""
+        self.closed = False
+        """The crawler closed: the row's last write (its stop) is handed over, nothing writes it after."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HealthExtension:
@@ -219,6 +230,7 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
             coverage_drop=health.coverage_drop,
             grace=sections.scraper.scrape_interval,
             network=runtime.network_watch(database_url, node),
+            heartbeat=settings.getfloat("TOPICSTREAMS_NODE_HEARTBEAT"),
         )
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
@@ -239,13 +251,15 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         self.refresh_baseline(time.time())
         if self.network is not None:
             self.network.register(self.engine)
-        if self.saturation is not None and self.saturation.on_change is None:
-            self.saturation.on_change = self.saturation_changed
+        if self.saturation is not None:
+            if self.saturation.on_change is None:
+                self.saturation.on_change = self.saturation_changed
+            self.saturation.network = self.network
         self.save_status()
         if self.notifier is not None:  # what an earlier process of the node left undelivered
             self.notifier.resume_leftovers()
         self.ticker = create_looping_call(self.tick)
-        self.ticker.start(TICK, now=False)
+        self.ticker.start(max(MIN_TICK, min(TICK, self.heartbeat / 2)), now=False)  # a look twice a heartbeat
 
     async def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.ticker is not None and self.ticker.running:
@@ -254,6 +268,12 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
             for held in self.network.taken_by(self.engine):
                 self.score(held.sample, bucket=False)
         self.store_bucket(time.time())
+        self.closed = True  # from here on nothing writes the row: its stop is its last write
+        if self.outbox is not None:
+            engine, node = self.engine, self.node
+            self.outbox.put(
+                f"the stop of {engine} on {node}", lambda db: store.mark_stopped(db, engine, node), row=(engine, node)
+            )
         if self.outbox is not None and not await asyncio.to_thread(self.outbox.flush):
             logger.warning(
                 "[%s] the database did not take the latest status and health rows before the end: %d write(s) not kept",
@@ -284,7 +304,7 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
             self.check_resumed()
         if self.state.paused:
             self.remind(wall(now))
-        if time.monotonic() - self.saved_at >= store.HEARTBEAT:
+        if time.monotonic() - self.saved_at >= self.heartbeat:
             self.save_status()
         if self.saturation is not None:
             self.read("the node's status rows", self.saturation.check, wall(now))
@@ -292,7 +312,7 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
                 self.network.other_processes(
                     (row.engine, row.connection_failures_since.timestamp() if row.connection_failures_since else None)
                     for row in self.saturation.rows
-                    if not row.stale_at(wall(now))
+                    if not row.gone_at(wall(now))
                 )
         self.settle_held(now)
 

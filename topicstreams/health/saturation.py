@@ -8,7 +8,8 @@ the same time mean the IP itself is over its budget — the remedy is another no
 The verdict is read from the node's status rows (``engine_status``, written by every crawling process, see
 :mod:`topicstreams.extensions.watch`), so it works in ``scrapy crawlall`` and across separate processes (Scrapyd
 jobs) alike. A row counts only while it is fresh — updated within two of its engine's pace floors plus a minute —
-so the row of a process that died is not taken for a cooling engine.
+so the row of a process that died is not taken for a cooling engine. An engine cooling in a run of connection-level
+failures (``connection_failures_since``) is not counted: it cannot connect, no site is throttling it.
 
 :func:`judge_saturation` judges a node from its rows at a given time; the crawl's watch of a node, which logs the
 verdict's changes, is :mod:`topicstreams.extensions.saturation_watch`, and ``scrapy health`` shows each node's
@@ -98,6 +99,7 @@ def judge_saturation(rows: Iterable[StatusRow], now: datetime, policy: Saturatio
             if row.engine not in policy.canary_engines
             and now - row.updated_at <= policy.freshness(row)
             and row.state_at(now) == COOLING
+            and row.connection_failures_since is None  # it cannot connect: no site throttles it
         }
     )
     return Saturation(len(cooling) >= policy.robust_threshold, tuple(cooling))

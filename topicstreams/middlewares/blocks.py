@@ -43,6 +43,7 @@ from topicstreams.engines.classify import (
     RunningMedian,
     Verdict,
     classify_failure,
+    is_connection_level,
     size_verdict,
 )
 from topicstreams.engines.reader import Page, Reading
@@ -191,7 +192,9 @@ class BlocksMiddleware(EngineMiddleware):
         state = self.state
         meta = request.meta
         probe = bool(meta.get(keys.PROBE))
-        bench = state.record(verdict.cls, probe=probe, retry_after=retry_after)
+        bench = state.record(
+            verdict.cls, probe=probe, retry_after=retry_after, connection_level=is_connection_level(verdict.reason)
+        )
         sent_at = meta.get(keys.SENT_AT)
         latency = time.monotonic() - sent_at if sent_at is not None else None
         topic = meta.get(keys.TOPIC)

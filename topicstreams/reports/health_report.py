@@ -265,8 +265,8 @@ def format_table(
         written = ", ".join(f"{report.engine} at {utc_text(report.updated_at)}" for report in stale)
         where = f" on {terminal_text(node)}" if all_nodes else ""
         table.append(
-            f"stale{where}: no running crawl writes these rows, their state is the last one known (last "
-            f"written: {written})"
+            f"stale{where}: no running crawl writes these rows and none said it stopped: killed, hung, or cut "
+            f"off from the database (last written: {written})"
         )
     for node, verdict in sorted((saturation or {}).items()):
         table.append(f"saturation{f' on {terminal_text(node)}' if all_nodes else ''}: {verdict.describe()}")

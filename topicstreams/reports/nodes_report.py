@@ -15,7 +15,10 @@ the leases held now (:func:`topicstreams.storage.leases.leases`), and groups the
 * its heartbeat is the newest of its processes'; its engines and the topics each scraped in the last scrape
   interval are the sums over its live processes (a node that is not live shows the engines of its last processes,
   and nothing scraped); each engine's state there is its ``engine_status`` row's at the report's time
-  (``running``, ``cooling``, ``paused``; a cooldown that has ended reads ``running``), None without a row.
+  (``running``, ``cooling``, ``paused``; a cooldown that has ended reads ``running``; ``stopped`` once its crawl
+  closed, ``stale`` once its row went unwritten for three of its heartbeats), None without a row — and never a live
+  state on a node that is not live (:func:`engine_state_on`): a stopped node's engines read ``stopped``, a stale
+  node's ``stale`` (``stopped`` if their crawl closed before the node went silent).
 
 :meth:`NodesReport.as_json` is ``{"nodes": [{"node", "heartbeat_at", "age_seconds", "stale", "engines",
 "scraped_last_interval", …}]}`` (the contract's members first, then ``status``, ``stopped``, ``states``,
@@ -32,6 +35,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from topicstreams.engines.states import GONE
+from topicstreams.engines.states import STALE as ENGINE_STALE
+from topicstreams.engines.states import STOPPED as ENGINE_STOPPED
 from topicstreams.reports.health_report import NO_VALUE, engine_order, terminal_text
 from topicstreams.reports.utc_times import utc_text
 from topicstreams.storage import utcnow
@@ -125,6 +131,19 @@ def process_json(row: NodeProcessRow) -> dict[str, Any]:
     }
 
 
+def engine_state_on(status: str, row: EngineStatusRow, now: datetime) -> str:
+    """The state of ``row``'s engine at ``now`` on a node whose status is ``status``: the row's own
+    (:meth:`~topicstreams.storage.engine_status.EngineStatusRow.state_at`) on a live node; on a node that is not, no
+    process of it runs the engine, whatever the row last said: ``stopped`` (the node stopped cleanly, or the engine's
+    crawl closed before the node went silent), else ``stale``."""
+    state = row.state_at(now)
+    if status == STOPPED:
+        return ENGINE_STOPPED
+    if status == LIVE or state in GONE:
+        return state
+    return ENGINE_STALE
+
+
 def node_report(
     node: str,
     processes: Sequence[NodeProcessRow],
@@ -149,7 +168,11 @@ def node_report(
     for row in live:
         for engine, count in row.scraped.items():
             scraped[engine] = scraped.get(engine, 0) + int(count)
-    states_of = {status_row.engine: status_row.state_at(now) for status_row in statuses if status_row.node == node}
+    states_of = {
+        status_row.engine: engine_state_on(status, status_row, now)
+        for status_row in statuses
+        if status_row.node == node
+    }
     return NodeReport(
         node=node,
         status=status,

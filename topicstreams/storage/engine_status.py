@@ -154,13 +154,14 @@ def resume(db: Engine, engine_name: str, node: str, at: datetime | None = None) 
     """Lift the engine's pause on the node; its open pause alerts are resolved. False when it was not paused.
 
     The score that paused it is void from then on (score and band read unknown until a new one is computed);
-    the pace multiplier in force stays, so the engine comes back slowed."""
+    the pace multiplier in force stays, so the engine comes back slowed. The row's ``updated_at`` and ``stopped_at``
+    stay as they were: a person's resume says nothing of the crawl behind the row (a stale or stopped one stays so)."""
     at = at or utcnow()
     with db.begin() as conn:
         lifted = conn.execute(
             update(engine_status)
             .where(engine_status.c.engine == engine_name, engine_status.c.node == node, engine_status.c.state == PAUSED)
-            .values(state=RUNNING, resumed_at=at, updated_at=at, score=None, raw_score=None, band=VOID_BAND, reasons=[])
+            .values(state=RUNNING, resumed_at=at, score=None, raw_score=None, band=VOID_BAND, reasons=[])
         ).rowcount
         if lifted:
             conn.execute(
