@@ -106,7 +106,8 @@ def test_a_killed_crawl_is_stale_within_three_heartbeats_everywhere_and_exits_3(
     assert seen.json_status == 3
     assert (google(seen.json)["state"], google(seen.json)["stale"]) == ("stale", True)
     assert google(seen.api)["state"] == "stale"
-    assert engine_state_series(seen.metrics).get("running") == 0.0, seen.metrics  # never "running" once gone
+    series = engine_state_series(seen.metrics)  # one-hot: never "running" once gone
+    assert (series.get("running"), series.get("stale"), series.get("stopped")) == (0.0, 1.0, 0.0), seen.metrics
     [node] = seen.nodes["nodes"]
     assert (node["node"], node["status"], node["states"]) == ("node-a", "stale", {"google": "stale"}), node
 
@@ -120,7 +121,8 @@ def test_a_crawl_that_closes_is_stopped_everywhere_and_exits_0(story):
     assert seen.json_status == 0
     assert (google(seen.json)["state"], google(seen.json)["stale"]) == ("stopped", False)
     assert google(seen.api)["state"] == "stopped"
-    assert engine_state_series(seen.metrics).get("running") == 0.0, seen.metrics
+    series = engine_state_series(seen.metrics)
+    assert (series.get("running"), series.get("stale"), series.get("stopped")) == (0.0, 0.0, 1.0), seen.metrics
     [node] = seen.nodes["nodes"]
     assert (node["status"], node["states"]) == ("stopped", {"google": "stopped"}), node
     [(stopped_at, state)] = rows(story.db, "select stopped_at, state from engine_status")
