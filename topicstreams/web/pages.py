@@ -61,18 +61,33 @@ def relative(moment: datetime, now: datetime) -> str:
     return "just now"  # pragma: no cover - the minute step catches the rest
 
 
+def remaining(moment: datetime, now: datetime) -> str:
+    """How long until *moment*, to follow "for": ``1 more minute``, ``3 more hours``, ``less than a minute more``."""
+    seconds = (moment - now).total_seconds()
+    if seconds < 60:
+        return "less than a minute more"
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} more {unit}{'' if count == 1 else 's'}"
+    return "less than a minute more"  # pragma: no cover - the minute step catches the rest
+
+
 @dataclass(frozen=True)
 class Moment:
-    """A time as the page shows it: relative, with the absolute UTC time on hover."""
+    """A time as the page shows it: relative, with the absolute UTC time on hover (and, for a time ahead, how long
+    until then: ``remaining``)."""
 
     iso: str
     utc: str
     relative: str
+    remaining: str = ""
 
     @classmethod
     def of(cls, moment: datetime, now: datetime) -> Moment:
         utc = moment.astimezone(UTC)
-        return cls(iso(utc, "microseconds"), utc.strftime("%Y-%m-%d %H:%M UTC"), relative(utc, now))
+        ahead = remaining(utc, now) if utc > now else ""
+        return cls(iso(utc, "microseconds"), utc.strftime("%Y-%m-%d %H:%M UTC"), relative(utc, now), ahead)
 
 
 @dataclass(frozen=True)
