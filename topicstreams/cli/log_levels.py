@@ -8,8 +8,9 @@ hundreds of lines in which the few that tell something (an engine cooling down, 
 :func:`quiet_library_logs` puts a :class:`DemoteToDebug` filter on each logger of :data:`DEMOTED`: an INFO record whose
 message starts with one of the listed beginnings (all of them, for ``None``) becomes a DEBUG record, which the
 handler of an INFO log leaves out and the handler of a DEBUG log shows as DEBUG. Warnings and errors are never
-touched. Scrapy's closing stats dump goes down too when ``TOPICSTREAMS_STATS_DUMP_LEVEL`` is ``DEBUG`` (what
-``crawlall`` sets: it says one summary for the whole process instead, :mod:`topicstreams.cli.crawl_summary`).
+touched. Scrapy's closing stats dump goes down too when ``TOPICSTREAMS_STATS_DUMP_LEVEL`` is ``DEBUG`` or, left
+empty, when the command's level is (``crawlall``'s: it says one summary for the whole process instead,
+:mod:`topicstreams.cli.crawl_summary`).
 """
 
 from __future__ import annotations
