@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.log_run import MODULE as LOG_RUN_MODULE
+from tests.support.log_run import WORKER_INPUT as LOG_RUN_INPUT
+from tests.support.log_run import BackgroundLogRun, LogRunResult, selects_log_run
 from tests.support.project import ScrapyRunner
 from tests.support.soak_run import MODULE as SOAK_MODULE
 from tests.support.soak_run import WORKER_INPUT, BackgroundSoak, SoakResult, selects_soak
@@ -51,6 +54,7 @@ PLAYWRIGHT_FIXTURES = {"playwright", "browser_type", "browser", "context", "page
 
 
 SOAK = pytest.StashKey["BackgroundSoak"]()
+LOG_RUN = pytest.StashKey["BackgroundLogRun"]()
 
 
 def in_xdist_worker() -> bool:
@@ -67,6 +71,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     if any(item.nodeid.startswith(SOAK_MODULE) for item in session.items) and find_executable():
         session.config.stash[SOAK] = BackgroundSoak()
+    if any(item.nodeid.startswith(LOG_RUN_MODULE) for item in session.items) and find_executable():
+        session.config.stash[LOG_RUN] = BackgroundLogRun()  # two minutes of make run offline (log_run.py)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -82,12 +88,19 @@ def pytest_configure_node(node) -> None:
         soak = config.stash[SOAK] = BackgroundSoak()
     if soak is not None:
         node.workerinput[WORKER_INPUT] = str(soak.folder)
+    log_run = config.stash.get(LOG_RUN, None)
+    wanted = whole and selects_log_run(list(config.args), config.invocation_params.dir)
+    if log_run is None and wanted and find_executable():
+        log_run = config.stash[LOG_RUN] = BackgroundLogRun()
+    if log_run is not None:
+        node.workerinput[LOG_RUN_INPUT] = str(log_run.folder)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    soak = session.config.stash.get(SOAK, None)
-    if soak is not None:
-        soak.close()
+    for key in (SOAK, LOG_RUN):
+        background = session.config.stash.get(key, None)
+        if background is not None:
+            background.close()
 
 
 @pytest.fixture(scope="session")
@@ -108,6 +121,24 @@ def background_soak(pytestconfig: pytest.Config):
     pytest.skip("no Chromium on this machine")
 
 
+@pytest.fixture(scope="session")
+def background_log_run(pytestconfig: pytest.Config):
+    """What the session's two minutes of ``make run`` offline printed (tests/support/log_run.py), started as the short
+    soak is (see background_soak), or a skip when there is no Chromium to run it."""
+    from topicstreams.browser.chromium import find_executable
+
+    log_run = pytestconfig.stash.get(LOG_RUN, None)
+    if log_run is not None:
+        return log_run
+    folder = getattr(pytestconfig, "workerinput", {}).get(LOG_RUN_INPUT)
+    if folder:
+        return LogRunResult(folder)
+    if in_xdist_worker() and find_executable():
+        log_run = pytestconfig.stash[LOG_RUN] = BackgroundLogRun()
+        return log_run
+    pytest.skip("no Chromium on this machine")
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The browser tests last, and the short soak's test after them.
@@ -121,9 +152,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The short soak's test reads a crawl that started with the session (tests/support/soak_run.py) and runs beside
     # the others: last, it finds it long ended instead of holding its worker until it ends (it runs no event loop of
     # its own, so it may follow the browser tests).
-    soak = [item for item in items if item.nodeid.startswith(SOAK_MODULE)]
-    if soak:
-        items[:] = [item for item in items if item not in soak] + soak
+    # The same for the two minutes of make run offline (tests/support/log_run.py), which take the longest: very last.
+    for module in (SOAK_MODULE, LOG_RUN_MODULE):
+        late = [item for item in items if item.nodeid.startswith(module)]
+        if late:
+            items[:] = [item for item in items if item not in late] + late
 
 
 # ==== end of the pytest-playwright fixtures ==================================================================

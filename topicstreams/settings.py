@@ -43,6 +43,11 @@ COOKIES_ENABLED = False  # the browser profile keeps the engine's cookies
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False  # no code-execution port on a crawler that runs for weeks
 LOG_LEVEL = "INFO"
+# At INFO a person reads what the project says; Scrapy's start-up lists, its per-minute "Crawled N pages" lines and
+# the like are at DEBUG (topicstreams.cli.log_levels). The level of Scrapy's closing stats dump, INFO or DEBUG; empty:
+# the command's own (INFO for `scrapy crawl`; DEBUG for `crawlall`, whose one summary line says the whole process
+# instead of a dump per engine: -s TOPICSTREAMS_STATS_DUMP_LEVEL=INFO brings those back).
+TOPICSTREAMS_STATS_DUMP_LEVEL = ""
 
 # One engine is one spider; within it one topic at a time, so a handful of slots is plenty.
 CONCURRENT_REQUESTS = 4

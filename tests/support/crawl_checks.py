@@ -111,6 +111,11 @@ def sent_gaps(folder: Path, engine: str = "google") -> list[float]:
     )
 
 
+STATS_DUMP = ("-s", "TOPICSTREAMS_STATS_DUMP_LEVEL=INFO")
+"""The options that bring back Scrapy's closing stats dump per engine at INFO in ``crawlall`` (which says one summary
+line instead and dumps at DEBUG): for a test that reads a stat with :func:`stat_text`."""
+
+
 def stat_text(stderr: str, key: str, engine: str = "google") -> str | None:
     """A ``topicstreams/<engine>/<key>`` stat as Scrapy's closing dump prints it (a repr), or None."""
     marker = f"'topicstreams/{engine}/{key}': "

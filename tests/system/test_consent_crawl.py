@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fake_engines import FakeEngines
-from tests.support.crawl_checks import expected_urls
+from tests.support.crawl_checks import STATS_DUMP, expected_urls
 from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 from tests.support.project import write_config
 from topicstreams import ENGINES
@@ -97,7 +97,9 @@ def put_walls(fakes: FakeEngines, setup: str) -> None:
 def test_with_consent_none_every_wall_is_a_consent_challenge_and_nothing_is_stored(scrapy_cmd, fakes, tmp_path, setup):
     put_walls(fakes, setup)
     config = crawl_config(tmp_path, fakes, "none", once_attempts=1)
-    result = scrapy_cmd("crawlall", "-a", "topics=alpha", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)})
+    result = scrapy_cmd(
+        "crawlall", "-a", "topics=alpha", "-a", "once=1", *STATS_DUMP, env={"TOPICSTREAMS_CONFIG": str(config)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     stderr = result.stderr
     assert stored(tmp_path / "news.db") == set()
@@ -107,7 +109,7 @@ def test_with_consent_none_every_wall_is_a_consent_challenge_and_nothing_is_stor
         assert f"'topicstreams/{engine}/challenges': 1" in stderr
         assert f"topicstreams/{engine}/consents_answered" not in stderr
         assert saves(fakes, engine) == []  # nobody pressed a button
-    assert stderr.count("): consent\n") == len(ENGINES), stderr[-3000:]  # the reason, each engine once
+    assert stderr.count("): consent; cooling down for ") == len(ENGINES), stderr[-3000:]  # the reason, each engine once
     assert all("consent" in reasons for reasons in status_reasons(tmp_path / "news.db").values())
 
 
@@ -118,7 +120,7 @@ def test_a_wall_is_answered_once_the_results_are_stored_and_the_next_run_meets_n
     put_walls(fakes, setup)
     config = crawl_config(tmp_path, fakes, choice)
     env = {"TOPICSTREAMS_CONFIG": str(config)}
-    result = scrapy_cmd("crawlall", "-a", "topics=alpha", "-a", "once=1", env=env)
+    result = scrapy_cmd("crawlall", "-a", "topics=alpha", "-a", "once=1", *STATS_DUMP, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     stderr = result.stderr
     assert stored(tmp_path / "news.db") == set().union(*(expected_urls(engine, "alpha") for engine in ENGINES))
@@ -137,7 +139,7 @@ def test_a_wall_is_answered_once_the_results_are_stored_and_the_next_run_meets_n
     # The next start, in the same profiles: the cookie was kept, no engine meets its wall.
     fakes.reset()
     put_walls(fakes, setup)
-    again = scrapy_cmd("crawlall", "-a", "topics=beta", "-a", "once=1", env=env)
+    again = scrapy_cmd("crawlall", "-a", "topics=beta", "-a", "once=1", *STATS_DUMP, env=env)
     assert again.returncode == 0, again.stderr[-3000:]
     for engine in ENGINES:
         assert walls_met(fakes, engine) == [] and saves(fakes, engine) == [], engine

@@ -12,7 +12,7 @@ import pytest
 
 from fake_engines import FakeEngines
 from fake_engines.server import Extension, Reply, RequestContext
-from tests.support.crawl_checks import crawl_config, expected_urls, stat_count
+from tests.support.crawl_checks import STATS_DUMP, crawl_config, expected_urls, stat_count
 from tests.unit.test_fallback import scramble_everything
 from topicstreams.engines.domains import RULES
 
@@ -39,7 +39,9 @@ def fakes():
 
 def test_the_fallback_never_stores_an_engines_country_or_regional_site(scrapy_cmd, fakes, tmp_path):
     config = crawl_config(tmp_path, fakes, floor=0.2, engines=ENGINES)
-    result = scrapy_cmd("crawlall", "-a", "topics=alpha", "-a", "once=1", env={"TOPICSTREAMS_CONFIG": str(config)})
+    result = scrapy_cmd(
+        "crawlall", "-a", "topics=alpha", "-a", "once=1", *STATS_DUMP, env={"TOPICSTREAMS_CONFIG": str(config)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     for engine in ENGINES:
         assert stat_count(result.stderr, "layout_fallbacks", engine) >= 1, result.stderr[-3000:]

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import insert, select
 
 from fake_engines import FakeEngines
-from tests.support.crawl_checks import crawl_config, rows, stat_count, topics
+from tests.support.crawl_checks import STATS_DUMP, crawl_config, rows, stat_count, topics
 from tests.support.fakes_http import reset_fakes_per_test, running_fakes
 from topicstreams.extensions.cycle_accounting import COUNTERS
 from topicstreams.storage import upgrade
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.timeout(120)
 fakes = running_fakes("google", "bing")
 _clean = reset_fakes_per_test()
 
-LINE = re.compile(r"\[(\w+)\] swept (\d+) topics, (\d+) entries, (\d+) new events$")
+LINE = re.compile(r"\[(\w+)\] swept (\d+) topics?, (\d+) entr(?:y|ies), (\d+) new events?$")
 
 
 def config(folder: Path, fakes: FakeEngines, engines: tuple[str, ...], **scraper) -> Path:
@@ -76,7 +76,7 @@ def test_a_continuous_crawlall_writes_one_row_and_one_line_per_engine_and_window
     interval = 3
     cfg = config(tmp_path, fakes, ("google", "bing"), scrape_interval=interval)
     process = subprocess.Popen(
-        [sys.executable, "-m", "scrapy", "crawlall", "-a", f"topics={topics(4)}"],
+        [sys.executable, "-m", "scrapy", "crawlall", "-a", f"topics={topics(4)}", *STATS_DUMP],
         cwd=scrapy_cmd.folder,
         env={**scrapy_cmd.env, "TOPICSTREAMS_CONFIG": str(cfg)},
         stdout=subprocess.PIPE,

@@ -13,7 +13,7 @@ import pytest
 from fake_engines import FakeEngines
 from fake_engines.catalogue import articles_for
 from fake_engines.google import expected_articles
-from tests.support.crawl_checks import expected_urls
+from tests.support.crawl_checks import STATS_DUMP, expected_urls
 from tests.support.project import write_config
 from topicstreams.engines.news_urls import is_tracking_param
 
@@ -202,7 +202,9 @@ def test_unreachable_engine_keeps_running_and_says_what_failed(scrapy_cmd, tmp_p
             "browser": {"profile_dir": "profiles"},
         },
     )
-    result = scrapy_cmd("crawlall", "-s", "CLOSESPIDER_TIMEOUT=6", env={"TOPICSTREAMS_CONFIG": str(config)})
+    result = scrapy_cmd(
+        "crawlall", "-s", "CLOSESPIDER_TIMEOUT=6", *STATS_DUMP, env={"TOPICSTREAMS_CONFIG": str(config)}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     failures = [
         line for line in result.stderr.splitlines() if f"for topic 'alpha' (http://127.0.0.1:{port}/search" in line

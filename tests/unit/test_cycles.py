@@ -353,7 +353,7 @@ def test_one_row_and_one_line_per_window_with_the_windows_differences(tmp_path, 
     ]
     assert lines(caplog) == [
         "[google] swept 50 topics, 312 entries, 47 new events",
-        "[google] swept 1 topics, 10 entries, 1 new events",
+        "[google] swept 1 topic, 10 entries, 1 new event",
         "[google] swept 0 topics, 0 entries, 0 new events",
         "[google] swept 0 topics, 4 entries, 2 new events",
     ]

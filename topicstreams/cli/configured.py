@@ -12,6 +12,8 @@ from scrapy.exceptions import UsageError
 
 from topicstreams import ENGINES
 from topicstreams.browser.chromium import ProfileInUse, ProfileLock, profile_path
+from topicstreams.cli.crawl_summary import log_summary
+from topicstreams.cli.log_levels import quiet_library_logs
 from topicstreams.cli.usage import USAGE_EXIT, fit_parser, refuse_operands, refuse_unknown_options
 from topicstreams.config.errors import EX_CONFIG, ConfigError
 from topicstreams.config.loading import LOADER_SETTING, Config, ConfigLoader, load_config
@@ -75,6 +77,8 @@ class ConfiguredCommand(ScrapyCommand):
     """
 
     config: Config
+    stats_dump_level = "INFO"
+    """The level of Scrapy's closing stats dump when ``TOPICSTREAMS_STATS_DUMP_LEVEL`` is left empty."""
 
     def add_options(self, parser) -> None:
         super().add_options(parser)
@@ -93,6 +97,7 @@ class ConfiguredCommand(ScrapyCommand):
 
     def process_options(self, args: list[str], opts) -> None:
         super().process_options(args, opts)
+        quiet_library_logs(self.settings, self.stats_dump_level)  # before Scrapy's logging and its first lines
         refuse_unknown_options(args)
         self.check_arguments(args, opts)
         # The command's loader: its crawlers load through it (the add-on, the log store), so they share this load.
@@ -283,6 +288,7 @@ class CrawlingCommand(ConfiguredCommand):
         if refused:
             print(f"could not start: {', '.join(refused)}: -a topics is refused (see the log above)", file=sys.stderr)
             self.exitcode = self.exitcode or 2
+        log_summary(crawlers)
         exit_on_losses(self)
 
 

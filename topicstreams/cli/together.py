@@ -2,7 +2,8 @@
 
 It brings the database up to date (``scrapy db upgrade``; on a failure its exit status is ours), prints the URL of
 the feed as its first line, then runs ``scrapy serve`` and ``scrapy crawlall`` as two child processes on the same
-configuration until SIGINT or SIGTERM. Their log lines pass through.
+configuration until SIGINT or SIGTERM. Their log lines pass through; once the crawl says it has started (its
+``crawl started:`` line), the URL is printed again, below the start-up lines that pushed the first one up.
 
 * A signal to the supervisor is forwarded to both children: SIGINT to the crawl (Scrapy stops gracefully, and
   forcibly on a second one), SIGTERM to the web app. Each child runs in its own process group, so a Ctrl-C at the
@@ -18,8 +19,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
+from topicstreams.cli.crawl_summary import STARTED
 from topicstreams.config.errors import EX_CONFIG, ConfigError
 from topicstreams.config.loading import load_config
 from topicstreams.web.app import WebSettings
@@ -29,6 +32,8 @@ GRACE = 30.0
 
 CHILDREN = {"scrapy serve": ("serve",), "scrapy crawlall": ("crawlall",)}
 STOP_SIGNAL = {"scrapy crawlall": signal.SIGINT}  # the others get SIGTERM
+RELAYED = "scrapy crawlall"
+"""The child whose standard error passes through the supervisor, which prints the URL again after its start line."""
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # SIGHUP: the terminal went away
 
 
@@ -49,6 +54,7 @@ class Together:
         self.asked: set[str] = set()  # the children asked to stop
         self.stop_requested = False  # by a signal to the supervisor
         self.deadline: float | None = None  # when the children still running get killed
+        self.relays: list[threading.Thread] = []  # the threads passing a child's log lines on
 
     def on_signal(self, signum: int, frame: object) -> None:
         self.stop_requested = True
@@ -102,7 +108,7 @@ class Together:
             sys.stdout.flush()
             for name, args in CHILDREN.items():
                 if not self.stop_requested:
-                    self.start(name, *args)
+                    self.start_child(name, args, url)
             return self.wait()
         finally:  # whatever happened, no child outlives the supervisor
             if self.running():
@@ -110,6 +116,28 @@ class Together:
             while self.running():
                 self.kill_late()
                 time.sleep(0.1)
+            for relay in self.relays:  # the crawl's last lines (its summary) before ours
+                relay.join(timeout=5)
+
+    def start_child(self, name: str, args: tuple[str, ...], url: str) -> None:
+        if name != RELAYED:
+            self.start(name, *args)
+            return
+        process = self.start(name, *args, stderr=subprocess.PIPE, text=True, errors="replace", bufsize=1)
+        relay = threading.Thread(target=self.relay, args=(process.stderr, url), name="crawl-log-relay", daemon=True)
+        relay.start()
+        self.relays.append(relay)
+
+    @staticmethod
+    def relay(stream, url: str) -> None:
+        """Pass the crawl's log lines on to our standard error, and say the URL again after its start line."""
+        announced = False
+        for line in stream:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+            if not announced and STARTED in line:
+                announced = True
+                print(f"topicstreams: the crawl has started; open {url} to read the feed", flush=True)
 
     def wait(self) -> int:
         """Until every child has ended; the first to end on its own (unasked) stops the others."""

@@ -12,6 +12,7 @@ from scrapy.commands import BaseRunSpiderCommand
 from scrapy.exceptions import UsageError
 
 from topicstreams.cli.configured import CrawlingCommand, exit_on_losses
+from topicstreams.cli.crawl_summary import StartedLine, log_summary
 from topicstreams.commands.crawl import refuse_engines, spider_names
 from topicstreams.crawl.arguments import SPIDER_ARGUMENTS, split_names
 
@@ -20,6 +21,7 @@ ENGINES_ARGUMENT = "engines"
 
 class Command(CrawlingCommand, BaseRunSpiderCommand):
     requires_project = True
+    stats_dump_level = "DEBUG"  # one summary line for the whole process (log_summary), not a dump per engine
 
     def syntax(self) -> str:
         return "[-a engines=google,bing] [-a topics=a,b] [-a once=1] [options]"
@@ -73,9 +75,12 @@ class Command(CrawlingCommand, BaseRunSpiderCommand):
             return
         for name in self.engines:  # every profile before anything is made (the database's schema included)
             self.check_profile_free(name)
-        for name in self.engines:
-            self.crawler_process.crawl(self._create_crawler(name), **opts.spargs)
+        crawlers = [self._create_crawler(name) for name in self.engines]
+        StartedLine(crawlers)
+        for crawler in crawlers:
+            self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
         if self.crawler_process.bootstrap_failed:
             self.exitcode = 1
+        log_summary(crawlers)
         exit_on_losses(self)

@@ -17,6 +17,10 @@ digests listen (:mod:`topicstreams.extensions.digest_watch`): the process that s
 ``topic_swept`` — sent by the spider when every page of a topic was read, with two keyword arguments, ``engine`` and
 ``topic`` (names). Membership counts them (:mod:`topicstreams.extensions.membership`: ``scrapy nodes``).
 
+``engine_starting`` — sent by an engine spider once its loop starts (after its first line, ``… spider starting``),
+with one keyword argument, ``engine`` (its name). ``crawlall`` says one line when all of its engines have
+(:mod:`topicstreams.cli.crawl_summary`).
+
 Health listens to the first three; nothing in the request path depends on who listens::
 
     crawler.signals.connect(handler, signal=topicstreams.crawl.signals.response_classified)
@@ -37,6 +41,7 @@ page_parsed = object()
 canary_checked = object()
 events_stored = object()
 topic_swept = object()
+engine_starting = object()
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ from topicstreams.browser.tabs import EngineTab
 from topicstreams.config.sections import CanaryQuerySection
 from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl import meta as keys
+from topicstreams.crawl import signals as crawl_signals
 from topicstreams.crawl.arguments import SPIDER_ARGUMENTS, spider_arguments, topics_refusal
 from topicstreams.crawl.canaries import canaries_for
 from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
@@ -159,6 +160,7 @@ class EngineSpider(scrapy.Spider):
         self._configure()
         self.refuse_topics_arg()
         self.logger.info("%s spider starting (%s)", self.name, supply_mode(self.settings, self.supply, once=self.once))
+        self.crawler.signals.send_catch_log(signal=crawl_signals.engine_starting, engine=self.name)
         self.supply.open()
         canaries, state = self.canary_schedule, self.state
         while True:

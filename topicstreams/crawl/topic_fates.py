@@ -64,7 +64,9 @@ class TopicFates:
                 again = "trying it again " + (
                     "after the cooldown" if outcome.retry_in is None else f"in {outcome.retry_in:g} s"
                 )
-            self.logger.warning(
+            # Tried again after the cooldown: the cooldown's line told the failure already (DEBUG); else a WARNING.
+            quiet = outcome.retry_in is None and not isinstance(self.supply, LeasedTopics)
+            (self.logger.debug if quiet else self.logger.warning)(
                 "topic %r %s: %s (%s); %s",
                 topic,
                 f"attempt {outcome.attempts} failed" if self.once else "failed",

@@ -63,6 +63,7 @@ from topicstreams.storage.health_history import history_start, purge_history, ro
 from topicstreams.storage.models import health_daily_table as health_daily
 from topicstreams.storage.outbox import Outbox
 from topicstreams.storage.scraper_cycles import purge_older_than, save_cycle
+from topicstreams.text.counts import counted
 
 logger = logging.getLogger(__name__)
 
@@ -158,8 +159,18 @@ class CounterDiffs:
         return diffs
 
 
-CYCLE_LINE = "[%s] swept %d topics, %d entries, %d new events"
-"""The INFO line of a window: the engine, then the row's ``topics_count``, ``entries`` and ``new_events``."""
+CYCLE_LINE = "[%s] swept %s, %s, %s"
+"""The INFO line of a window: the engine, then the row's ``topics_count``, ``entries`` and ``new_events``, counted
+(:func:`cycle_counts`: ``1 topic``, ``2 entries``, ``0 new events``)."""
+
+
+def cycle_counts(counts: dict[str, int]) -> tuple[str, str, str]:
+    """The three counts of :data:`CYCLE_LINE`, in words."""
+    return (
+        counted(counts["topics_count"], "topic"),
+        counted(counts["entries"], "entry"),
+        counted(counts["new_events"], "new event"),
+    )
 
 
 class CyclesExtension:
@@ -266,9 +277,7 @@ class CyclesExtension:
                 window.boundaries,
                 self.interval,
             )
-        logger.info(
-            CYCLE_LINE, self.engine, counts["topics_count"], counts["entries"], counts["new_events"], extra=STORED
-        )
+        logger.info(CYCLE_LINE, self.engine, *cycle_counts(counts), extra=STORED)
         # Off the event loop, and kept through a database outage (the outbox writes it when the database is back).
         row = {"engine": self.engine, "node": self.node, "window_start": wall(start), "window_end": wall(end), **counts}
         self.outbox.put(

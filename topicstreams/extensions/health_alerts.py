@@ -61,7 +61,7 @@ class EngineAlerting:
             in_bucket = self.bucket_start is None or held.at >= self.bucket_start
             self.score(held.sample, bucket=in_bucket)
         if dropped:
-            logger.info(
+            logger.debug(  # one per failure: the network's WARNING says it once
                 "[%s] %d connection failure(s) left out of the score: the node's network is down",
                 self.engine,
                 len(dropped),

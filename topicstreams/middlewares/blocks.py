@@ -199,17 +199,24 @@ class BlocksMiddleware(EngineMiddleware):
         latency = time.monotonic() - sent_at if sent_at is not None else None
         topic = meta.get(keys.TOPIC)
         self.stat(STAT_KEYS[verdict.cls])
-        if verdict.cls is not ResponseClass.OK:
-            logger.warning("[%s] %s for topic %r (%s): %s", state.engine, verdict.cls, topic, url, verdict.reason)
         if bench is not None:
+            # One WARNING per cooldown, saying the failure that started it (not one line for each, and a third for
+            # the topic: while the engine cools, each request is a probe, so there is one line per probe at most).
             self.stat("cooldowns")
             logger.warning(
-                "[%s] cooling down for %g s (%d in a row%s): nothing goes to it until then, then one probe",
+                "[%s] %s for topic %r (%s): %s; cooling down for %g s (%d in a row%s): nothing goes to it until "
+                "then, then one probe",
                 state.engine,
+                verdict.cls,
+                topic,
+                url,
+                verdict.reason,
                 round(bench, 3),
                 state.failures,
                 f", Retry-After {retry_after:g} s" if retry_after is not None else "",
             )
+        elif verdict.cls is not ResponseClass.OK:
+            logger.warning("[%s] %s for topic %r (%s): %s", state.engine, verdict.cls, topic, url, verdict.reason)
         elif probe and verdict.cls is ResponseClass.OK:
             logger.info("[%s] the probe came back ok: cooldown reset, back to the normal pace", state.engine)
         page = meta.get(keys.PAGE)

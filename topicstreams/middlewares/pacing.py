@@ -94,7 +94,7 @@ class PacingMiddleware(EngineMiddleware):
         request.meta["dont_retry"] = True
         if probe:
             self.stat("probes")
-            logger.info("[%s] cooldown over: one probe goes (%s)", state.engine, request.url)
+            logger.debug("[%s] cooldown over: one probe goes (%s)", state.engine, request.url)
         page = request.meta.get("playwright_page")
         if page is None or page.is_closed():
             # A new tab is made for this request: listen to it for the moment each navigation leaves.
