@@ -169,13 +169,13 @@ def test_the_demo_monitor_shows_every_engine_scored_one_degraded_and_refreshes_i
     expect(hostile_row.locator("td.reasons .reason").first).to_have_text("challenge")
     expect(hostile_row.locator("td.errors")).to_have_class(re.compile(r"\blevel-(warning|critical)\b"))
     expect(page.locator("li.route")).to_have_count(len(engines))  # the demo is one node
-    # The page refreshes itself: its live part is swapped in again within 15 s.
-    expect(page.locator("#live")).to_have_attribute("data-refreshed", re.compile(r"^\d+$"), timeout=20_000)
     shot = tmp_path / "monitor.png"
-    page.screenshot(path=shot, full_page=True)
+    page.screenshot(path=shot, full_page=True)  # with the hostile engine degraded, before a refresh
     assert shot.stat().st_size > 10_000
     if os.environ.get("TOPICSTREAMS_DOCS_SCREENSHOT"):
         shutil.copyfile(shot, SCREENSHOT)
+    # The page refreshes itself: its live part is swapped in again within 15 s.
+    expect(page.locator("#live")).to_have_attribute("data-refreshed", re.compile(r"^\d+$"), timeout=20_000)
 
 
 def test_every_engine_of_the_demo_has_a_score_and_the_hostile_one_turns_degraded(demo):
