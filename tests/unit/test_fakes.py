@@ -385,13 +385,14 @@ def test_a_spell_answers_for_its_span_of_time_then_the_queue_and_normal_pages_ag
 
     fakes.script("google", ["empty"])
     fakes.route("google", "routed", "blank")
-    fakes.spell("google", ["sorry", "small"], after=0.6, lasting=0.6)
+    fakes.spell("google", ["sorry", "small"], after=30, lasting=60)
     fetch(search_url(fakes))  # before it: the queue
-    time.sleep(0.7)
+    fakes.spell("google", ["sorry", "small"], after=0, lasting=60)  # a later spell replaces it: now
     for topic in (TOPIC, "routed", TOPIC, TOPIC):  # during it: its steps in turn, round and round; routes first
         fetch(search_url(fakes, topic))
     assert steps() == ["empty", "sorry", "blank", "small", "sorry"]
-    time.sleep(0.6)
+    fakes.spell("google", "sorry", after=0, lasting=0.2)
+    time.sleep(0.3)
     fetch(search_url(fakes))  # after it: the normal page
     assert steps()[-1] == "results"
     fakes.spell("google", "sorry", after=0, lasting=60)
