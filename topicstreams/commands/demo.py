@@ -26,6 +26,7 @@ the user interrupted ends the demo after the summary, without serving on.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import os
@@ -100,8 +101,8 @@ def demo_config(fakes: FakeEngines) -> dict:
             name: ({"enabled": True, "base_url": fakes.base_url(name)} if name in fakes.engines else {"enabled": False})
             for name in ENGINES
         },
-        "scraper": SCRAPER,
-        "health": HEALTH,
+        "scraper": copy.deepcopy(SCRAPER),
+        "health": dict(HEALTH),
         "browser": {"profile_dir": "profiles"},
     }
 
