@@ -61,7 +61,10 @@ class HealthWatch:
 
     def _run(self) -> None:
         while not self._stop.wait(0.5):
-            status, _, body, _ = fetch(self.url + "api/health")
+            try:
+                status, _, body, _ = fetch(self.url + "api/health")
+            except OSError:  # no answer within fetch's 10 s on a busy machine: the next look will tell
+                continue
             if status != 200:
                 self.problems.append(f"{status}: {body[:200]}")
                 continue
