@@ -1,9 +1,14 @@
-"""One engine's server state and its request routing: steps, routes, consent mode, the request log.
+"""One engine's server state and its request routing: steps, routes, spells, consent mode, the request log.
 
 A :class:`ScriptedEngine` answers every request of one engine (control requests excepted, see
 :mod:`fake_engines.server`): shared assets and extensions' assets, results requests (a consent wall in front of
-them, or the step of their topic's route or of the FIFO), the consent hop ``/consent/set``, and the engine's other
-paths; every request goes to its log.
+them, or the step of their topic's route, of a spell in force or of the FIFO), the consent hop ``/consent/set``, and
+the engine's other paths; every request goes to its log.
+
+A *spell* is a span of time rather than a count of requests: from ``start`` to ``end`` (the monotonic
+clock), every results request without a route takes the spell's next step, in turn, round and round; before and
+after it the FIFO and the normal pages answer as ever. The demo plays one: an engine turning hostile partway
+through, then recovering, however many requests the crawl happens to send meanwhile.
 """
 
 from __future__ import annotations
@@ -111,6 +116,8 @@ class ScriptedEngine:
         self.lock = threading.Lock()
         self.queue: deque[dict[str, Any]] = deque()
         self.routes: dict[str, list[Any]] = {}  # key -> [steps, next index]
+        self.spell: tuple[list[dict[str, Any]], float, float] | None = None  # steps, start, end (monotonic)
+        self.spell_served = 0
         self.log: list[dict[str, Any]] = []
         self.consent_mode = "off"
         self.consent_language = "en"
@@ -134,10 +141,22 @@ class ScriptedEngine:
             else:
                 self.routes.pop(route_key(query), None)
 
+    def cast_spell(self, steps: Any, after: float, lasting: float) -> None:
+        """From ``after`` seconds from now, for ``lasting`` seconds, results requests take ``steps`` in turn."""
+        checked = [normalize_step(step, self.pages) for step in _steps_list(steps)]
+        if not checked:
+            raise ValueError("a spell has at least one step")
+        if after < 0 or lasting <= 0:
+            raise ValueError(f"a spell starts at >= 0 s from now and lasts > 0 s, not {after!r} and {lasting!r}")
+        start = time.monotonic() + after
+        with self.lock:
+            self.spell, self.spell_served = (checked, start, start + lasting), 0
+
     def reset(self) -> None:
         with self.lock:
             self.queue.clear()
             self.routes.clear()
+            self.spell = None
             self.log.clear()
             self.consent_mode, self.consent_language = "off", "en"
         if self.world is not None:
@@ -174,6 +193,11 @@ class ScriptedEngine:
                 steps, index = routed
                 routed[1] = index + 1
                 return steps[min(index, len(steps) - 1)]
+            if self.spell is not None:
+                steps, start, end = self.spell
+                if start <= time.monotonic() < end:
+                    self.spell_served += 1
+                    return steps[(self.spell_served - 1) % len(steps)]
             if self.queue:
                 return self.queue.popleft()
         return {"page": "results"}

@@ -27,8 +27,9 @@ A step is a dict (or just a page kind name):
 * ``body`` — raw HTML served instead of the page kind's markup.
 
 Results requests take their step from the topic's route if there is one (a route's steps are served in
-order, the last one then repeats for good), otherwise from the engine's FIFO; with both empty the page is a
-normal results page.
+order, the last one then repeats for good), otherwise from a spell in force (``fakes.spell("bing", ["captcha",
+"results"], after=12, lasting=10)``: for a span of time rather than a number of requests, its steps in turn), otherwise
+from the engine's FIFO; with none of them the page is a normal results page.
 
 Every log entry has ``bytes``: the body bytes the server sent (0 for HEAD), and ``host``: the host name the
 client asked for (its ``Host`` header: "127.0.0.1", or "localhost" on the consent host), and ``cookies``: the sorted
@@ -362,6 +363,11 @@ class FakeEngines:
         """Queue ``steps`` (a list, or one step) for ``engine``'s next results requests, one per request."""
         self._engine(engine).script(steps)
 
+    def spell(self, engine: str, steps: Any, after: float, lasting: float) -> None:
+        """Between ``after`` and ``after + lasting`` seconds from now, serve ``steps`` (a list, or one step) in turn,
+        round and round, to ``engine``'s results requests that have no route; a later spell replaces this one."""
+        self._engine(engine).cast_spell(steps, after, lasting)
+
     def route(self, engine: str, query: str, step_or_steps: Any) -> None:
         """Serve ``step_or_steps`` to every results request for ``query`` (case and spacing ignored).
 
@@ -398,7 +404,7 @@ class FakeEngines:
             self._engine(name).clear_log()
 
     def reset(self, engine: str | None = None) -> None:
-        """Forget scripted steps, routes and logs, and turn consent walls off (of one engine, or all); with a news
-        world, the engine is no longer stale (the world's clock goes on)."""
+        """Forget scripted steps, spells, routes and logs, and turn consent walls off (of one engine, or all); with a
+        news world, the engine is no longer stale (the world's clock goes on)."""
         for name in [engine] if engine else self._engines:
             self._engine(name).reset()

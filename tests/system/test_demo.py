@@ -1,4 +1,7 @@
-"""`scrapy demo` (what `make demo` runs): the fake engines, its own database, what was stored, the web app on it."""
+"""`scrapy demo` (what `make demo` runs): the fake engines, its own database, what was stored, the web app on it.
+
+A demo that crawls to its end while serving (the web app during and after the crawl, its health, its monitor) is
+tests/system/test_monitor_demo.py's one run."""
 
 from __future__ import annotations
 
@@ -147,41 +150,7 @@ def start(args: list[str], cwd, env: dict, stderr_path) -> tuple[subprocess.Pope
     return process, OutputLines(process.stdout)
 
 
-# ---- the demo serving its database -------------------------------------------------------------------------------
-
-
-@pytest.mark.timeout(90)
-def test_demo_serves_its_database_while_it_crawls_and_after_until_interrupted(scrapy_cmd, tmp_path):
-    log = tmp_path / "demo.log"
-    demo, out = start([sys.executable, "-m", "scrapy", "demo", "--seconds", "12"], tmp_path, scrapy_cmd.env, log)
-    try:
-        url = out.wait_for(r"^demo: open (http://127\.0\.0\.1:(\d+)/) to read the feed$", timeout=40)
-        url, port = url[1], int(url[2])
-        assert port != 8080
-        assert out.lines[0].startswith("demo: fake engines ")  # the URL comes before the crawl
-        out.wait_for(r"^demo: crawling for 12 s into ", timeout=5)
-
-        status, data = feed(url)  # while it crawls
-        assert status == 200 and isinstance(data["items"], list), data
-        time.sleep(4)  # the browsers are up: everything the demo started is under it now
-        started = descendants(demo.pid)
-        assert any("serve" in p.cmdline() for p in started), [p.cmdline() for p in started]
-
-        stored = out.wait_for(r"^demo: (\d+) articles stored in (.+)$", timeout=45)
-        assert stored[2] == str(tmp_path / ".topicstreams" / "demo" / "demo.db")
-        out.wait_for(rf"^demo: still serving the feed at {re.escape(url)}", timeout=5)
-        items = wait_for_items(url, timeout=5)
-        assert items, "the feed is empty after the crawl"
-        found = {e["engine"] for item in items for e in item["engines"]}
-        assert found and found <= ENGINES, found
-        assert demo.poll() is None, "the demo ended instead of serving on"
-
-        demo.send_signal(signal.SIGINT)
-        assert demo.wait(timeout=20) == 0, log.read_text()[-3000:]
-        assert not accepts_connections(port)
-        assert wait_gone(started) == []
-    finally:
-        kill_tree(demo)
+# ---- the demo serving its database, interrupted ------------------------------------------------------------------
 
 
 @pytest.mark.timeout(90)

@@ -379,6 +379,34 @@ def test_route_override(fakes):
     assert "did not match" not in fetch(search_url(fakes, "quiet topic"))[2]
 
 
+def test_a_spell_answers_for_its_span_of_time_then_the_queue_and_normal_pages_again(fakes):
+    def steps() -> list[str]:
+        return [e["step"] for e in fakes.results_requests("google")]
+
+    fakes.script("google", ["empty"])
+    fakes.route("google", "routed", "blank")
+    fakes.spell("google", ["sorry", "small"], after=30, lasting=60)
+    fetch(search_url(fakes))  # before it: the queue
+    fakes.spell("google", ["sorry", "small"], after=0, lasting=60)  # a later spell replaces it: now
+    for topic in (TOPIC, "routed", TOPIC, TOPIC):  # during it: its steps in turn, round and round; routes first
+        fetch(search_url(fakes, topic))
+    assert steps() == ["empty", "sorry", "blank", "small", "sorry"]
+    fakes.spell("google", "sorry", after=0, lasting=0.2)
+    time.sleep(0.3)
+    fetch(search_url(fakes))  # after it: the normal page
+    assert steps()[-1] == "results"
+    fakes.spell("google", "sorry", after=0, lasting=60)
+    fakes.reset()  # forgets the spell
+    assert fetch(search_url(fakes))[0] == 200
+
+
+def test_a_spell_is_checked_when_it_is_cast(fakes):
+    for steps, after, lasting in (([], 0, 1), (["nonsense"], 0, 1), (["sorry"], -1, 1), (["sorry"], 0, 0)):
+        with pytest.raises(ValueError):
+            fakes.spell("google", steps, after=after, lasting=lasting)
+    assert fetch(search_url(fakes))[0] == 200
+
+
 def test_delay_is_honoured(fakes):
     fakes.script("google", [{"page": "results", "delay": 0.3}])
     started = time.monotonic()

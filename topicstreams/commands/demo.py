@@ -8,7 +8,16 @@ each topic keeps publishing, and each engine shows its own, overlapping part of 
 story from several engines into one item and grows while the demo runs. Its clock runs :data:`WORLD_SPEED` times as
 fast as the real one: topics publish every five minutes or so, which at speed 1 would bring a one-minute demo less
 than one new article per topic; ten times as fast, a minute of demo is ten minutes of news, about two new articles
-per topic, which the crawl's later rounds (its ``scrape_interval`` is 20 s) pick up.
+per topic, which the crawl's later rounds pick up.
+
+A minute is also what the demo has to show health at work, which a real crawl judges on 50 requests in ten minutes
+(``health.*``): its own configuration (:data:`SCRAPER`, :data:`HEALTH`) scrapes every topic again every few seconds,
+a quarter of a second apart, and judges each engine on a handful of requests in a few seconds' window, so that every
+engine has a score within seconds; the demo says so before it crawls (:func:`sped_up`, against the packaged
+defaults). And one engine (:func:`hostile_engine`) turns hostile partway through: the fakes play a spell of
+CAPTCHAs for a few seconds (:data:`HOSTILE_STEPS`), its score falls, it turns ``degraded`` and is slowed down, and
+once the CAPTCHAs have left its window it recovers — what ``/monitor`` and ``/api/health`` are for, seen live. The
+health model itself is the real one, unchanged: only the configuration is the demo's.
 
 Unless ``--no-serve``, the web app serves the demo's database while it crawls and after (until Ctrl-C or SIGTERM):
 ``scrapy serve`` in its own process, on a free loopback port, its URL printed before the crawl begins. A crawl
@@ -17,6 +26,7 @@ the user interrupted ends the demo after the summary, without serving on.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import math
@@ -30,6 +40,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
@@ -58,6 +69,31 @@ DEMO_TOPICS = ["artificial intelligence", "climate change", "electric vehicles"]
 WORLD_SPEED = 10.0
 """How much faster than the real clock the demo's news world runs (see the module's docstring)."""
 
+SCRAPER = {
+    "scrape_interval": 3,
+    "max_pages": 2,
+    "pacing": {"default_min_interval": 0.25, "per_engine": {"brave": 0.5}},
+    "cooldown": {"initial": 0.5, "factor": 1, "max": 10},
+}
+"""The demo's pace (see the module's docstring): each topic again every few seconds, requests a quarter of a second
+apart, short benches that stay short."""
+HEALTH = {"window": 12, "min_requests": 6}
+"""The demo's health judging: a window of a few seconds, a handful of requests to a score."""
+
+HOSTILE_STEPS = {
+    "bing": ["captcha"],
+    "google": ["sorry"],
+    "brave": ["pow"],
+}
+"""What each engine that can play the hostile part answers meanwhile (its steps in turn): a CAPTCHA."""
+HOSTILE_AFTER, HOSTILE_LASTING = 8.0, 5.0
+"""When the hostile engine turns (seconds into the crawl), and for how long (a crawl shorter than both has none)."""
+
+
+def hostile_engine(engines: Iterable[str]) -> str | None:
+    """The engine that plays the hostile part: the first of :data:`HOSTILE_STEPS` the demo runs."""
+    return next((name for name in HOSTILE_STEPS if name in engines), None)
+
 
 def demo_config(fakes: FakeEngines) -> dict:
     return {
@@ -67,14 +103,36 @@ def demo_config(fakes: FakeEngines) -> dict:
             name: ({"enabled": True, "base_url": fakes.base_url(name)} if name in fakes.engines else {"enabled": False})
             for name in ENGINES
         },
-        "scraper": {
-            "scrape_interval": 20,
-            "max_pages": 2,
-            "pacing": {"default_min_interval": 0.5, "per_engine": {"brave": 1.0}},
-            "cooldown": {"initial": 5, "max": 60},
-        },
+        "scraper": copy.deepcopy(SCRAPER),
+        "health": dict(HEALTH),
         "browser": {"profile_dir": "profiles"},
     }
+
+
+def sped_up() -> list[str]:
+    """What the demo's configuration changes against the packaged defaults (in brackets), a line each."""
+    defaults = load_defaults()
+    scraper, health = defaults["scraper"], defaults["health"]
+    pacing, normal_pacing = SCRAPER["pacing"], scraper["pacing"]
+    cooldown, normal_cooldown = SCRAPER["cooldown"], scraper["cooldown"]
+
+    def floors(pacing: dict) -> str:
+        return ", ".join(
+            [f"{pacing['default_min_interval']:g} s"] + [f"{n} {v:g} s" for n, v in pacing["per_engine"].items()]
+        )
+
+    def bench(cooldown: dict) -> str:
+        again = "the same each time" if cooldown["factor"] == 1 else f"×{cooldown['factor']:g} each time in a row"
+        return f"{cooldown['initial']:g} s, {again}"
+
+    return [
+        "to show health within a minute, the demo runs faster than a real crawl would (the defaults in brackets):",
+        f"  each engine judged on {HEALTH['min_requests']} requests or more in a {HEALTH['window']:g} s window "
+        f"({health['min_requests']} in {health['window']:g} s)",
+        f"  every topic scraped again every {SCRAPER['scrape_interval']:g} s ({scraper['scrape_interval']:g} s), "
+        f"requests at least {floors(pacing)} apart ({floors(normal_pacing)})",
+        f"  an engine benched after a block for {bench(cooldown)} ({bench(normal_cooldown)})",
+    ]
 
 
 def free_port() -> int:
@@ -226,6 +284,17 @@ class Command(ConfiguredCommand):
             print(f"demo: fake engines {', '.join(f'{n} at {fakes.base_url(n)}' for n in fakes.engines)}")
             if serve:
                 self.start_server(config_path, database_url)
+            for line in sped_up():
+                print(f"demo: {line}")
+            hostile = hostile_engine(fakes.engines)
+            if hostile is not None and opts.seconds > HOSTILE_AFTER + HOSTILE_LASTING:
+                fakes.spell(hostile, HOSTILE_STEPS[hostile], after=HOSTILE_AFTER, lasting=HOSTILE_LASTING)
+                watch = f"watch it on {self.server.url}monitor: " if self.server is not None else ""
+                print(
+                    f"demo: {hostile} turns hostile {HOSTILE_AFTER:g} s into the crawl, for {HOSTILE_LASTING:g} s "
+                    f"(a CAPTCHA for every page): {watch}its score falls, it turns degraded and slows down, then "
+                    "recovers"
+                )
             print(f"demo: crawling for {opts.seconds:g} s into {folder / 'demo.db'}")
             self.settings.set("TOPICSTREAMS_CONFIG", str(config_path), priority="cmdline")
             self.settings.set("CLOSESPIDER_TIMEOUT", opts.seconds, priority="cmdline")
