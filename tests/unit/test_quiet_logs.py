@@ -228,13 +228,14 @@ def test_the_supervisor_says_the_url_again_right_after_the_crawls_start_line(cap
     assert err == crawl.getvalue()  # every line passed on, in order
 
 
-def test_a_cooling_engine_on_the_monitor_is_cooling_for_so_many_more_minutes():
+def test_a_cooling_engine_on_the_monitor_reads_until_a_time_and_how_long_from_now():
     from datetime import UTC, datetime, timedelta
 
-    from topicstreams.web.pages import Moment, remaining
+    from topicstreams.web.formats import Moment
 
     now = datetime(2026, 12, 4, 14, 44, tzinfo=UTC)
-    ahead = [remaining(now + timedelta(seconds=s), now) for s in (30, 60, 119, 150 * 60, 2 * 86400)]
-    assert ahead == ["less than a minute more", "1 more minute", "1 more minute", "2 more hours", "2 more days"]
-    assert Moment.of(now + timedelta(seconds=90), now).remaining == "1 more minute"
-    assert Moment.of(now - timedelta(minutes=5), now).remaining == ""  # a time past has nothing ahead
+    ahead = [Moment.of(now + timedelta(seconds=s), now) for s in (90, 150 * 60)]
+    assert [(moment.clock, moment.relative) for moment in ahead] == [
+        ("14:45 UTC", "in 1 minute"),
+        ("17:14 UTC", "in 2 hours"),
+    ]
