@@ -138,7 +138,7 @@ def test_nodes_groups_processes_by_node_and_marks_stale_and_stopped_nodes(
     assert node_b[3:] == ["0", "brave", "brave 0", "brave stale"]  # no process of it runs brave: never "running"
     assert node_c[:2] == ["node-c", "stopped"] and node_c[2].startswith("5m")
     assert node_c[3:] == ["0", "bing", "bing 0", "bing -"]
-    assert lines[4].startswith("STALE: node-b — not heard of for more than 60 s")
+    assert lines[4].startswith("STALE: node-b — not heard of for more than 45 s")
     assert len(lines) == 5
 
     payload = json.loads(run_nodes(scrapy_cmd, env, "--json").stdout)

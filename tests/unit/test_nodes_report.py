@@ -23,7 +23,7 @@ from topicstreams.reports.nodes_report import (
     node_report,
     stale_after,
 )
-from topicstreams.storage.engine_status import EngineStatusRow
+from topicstreams.storage.engine_status import STALE_AFTER, EngineStatusRow
 from topicstreams.storage.node_rows import NodeProcessRow
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
@@ -64,9 +64,9 @@ def status(engine: str, node: str = "node-a", **values) -> EngineStatusRow:
     return EngineStatusRow(**{**row, **values})
 
 
-def test_stale_after_is_four_heartbeats():
-    assert stale_after(15.0) == timedelta(seconds=60)
-    assert stale_after(0.5) == timedelta(seconds=2)
+def test_stale_after_is_three_heartbeats_as_for_an_engine_row():
+    assert stale_after(15.0) == timedelta(seconds=45) == STALE_AFTER
+    assert stale_after(0.5) == timedelta(seconds=1.5)
 
 
 def test_two_live_processes_of_one_node_are_one_entry_with_their_engines_and_counts_summed():
@@ -93,12 +93,12 @@ def test_a_dead_process_beside_a_live_one_neither_counts_nor_makes_the_node_stal
     assert report.engines == ["google"] and report.scraped == {"google": 5}
 
 
-def test_a_node_unheard_of_past_four_heartbeats_without_a_clean_stop_is_stale_and_scraped_nothing_lately():
-    report = node_report("node-a", [process("p1", engines=["yahoo"], scraped={"yahoo": 4}, beat=61)], [], NOW, WINDOW)
+def test_a_node_unheard_of_past_three_heartbeats_without_a_clean_stop_is_stale_and_scraped_nothing_lately():
+    report = node_report("node-a", [process("p1", engines=["yahoo"], scraped={"yahoo": 4}, beat=46)], [], NOW, WINDOW)
     assert report.status == STALE and report.stale and not report.stopped
     assert report.engines == ["yahoo"] and report.scraped == {"yahoo": 0}
-    assert report.live_processes == 0 and report.age_seconds == 61.0
-    on_the_edge = node_report("node-a", [process("p1", beat=60)], [], NOW, WINDOW)
+    assert report.live_processes == 0 and report.age_seconds == 46.0
+    on_the_edge = node_report("node-a", [process("p1", beat=45)], [], NOW, WINDOW)
     assert on_the_edge.status == LIVE
 
 
@@ -246,7 +246,7 @@ def test_table_one_line_per_node_and_a_line_naming_the_stale_ones():
     ]
     assert cells(lines[2]) == ["node-b", "STALE", "6m40s ago", "0", "google", "google 0", "google -"]
     assert cells(lines[3]) == ["node-c", "stopped", "1m30s ago", "0", "google", "google 0", "google -"]
-    assert lines[4].startswith("STALE: node-b — not heard of for more than 60 s")
+    assert lines[4].startswith("STALE: node-b — not heard of for more than 45 s")
     assert "leases" not in lines[4]
     assert len(lines) == 5
 

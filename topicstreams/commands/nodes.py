@@ -3,7 +3,7 @@ status (live, stale, stopped), heartbeat age, live processes, engines, topics sc
 engine, each engine's state there, and in lease mode the leases it holds now.
 
 Either assignment, SQLite or PostgreSQL: the report is :mod:`topicstreams.reports.nodes_report`'s to build (a process
-is live for four ``TOPICSTREAMS_NODE_HEARTBEAT``); this command reads the configuration, prints the table or the JSON
+is live for three ``TOPICSTREAMS_NODE_HEARTBEAT``); this command reads the configuration, prints the table or the JSON
 object, and exits 0 — or 1 when the database cannot be read (one line naming ``scrapy db upgrade``).
 """
 
@@ -36,7 +36,7 @@ class Command(ConfiguredCommand):
     def long_desc(self) -> str:
         return (
             "List the nodes that crawl into the configured database, one line per node id however many "
-            "processes it runs: live, stale (not heard of for four heartbeats and no clean stop: it died or "
+            "processes it runs: live, stale (not heard of for three heartbeats and no clean stop: it died or "
             "cannot reach the database) or stopped; its heartbeat's age; its engines, the topics each scraped "
             "in the last scrape interval and its state there (stale or stopped once no process of it runs the "
             "engine); in lease mode the leases it holds now. --json "

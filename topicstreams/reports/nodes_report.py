@@ -6,8 +6,8 @@ process: a node that runs several Scrapyd jobs has several), each node's ``engin
 the leases held now (:func:`topicstreams.storage.leases.leases`), and groups them by node id
 (:func:`node_report`):
 
-* a process is *live* while it has not stopped and its last heartbeat is within :func:`stale_after` (four
-  ``TOPICSTREAMS_NODE_HEARTBEAT``: three heartbeats may be lost to a database that was away);
+* a process is *live* while it has not stopped and its last heartbeat is within :func:`stale_after` (three
+  ``TOPICSTREAMS_NODE_HEARTBEAT``, as for an engine's row: the same moment reads stale on every surface);
 * a node is ``live`` while one of its processes is; else ``stopped`` when its last process stopped cleanly
   (SIGTERM, the end of a ``once`` run: its leases were given back), else ``stale`` — it was not heard of for
   longer than that and said no goodbye: it died, or cannot reach the database (in lease mode its leases expire and
@@ -41,6 +41,7 @@ from topicstreams.engines.states import STOPPED as ENGINE_STOPPED
 from topicstreams.reports.health_report import NO_VALUE, engine_order, terminal_text
 from topicstreams.reports.utc_times import utc_text
 from topicstreams.storage import utcnow
+from topicstreams.storage.engine_status import STALE_HEARTBEATS as ENGINE_STALE_HEARTBEATS
 from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
 from topicstreams.storage.leases import leases
 from topicstreams.storage.node_rows import NodeProcessRow, node_rows
@@ -48,8 +49,8 @@ from topicstreams.storage.node_rows import NodeProcessRow, node_rows
 LIVE, STALE, STOPPED = "live", "stale", "stopped"
 """A node's status: a process of it beats; none does and the last said no goodbye; the last stopped cleanly."""
 
-STALE_HEARTBEATS = 4
-"""A process not heard of for this many heartbeats is no longer counted live."""
+STALE_HEARTBEATS = ENGINE_STALE_HEARTBEATS
+"""A process not heard of for this many heartbeats is no longer counted live (the same count as an engine's row)."""
 
 COLUMNS = ("node", "status", "heartbeat", "processes", "engines", "scraped last interval", "states")
 LEASES_COLUMN = "leases"
