@@ -92,7 +92,8 @@ def test_lease_mode_table_says_who_carries_each_engine_in_a_line_under_it(scrapy
         "bing by evil\\x1b[2J\\rnode; yahoo by no node; brave by no node"
     )
     assert "\x1b" not in result.stdout and "\r" not in result.stdout
-    assert len(lines) == 1 + len(ENGINES) + 2  # header, engines, saturation, carried by
+    assert lines[0] == "No crawl running: no crawl has run on this database yet"  # no engine has a status row
+    assert len(lines) == 2 + len(ENGINES) + 2  # verdict, header, engines, saturation, carried by
 
 
 def test_shard_mode_has_no_carried_by(scrapy_cmd, tmp_path, cluster):
