@@ -199,7 +199,21 @@ class BlocksMiddleware(EngineMiddleware):
         latency = time.monotonic() - sent_at if sent_at is not None else None
         topic = meta.get(keys.TOPIC)
         self.stat(STAT_KEYS[verdict.cls])
-        if bench is not None:
+        connection_level = is_connection_level(verdict.reason)
+        if bench is not None and connection_level and state.network_down:
+            # The node's network is down: its one WARNING said so, and that the engines retry; each engine's failed
+            # retry changes nothing a person must know.
+            self.stat("cooldowns")
+            logger.debug(
+                "[%s] %s for topic %r (%s): %s; the node's network is down: next try in %g s",
+                state.engine,
+                verdict.cls,
+                topic,
+                url,
+                verdict.reason,
+                round(bench, 3),
+            )
+        elif bench is not None:
             # One WARNING per cooldown, saying the failure that started it (not one line for each, and a third for
             # the topic: while the engine cools, each request is a probe, so there is one line per probe at most).
             self.stat("cooldowns")
