@@ -64,8 +64,10 @@ class Command(ConfiguredCommand):
             overrides["port"] = opts.port
         if overrides:
             settings = WebSettings(**{**settings.__dict__, **overrides})
-        logging.basicConfig(
-            level=self.settings.get("LOG_LEVEL", "INFO"), format="%(asctime)s [%(name)s] %(levelname)s: %(message)s"
+        logging.basicConfig(  # the crawl's line format (Scrapy's LOG_FORMAT and LOG_DATEFORMAT): one look in make run
+            level=self.settings.get("LOG_LEVEL", "INFO"),
+            format=self.settings.get("LOG_FORMAT"),
+            datefmt=self.settings.get("LOG_DATEFORMAT"),
         )
         if not settings.loopback:
             logger.warning(
