@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from topicstreams.config.sections import AntiDetectionSection, BrowserSection
+from topicstreams.config.route_table import DIRECT, default_route
+from topicstreams.config.sections import AntiDetectionSection, BrowserSection, RouteSection
 
 KNOWN_EXECUTABLES = (
     "/usr/lib/chromium/chromium-headless-shell",
@@ -146,19 +147,32 @@ def launch_options(browser: BrowserSection) -> dict[str, Any]:
 
 
 def context_options(anti: AntiDetectionSection, proxy: str | None = None) -> dict[str, Any]:
-    """Options of every engine's browser context, from the configuration's ``anti_detection`` (its saved state
-    apart). ``proxy``: the run's endpoint among its proxies, chosen once by the run's owner so that every engine of
-    a run shares one exit (None: one drawn now)."""
+    """Options of every engine's browser context without ``routes``, from the configuration's ``anti_detection``
+    (its saved state apart): those of the default route. ``proxy``: the run's endpoint among its proxies, chosen
+    once by the run's owner so that every engine of a run shares one exit (None: one drawn now)."""
+    if anti.proxy.enabled and proxy is None:
+        proxy = random.choice(anti.proxy.proxies)
+    return route_context_options(default_route(anti, proxy))
+
+
+def route_context_options(route: RouteSection) -> dict[str, Any]:
+    """Options of a browser context on ``route`` (its saved state apart): its proxy (credentials apart from the
+    server, never in it) and its persona's values, those it leaves empty left to Chromium."""
     options: dict[str, Any] = {}
-    if anti.proxy.enabled:
-        options["proxy"] = playwright_proxy(proxy or random.choice(anti.proxy.proxies))
-    if anti.timezone_id:
-        options["timezone_id"] = anti.timezone_id
-    if anti.locale:
-        options["locale"] = anti.locale
-    if anti.geolocation:
-        options["geolocation"] = {"latitude": anti.geolocation.latitude, "longitude": anti.geolocation.longitude}
+    if route.proxy != DIRECT:
+        options["proxy"] = playwright_proxy(route.proxy)
+    persona = route.persona
+    if persona.user_agent:
+        options["user_agent"] = persona.user_agent
+    if persona.timezone_id:
+        options["timezone_id"] = persona.timezone_id
+    if persona.locale:
+        options["locale"] = persona.locale
+    if persona.geolocation:
+        options["geolocation"] = {"latitude": persona.geolocation.latitude, "longitude": persona.geolocation.longitude}
         options["permissions"] = ["geolocation"]
+    if persona.viewport:
+        options["viewport"] = {"width": persona.viewport.width, "height": persona.viewport.height}
     return options
 
 

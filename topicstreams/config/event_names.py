@@ -4,6 +4,7 @@ PAUSED, RESUMED, RECOVERED, DEGRADED = "paused", "resumed", "recovered", "degrad
 SATURATION, CANARY_MISMATCH, PARSER_CRITICAL = "saturation", "canary_mismatch", "parser_critical"
 COVERAGE_DROP, SILENCE, NETWORK_DOWN = "coverage_drop", "silence", "network_down"
 DATA_LOSS = "data_loss"
+ROUTE_DOWN, ROUTE_RECOVERED = "route_down", "route_recovered"
 
 EVENTS: tuple[str, ...] = (
     PAUSED,
@@ -17,5 +18,7 @@ EVENTS: tuple[str, ...] = (
     SILENCE,
     NETWORK_DOWN,
     DATA_LOSS,
+    ROUTE_DOWN,
+    ROUTE_RECOVERED,
 )
 """Every event ``alerting.events`` may name (its default: all of them)."""

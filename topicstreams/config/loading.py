@@ -211,4 +211,10 @@ def _load(path: Path | None, content: str | None, environ: Mapping[str, str], ur
     proxy = checked["anti_detection"]["proxy"]
     if proxy["enabled"] and not proxy["proxies"]:
         raise ConfigError("anti_detection.proxy.proxies", [], "at least one proxy URL when the proxy is enabled")
+    if proxy["enabled"] and checked["routes"]:
+        raise ConfigError(
+            "anti_detection.proxy.enabled",
+            True,
+            "false when `routes` is set: each route names its own proxy (move the proxies into routes)",
+        )
     return Config(checked, path.resolve() if path is not None else None)

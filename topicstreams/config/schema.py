@@ -35,6 +35,7 @@ from topicstreams.config.checks import (
 )
 from topicstreams.config.entries import canary_list, digest_list
 from topicstreams.config.errors import ConfigError
+from topicstreams.config.route_entries import route_list
 from topicstreams.config.packaged import CANARIES, DIGESTS, Packaged, read_packaged
 from topicstreams.engines.base import FRESHNESS_WINDOWS
 from topicstreams.engines.consent_walls import CHOICES as CONSENT_CHOICES
@@ -166,6 +167,7 @@ def schema_of(packaged: Packaged) -> dict[str, Any]:
             "locale": text("a BCP 47 language tag such as en-US", r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*"),
             "geolocation": geolocation,
         },
+        "routes": route_list(),
     }
 
 

@@ -199,6 +199,37 @@ class AntiDetectionSection:
 
 
 @dataclass(frozen=True)
+class ViewportSection:
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class PersonaSection:
+    """How a route's browser context presents itself; an empty value (or null) leaves Chromium's own."""
+
+    user_agent: str
+    locale: str
+    timezone_id: str
+    geolocation: GeolocationSection | None
+    viewport: ViewportSection | None
+
+
+@dataclass(frozen=True)
+class RouteSection:
+    """One entry of ``routes``: an exit (``proxy``: ``direct`` or a proxy URL, its credentials masked wherever it is
+    shown), the persona its contexts wear, and the engines that may use it (empty: every engine)."""
+
+    name: str
+    proxy: str = field(repr=False)
+    persona: PersonaSection
+    engines: tuple[str, ...]
+
+    def serves(self, engine: str) -> bool:
+        return not self.engines or engine in self.engines
+
+
+@dataclass(frozen=True)
 class Sections:
     """The whole validated configuration, typed."""
 
@@ -213,6 +244,7 @@ class Sections:
     web: WebSection
     browser: BrowserSection
     anti_detection: AntiDetectionSection
+    routes: tuple[RouteSection, ...]
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Sections:

@@ -74,6 +74,8 @@ class Classification:
     sent_at: float | None = None
     """When the request left (the monotonic clock of the crawl's process, as pacing measured it: the moment the
     browser reported the navigation leaving); None if it never did."""
+    route: str = "default"
+    """The route it went by (``routes``; ``default`` without them)."""
 
 
 @dataclass(frozen=True)

@@ -14,3 +14,9 @@ closed). The stored state stays as it was: a paused engine is still paused when 
 
 GONE = (STALE, STOPPED)
 """The states of an engine no running crawl is behind."""
+
+ROUTE_OK, ROUTE_DOWN = "ok", "down"
+"""The states of a route (CONTRACT "Routes"), and of an engine on it: ``ok`` (it carries requests), ``cooling`` (the
+pair, or every engine on the route, benched after a block until its ``cooling_until``), ``down`` (the route fails on
+every engine it serves — its proxy or the way to it is broken — and is benched as a route until its probe passes).
+A row no running crawl is behind reads ``stale`` or ``stopped`` as an engine's does."""

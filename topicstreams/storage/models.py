@@ -13,6 +13,7 @@ from topicstreams.storage.alert_tables import Alert, AlertDelivery, AlertState, 
 from topicstreams.storage.crawl_tables import EngineTotal, NodeProcess, ScheduleSlot, ScraperCycle, ScraperLog
 from topicstreams.storage.feed_tables import News, Topic, TopicNews, TopicNewsEngine
 from topicstreams.storage.health_tables import EngineStatus, HealthDaily, HealthWindow
+from topicstreams.storage.route_status import RouteStatus
 from topicstreams.storage.store_losses import StoreLoss
 from topicstreams.storage.table_base import Base, UTCDateTime
 
@@ -33,6 +34,7 @@ engine_totals_table = EngineTotal.__table__
 schedule_table = ScheduleSlot.__table__
 nodes_table = NodeProcess.__table__
 store_losses_table = StoreLoss.__table__
+route_status_table = RouteStatus.__table__
 
 TABLE_NAMES: tuple[str, ...] = (
     "topics",
@@ -52,6 +54,7 @@ TABLE_NAMES: tuple[str, ...] = (
     "schedule",
     "nodes",
     "store_losses",
+    "route_status",
 )
 
 __all__ = [
@@ -68,6 +71,7 @@ __all__ = [
     "News",
     "ScraperCycle",
     "ScraperLog",
+    "RouteStatus",
     "StoreLoss",
     "Topic",
     "TopicNews",
@@ -84,6 +88,7 @@ __all__ = [
     "news_table",
     "scraper_cycles_table",
     "scraper_logs_table",
+    "route_status_table",
     "store_losses_table",
     "topic_news_engines_table",
     "topic_news_table",
