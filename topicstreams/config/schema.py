@@ -35,8 +35,8 @@ from topicstreams.config.checks import (
 )
 from topicstreams.config.entries import canary_list, digest_list
 from topicstreams.config.errors import ConfigError
-from topicstreams.config.route_entries import route_list
 from topicstreams.config.packaged import CANARIES, DIGESTS, Packaged, read_packaged
+from topicstreams.config.route_entries import route_list
 from topicstreams.engines.base import FRESHNESS_WINDOWS
 from topicstreams.engines.consent_walls import CHOICES as CONSENT_CHOICES
 from topicstreams.engines.topic_names import (
