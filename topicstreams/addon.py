@@ -9,6 +9,7 @@ from scrapy.settings import BaseSettings
 
 from topicstreams.browser.chromium import context_options, launch_options, profile_path
 from topicstreams.config.loading import Config, load_config
+from topicstreams.config.route_table import configured_routes, engine_routes
 from topicstreams.config.setting_names import SECTIONS_SETTING, sections_with_settings, setting_values
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.storage.journal import journal_folder
@@ -96,3 +97,7 @@ class TopicstreamsAddon:
             settings.set("TOPICSTREAMS_MIN_INTERVAL", floor, priority="addon")
             paced = settings.getbool("TOPICSTREAMS_PACING_ENABLED")
             settings.set("DOWNLOAD_DELAY", 0 if paced else floor, priority="addon")
+            # The routes the engine takes (each its own context, persona and pacing lane), with the run's proxy in
+            # the default route of a configuration without ``routes``.
+            routes = engine_routes(configured_routes(sections, run_proxy(self.crawler, config)), engine)
+            settings.set("TOPICSTREAMS_ROUTES", list(routes), priority="addon")

@@ -6,9 +6,15 @@ from __future__ import annotations
 from scrapy.utils.test import get_crawler
 
 from topicstreams.browser.tabs import EngineTab
+from topicstreams.config.route_table import DEFAULT_ROUTE
+from topicstreams.crawl.cooldown import CooldownPolicy
+from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.page_items import PageItems
+from topicstreams.crawl.topic_run import Lane
 from topicstreams.engines import engine_class
 from topicstreams.engines.reader import Page, PageReader
+
+NO_COOLDOWN = CooldownPolicy(0, 1, 0)
 
 
 def parsing_reader(engine: str, base_url: str, freshness: str = "hour") -> PageReader:
@@ -29,6 +35,12 @@ def parsing_spider(spider_class, base_url: str, freshness: str = "hour"):
     spider._set_crawler(get_crawler(spider_class))
     spider.reader = parsing_reader(spider.name, base_url, freshness)
     spider.page_items = PageItems(spider.crawler, spider.reader, spider.logger)
-    spider.tab = EngineTab(spider.name, {})
+    spider.lanes = [
+        Lane(
+            DEFAULT_ROUTE,
+            EngineState(spider.name, floor=0, jitter_ratio=0, cooldown=NO_COOLDOWN).lane(DEFAULT_ROUTE),
+            EngineTab(spider.name, {}),
+        )
+    ]
     spider.max_pages = 1
     return spider

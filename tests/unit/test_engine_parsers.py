@@ -115,10 +115,10 @@ def test_whether_an_engine_offers_a_next_page(fakes, engine, topic, number, more
 def run_page(spider, response, topic="alpha", number=0):
     loop = asyncio.new_event_loop()
     try:
-        spider.run = run = TopicRun(topic, loop.create_future())
+        run = TopicRun(topic, loop.create_future(), lane=spider.lanes[0])
         reading = reading_of(spider.reader, response, number)
         request = Request(response.url, meta={keys.TOPIC: topic, keys.PAGE: number, keys.READING: reading})
-        return list(spider.parse_results(response.replace(request=request))), run.done.result()
+        return list(spider.parse_results(response.replace(request=request), run)), run.done.result()
     finally:
         loop.close()
 
@@ -139,7 +139,7 @@ def test_the_callback_turns_the_middlewares_reading_into_items_and_never_reads_t
     _, response = page(fakes, "bing", "alpha")
     loop = asyncio.new_event_loop()
     try:
-        spider.run = run = TopicRun("alpha", loop.create_future())
+        run = TopicRun("alpha", loop.create_future(), lane=spider.lanes[0])
         reading = reading_of(spider.reader, response)
 
         def read_again(*args, **kwargs):
@@ -149,7 +149,7 @@ def test_the_callback_turns_the_middlewares_reading_into_items_and_never_reads_t
         monkeypatch.setattr(HtmlResponse, "selector", property(read_again))
         request = Request(response.url, meta={keys.TOPIC: "alpha", keys.PAGE: 0, keys.READING: reading})
         emptied = response.replace(body=b"<html></html>", request=request)  # what the reading said is all there is
-        items = list(spider.parse_results(emptied))
+        items = list(spider.parse_results(emptied, run))
     finally:
         loop.close()
     assert run.done.result().cls == "ok"

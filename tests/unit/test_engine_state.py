@@ -8,7 +8,8 @@ from email.utils import format_datetime
 
 import pytest
 
-from topicstreams.crawl.engine_state import CooldownPolicy, EngineState
+from topicstreams.config.route_table import DEFAULT_ROUTE
+from topicstreams.crawl.engine_state import CooldownPolicy, EngineState, RouteLane
 from topicstreams.engines.classify import ResponseClass
 from topicstreams.middlewares.blocks import retry_after_seconds
 
@@ -23,7 +24,8 @@ class Clock:
 
 def make(
     clock: Clock, floor: float = 1.0, jitter: float = 0.2, initial: float = 2, factor: float = 2, maximum: float = 30
-) -> EngineState:
+) -> RouteLane:
+    """The one lane of an engine without routes."""
     return EngineState(
         "google",
         floor=floor,
@@ -31,7 +33,7 @@ def make(
         cooldown=CooldownPolicy(initial, factor, maximum),
         clock=clock,
         rng=random.Random(7),
-    )
+    ).lane(DEFAULT_ROUTE)
 
 
 def test_the_first_request_goes_at_once_and_each_next_one_a_jittered_floor_after_the_previous_start():
@@ -63,7 +65,7 @@ def test_the_gap_counts_from_when_the_request_really_left():
 def test_the_pace_multiplier_stretches_the_floor():
     clock = Clock()
     state = make(clock, jitter=0)
-    state.pace_multiplier = 2.0
+    state.owner.pace_multiplier = 2.0
     state.start_request()
     assert state.wait_time() == pytest.approx(2.0)
 
@@ -126,7 +128,7 @@ def test_connection_failures_while_the_network_is_down_keep_the_initial_cooldown
     assert state.record(ResponseClass.HARD_BLOCK, **refused) == 2
     clock.now += 2
     assert state.record(ResponseClass.HARD_BLOCK, probe=True, **refused) == 4  # no verdict yet: the engine's, so far
-    assert state.network_changed(True) is False  # every engine fails alike: the node's network
+    assert state.owner.network_changed(True) is False  # every engine fails alike: the node's network
     assert state.failures == 0 and state.bench_remaining() == 2  # forgiven, and cut to the initial cooldown
     for _ in range(5):  # the outage goes on: the probe goes every initial cooldown, never longer
         clock.now += state.bench_remaining()
@@ -134,11 +136,11 @@ def test_connection_failures_while_the_network_is_down_keep_the_initial_cooldown
         assert state.record(ResponseClass.HARD_BLOCK, probe=True, **refused) == 2
         assert state.failures == 0
     clock.now += 0.5
-    assert state.network_changed(True) is False  # no change: nothing happens
-    assert state.network_changed(False) is True  # back: the bench it began is lifted now
+    assert state.owner.network_changed(True) is False  # no change: nothing happens
+    assert state.owner.network_changed(False) is True  # back: the bench it began is lifted now
     assert state.bench_remaining() == 0 and state.failures == 0 and state.wait_time() < 1.2  # the pace alone
     assert state.start_request() is True  # the next request still goes alone first
-    assert state.network_changed(False) is False
+    assert state.owner.network_changed(False) is False
 
 
 def test_the_network_lifts_no_bench_an_engine_earned_itself():
@@ -146,7 +148,7 @@ def test_the_network_lifts_no_bench_an_engine_earned_itself():
     state = make(clock, initial=2, factor=2, maximum=30)
     state.record(ResponseClass.CHALLENGE)
     state.record(ResponseClass.CHALLENGE)
-    assert state.network_changed(True) is False and state.bench_remaining() == 4
+    assert state.owner.network_changed(True) is False and state.bench_remaining() == 4
     state.record(ResponseClass.SOFT_BLOCK)  # a site's answer while others fail to connect: its own, escalated
     assert state.failures == 3 and state.bench_remaining() == 8
-    assert state.network_changed(False) is False and state.bench_remaining() == 8
+    assert state.owner.network_changed(False) is False and state.bench_remaining() == 8

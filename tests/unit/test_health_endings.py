@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from tests.support.crawler import make_crawler
 from topicstreams.alerts.network import NetworkWatch
+from topicstreams.config.route_table import DEFAULT_ROUTE
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import Classification
 from topicstreams.engines.classify import ResponseClass
@@ -47,8 +48,8 @@ def classification(engine: str, cls: ResponseClass, reason: str = "") -> Classif
 
 def answer(extension: HealthExtension, cls: ResponseClass, reason: str = "", probe: bool = False) -> float | None:
     """What the blocks middleware does with a response: the engine's state takes it, then the signal goes out."""
-    state = extension.state
-    bench = state.record(cls, probe=probe, connection_level=reason == REFUSED)
+    lane = extension.state.lane(DEFAULT_ROUTE)
+    bench = lane.record(cls, probe=probe, connection_level=reason == REFUSED)
     extension.response_classified(classification(extension.engine, cls, reason))
     return bench
 
@@ -113,13 +114,13 @@ def test_a_network_outage_tells_no_saturation_grows_no_cooldown_and_its_end_lift
     async def body():
         for _ in range(3):  # the network is gone: every engine's connections are refused
             for extension in (google, bing):
-                answer(extension, HARD, REFUSED, probe=extension.state.needs_probe)
+                answer(extension, HARD, REFUSED, probe=extension.state.lane(DEFAULT_ROUTE).needs_probe)
         assert google.network.verdict().down
         for extension in (google, bing):
             extension.tick()
         await asyncio.to_thread(google.outbox.flush)
         seen["down"] = {
-            extension.engine: (extension.state.failures, round(extension.state.bench_remaining()))
+            extension.engine: (extension.state.lane(DEFAULT_ROUTE).failures, round(extension.state.bench_remaining()))
             for extension in (google, bing)
         }
         seen["rows"] = {row.engine: row.state_at(utcnow()) for row in store.read_statuses(db, "n1")}

@@ -14,6 +14,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 
 from tests.support.crawler import make_crawler
+from topicstreams.config.route_table import DEFAULT_ROUTE
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import Classification, PageParsed
 from topicstreams.engines.classify import ResponseClass
@@ -180,7 +181,9 @@ def test_the_status_row_says_cooling_until_when_while_the_engine_is_benched(tmp_
     seen = {}
 
     def body(driven: Driven):
-        bench = driven.state.record(HARD)  # as the blocks middleware does before it sends the classification
+        bench = driven.state.lane(DEFAULT_ROUTE).record(
+            HARD
+        )  # as the blocks middleware does before it sends the classification
         driven.feed([HARD])
         assert driven.extension.outbox.flush()  # written off the event loop
         seen["cooling"] = store.read_status(driven.db, "google", "n1")

@@ -15,9 +15,10 @@ from scrapy.settings import Settings
 from fake_engines.google import expected_articles, render_search_page
 from tests.support.crawler import project_crawler
 from tests.support.parsing import reading_of
+from topicstreams.config.route_table import DEFAULT_ROUTE
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
-from topicstreams.crawl.engine_state import CooldownPolicy, EngineState
+from topicstreams.crawl.engine_state import CooldownPolicy, EngineState, RouteLane
 from topicstreams.crawl.spider import TOPICS_REFUSED
 from topicstreams.engines.classify import ResponseClass, Verdict
 from topicstreams.engines.news_urls import normalize_url
@@ -31,8 +32,11 @@ class Clock:
         return self.now
 
 
-def engine_state(clock: Clock) -> EngineState:
-    return EngineState("google", floor=2.0, jitter_ratio=0.0, cooldown=CooldownPolicy(60, 2, 3600), clock=clock)
+def engine_state(clock: Clock) -> RouteLane:
+    """The one lane of an engine without routes."""
+    return EngineState("google", floor=2.0, jitter_ratio=0.0, cooldown=CooldownPolicy(60, 2, 3600), clock=clock).lane(
+        DEFAULT_ROUTE
+    )
 
 
 class Asked:
@@ -146,16 +150,17 @@ def test_a_lost_request_resolves_its_topic_as_an_error_and_its_late_answer_finis
     caplog.set_level(logging.INFO)
 
     async def scenario():
-        lost_request = spider.begin("alpha")
-        lost = spider.run
+        lane = spider.lanes[0]
+        lost_request = spider.begin(lane, "alpha")
+        lost = lane.run
         started = time.monotonic()
         verdict = await spider.outcome(lost)
         waited = time.monotonic() - started
         assert verdict == LOST == Verdict(ResponseClass.ERROR, "no response") and lost.lost
         assert BUDGET <= waited < BUDGET + 0.5
 
-        current_request = spider.begin("beta")
-        current = spider.run
+        current_request = spider.begin(lane, "beta")
+        current = lane.run
         # alpha's answer comes after all: its items are kept (for alpha), nothing follows, beta's run goes on
         late = list(spider.parse_results(answer(spider, lost_request, "alpha"), **lost_request.cb_kwargs))
         assert late and all(not isinstance(each, type(lost_request)) for each in late)
@@ -163,7 +168,7 @@ def test_a_lost_request_resolves_its_topic_as_an_error_and_its_late_answer_finis
         assert {normalize_url(item["url"]) for item in late} <= {
             normalize_url(url) for url in expected_articles("alpha", 0)
         }
-        assert not current.done.done() and spider.run is current
+        assert not current.done.done() and lane.run is current
         done = list(spider.parse_results(answer(spider, current_request, "beta"), **current_request.cb_kwargs))
         assert {item["topic"] for item in done} == {"beta"}
         assert (await spider.outcome(current)).cls is ResponseClass.OK
@@ -189,10 +194,12 @@ def test_a_lost_request_resolves_its_topic_as_an_error_and_its_late_answer_finis
 
 def test_a_request_held_by_a_bench_is_not_lost_while_it_lasts(spider):
     async def scenario():
-        spider.state.record(ResponseClass.HARD_BLOCK)
-        spider.state.benched_until = spider.state.clock() + 0.5  # a short bench holds the request in pacing
-        request = spider.begin("alpha")
-        run = spider.run
+        held = spider.lanes[0].state
+        held.record(ResponseClass.HARD_BLOCK)
+        held.benched_until = held.clock() + 0.5  # a short bench holds the request in pacing
+        lane = spider.lanes[0]
+        request = spider.begin(lane, "alpha")
+        run = lane.run
         waiting = asyncio.ensure_future(spider.outcome(run))
         await asyncio.sleep(BUDGET + 0.3)  # past the budget, not past the bench plus the budget
         assert not waiting.done()

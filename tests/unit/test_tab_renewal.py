@@ -38,7 +38,7 @@ def engine_spider(tmp_path, monkeypatch, **settings):
 
 def test_the_project_collects_every_five_pages_and_renews_a_tab_after_twenty(tmp_path, monkeypatch):
     spider = engine_spider(tmp_path, monkeypatch)
-    assert (spider.tab.gc_every, spider.tab.limit) == (5, 20)
+    assert (spider.lanes[0].tab.gc_every, spider.lanes[0].tab.limit) == (5, 20)
 
 
 @pytest.mark.parametrize("every", [2, 0])
@@ -47,7 +47,7 @@ def test_the_renderer_is_asked_for_a_collection_every_so_many_pages(tmp_path, mo
 
     async def navigate(tab):
         for _ in range(7):
-            spider.tab.keep(tab)
+            spider.lanes[0].tab.keep(tab)
         await asyncio.sleep(0)  # the collections are asked in the background
 
     tab = Tab()
@@ -62,8 +62,8 @@ def test_a_tab_is_kept_until_it_has_shown_its_pages_then_closed_for_a_fresh_one(
     async def navigate():
         first, kept = Tab(), []
         for _ in range(3):
-            spider.tab.keep(first)
-            kept.append(spider.tab.page)
+            spider.lanes[0].tab.keep(first)
+            kept.append(spider.lanes[0].tab.page)
         await asyncio.sleep(0)  # the tab closes in the background
         return first, kept
 
@@ -73,8 +73,8 @@ def test_a_tab_is_kept_until_it_has_shown_its_pages_then_closed_for_a_fresh_one(
         assert kept == [first, first, None] and first.closed  # its third page was its last
         assert stats.get_value("topicstreams/google/tabs_renewed") == 1
         second = Tab()
-        spider.tab.keep(second)  # the next request's fresh tab starts its own count
-        assert spider.tab.page is second and spider.tab.pages == 1
+        spider.lanes[0].tab.keep(second)  # the next request's fresh tab starts its own count
+        assert spider.lanes[0].tab.page is second and spider.lanes[0].tab.pages == 1
     else:  # 0: never renewed
         assert kept == [first] * 3 and not first.closed
         assert stats.get_value("topicstreams/google/tabs_renewed") is None

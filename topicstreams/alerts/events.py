@@ -2,7 +2,8 @@
 
 Engine transitions, per engine and node: ``paused``, ``resumed``, ``recovered``, ``degraded``,
 ``canary_mismatch``, ``parser_critical``, ``coverage_drop``; per node: ``saturation`` (begins / ends) and
-``network_down`` (and its recovery), ``data_loss`` (a crawl had to stop with items neither stored nor journaled);
+``network_down`` (and its recovery), ``route_down`` / ``route_recovered`` (a proxied route failing on every engine
+that takes it, and back), ``data_loss`` (a crawl had to stop with items neither stored nor journaled);
 per topic: ``silence`` (and the "news again" line). Digests and test messages
 are alerts too (``digest``, ``test``), sent to their own URLs whatever ``alerting.events`` says.
 """
@@ -24,6 +25,8 @@ from topicstreams.config.event_names import (  # noqa: F401  (the events' names,
     PAUSED,
     RECOVERED,
     RESUMED,
+    ROUTE_DOWN,
+    ROUTE_RECOVERED,
     SATURATION,
     SILENCE,
 )

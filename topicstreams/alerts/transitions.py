@@ -26,6 +26,8 @@ from topicstreams.alerts.events import (
     PAUSED,
     RECOVERED,
     RESUMED,
+    ROUTE_DOWN,
+    ROUTE_RECOVERED,
     SATURATION,
     Alert,
 )
@@ -283,6 +285,40 @@ def network_down(
         node=node,
         reasons=tuple(reasons),
         details={"engines": list(engines), "ended": ended, "since": since.isoformat() if since else None},
+    )
+
+
+def route_down(node: str, route: str, reason: str, engines: Sequence[str], bench: float | None, now: datetime) -> Alert:
+    """The proxied ``route`` of ``node`` failed on every engine that takes it (``reason``: its latest failure)."""
+    wait = f" for {duration(bench)}" if bench else ""
+    text = (
+        f"Route {route} of node {node} is down since {when(now)}: it failed on every engine that takes it "
+        f"({', '.join(engines)}: {reason}).\n"
+        f"That is the route's proxy or the way to it, not the engines: nothing goes on it{wait}, then one probe; "
+        f"the engines go on through their other routes and none of them is held responsible. Check the proxy "
+        f"(`scrapy routes check`)."
+    )
+    return Alert(
+        ROUTE_DOWN,
+        f"topicstreams: route {route} down on {node}",
+        text,
+        now,
+        node=node,
+        reasons=(reason,),
+        details={"route": route, "engines": list(engines), "ended": False},
+    )
+
+
+def route_recovered(node: str, route: str, since: datetime | None, now: datetime) -> Alert:
+    """The proxied ``route`` of ``node`` answers again (its probe got an answer)."""
+    lasted = f" after {duration((now - since).total_seconds())}" if since else ""
+    return Alert(
+        ROUTE_RECOVERED,
+        f"topicstreams: route {route} back on {node}",
+        f"Route {route} of node {node} answers again at {when(now)}{lasted}: every engine takes it again.",
+        now,
+        node=node,
+        details={"route": route, "ended": True, "since": since.isoformat() if since else None},
     )
 
 

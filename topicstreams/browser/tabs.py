@@ -30,7 +30,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from topicstreams.browser.chromium import state_path
+from topicstreams.browser.chromium import route_context_options, state_path
+from topicstreams.config.sections import RouteSection
 
 
 class EngineTab:
@@ -38,10 +39,20 @@ class EngineTab:
     ``gc_every`` and ``limit`` are its hygiene (0: never), ``stats`` (a Scrapy stats collector) counts renewals."""
 
     def __init__(
-        self, engine: str, context_kwargs: dict[str, Any], *, gc_every: int = 0, limit: int = 0, stats: Any = None
+        self,
+        engine: str,
+        context_kwargs: dict[str, Any],
+        *,
+        gc_every: int = 0,
+        limit: int = 0,
+        stats: Any = None,
+        context: str | None = None,
     ) -> None:
         self.engine = engine
         self.context_kwargs = context_kwargs
+        self.context = context or f"{engine}-profile"
+        """The name of its browser context (scrapy-playwright makes one per name): ``<engine>-profile`` without
+        routes, ``<engine>@<route>`` on a route."""
         self.gc_every = gc_every
         self.limit = limit
         self.stats = stats
@@ -51,20 +62,29 @@ class EngineTab:
         """The pages it has shown."""
 
     @classmethod
-    def from_settings(cls, engine: str, settings: Any, stats: Any = None) -> EngineTab:
-        """The tab of ``engine`` under a crawl's settings: its context's options (``TOPICSTREAMS_CONTEXT_OPTIONS``,
-        set by the add-on), its state in ``TOPICSTREAMS_PROFILE_PATH`` and hygiene (``TOPICSTREAMS_TAB_GC_PAGES``,
-        ``…_TAB_PAGES``)."""
-        context_kwargs = {
-            **settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"),
-            "storage_state": str(state_path(Path(settings.get("TOPICSTREAMS_PROFILE_PATH")))),
-        }
+    def from_settings(
+        cls, engine: str, settings: Any, stats: Any = None, route: RouteSection | None = None
+    ) -> EngineTab:
+        """The tab of ``engine`` under a crawl's settings: its context's options, its state in
+        ``TOPICSTREAMS_PROFILE_PATH`` and hygiene (``TOPICSTREAMS_TAB_GC_PAGES``, ``…_TAB_PAGES``).
+
+        Without ``route`` (a configuration without ``routes``), the engine's one context:
+        ``TOPICSTREAMS_CONTEXT_OPTIONS`` (set by the add-on) and the profile's own state file. On a ``route``, the
+        pair's context ``ENGINE@ROUTE``: the route's proxy and persona, its state in ``<profile>/<route>/`` —
+        identities never mix across routes."""
+        profile = Path(settings.get("TOPICSTREAMS_PROFILE_PATH"))
+        if route is None:
+            options, state, context = settings.getdict("TOPICSTREAMS_CONTEXT_OPTIONS"), state_path(profile), None
+        else:
+            options, context = route_context_options(route), f"{engine}@{route.name}"
+            state = state_path(profile / route.name)
         return cls(
             engine,
-            context_kwargs,
+            {**options, "storage_state": str(state)},
             gc_every=settings.getint("TOPICSTREAMS_TAB_GC_PAGES"),
             limit=settings.getint("TOPICSTREAMS_TAB_PAGES"),
             stats=stats,
+            context=context,
         )
 
     def meta(self) -> dict[str, Any]:
@@ -72,7 +92,7 @@ class EngineTab:
         tab = {"playwright_page": self.page} if self.page is not None and not self.page.is_closed() else {}
         return {
             "playwright": True,
-            "playwright_context": f"{self.engine}-profile",
+            "playwright_context": self.context,
             "playwright_context_kwargs": self.context_kwargs,
             "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded"},
             "playwright_include_page": True,

@@ -217,4 +217,12 @@ def _load(path: Path | None, content: str | None, environ: Mapping[str, str], ur
             True,
             "false when `routes` is set: each route names its own proxy (move the proxies into routes)",
         )
+    if checked["routes"]:
+        for engine, section in checked["engines"].items():
+            if section["enabled"] and not any(not r["engines"] or engine in r["engines"] for r in checked["routes"]):
+                raise ConfigError(
+                    f"engines.{engine}.enabled",
+                    True,
+                    f"false, or a route that serves {engine}: no entry of `routes` lists it in its `engines`",
+                )
     return Config(checked, path.resolve() if path is not None else None)

@@ -28,7 +28,7 @@ LOCALE = r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*"
 VIEWPORT = "{width: 320…7680, height: 240…4320}"
 
 
-def _known_keys(key: str, value: dict, known: tuple[str, ...]) -> None:
+def _known_keys(key: str, value: dict[str, Any], known: tuple[str, ...]) -> None:
     unknown = set(value) - set(known)
     if unknown:
         name = sorted(unknown, key=str)[0]

@@ -82,7 +82,8 @@ class LeasedTopics:
         self.clock = clock
         self.rng = rng or random.Random()
         self.ready: deque[shared.Claim] = deque()
-        """Claimed and not handed out yet (one at most: a claim is made when the loop can start it)."""
+        """Claimed and not handed out yet: a claim is made when a lane can start it (one at a time per free lane, so
+        a node holds as many topics of the engine as it has free routes), or a claim given back by a failover."""
         self.in_flight: dict[str, shared.Claim] = {}
         self.attempts: Counter[str] = Counter()
         self.next_look = 0.0
@@ -181,6 +182,11 @@ class LeasedTopics:
         if claim is not None:
             self.submit(self.release, claim, utcnow() + timedelta(seconds=retry_in))
         return Outcome(Fate.RETRY, self.attempts[topic], retry_in)
+
+    def fail_over(self, topic: str) -> None:
+        claim = self.in_flight.pop(topic, None)
+        if claim is not None:  # still this node's: the next free lane takes it at once
+            self.ready.appendleft(claim)
 
     def wait(self) -> float | None:
         return max(0.0, self.next_look - self.clock())

@@ -34,7 +34,15 @@ from sqlalchemy import Engine
 from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.network import NetworkWatch
 from topicstreams.browser.provider import SharedBrowserProvider, SharedBrowsers
-from topicstreams.crawl.engine_state import EngineState, engine_state_from
+from topicstreams.config.route_table import DIRECT
+from topicstreams.crawl.engine_state import (
+    CooldownPolicy,
+    EngineState,
+    cooldown_policy,
+    crawl_routes,
+    engine_state_from,
+)
+from topicstreams.crawl.route_standing import RouteStanding
 from topicstreams.storage.availability import Availability
 from topicstreams.storage.db import Databases
 from topicstreams.storage.migrate import upgrade
@@ -65,6 +73,7 @@ class Runtime:
         self._upgraded: set[str] = set()
         self._notifiers: dict[str, Notifier] = {}
         self._network: dict[tuple[str, str], NetworkWatch] = {}
+        self._routes: dict[str, RouteStanding] = {}
         self._shared: dict[Hashable, Any] = {}
         self._states: weakref.WeakKeyDictionary[Any, EngineState] = weakref.WeakKeyDictionary()
         self._crawlers: set[int] = set()
@@ -182,12 +191,35 @@ class Runtime:
             return found
 
     def engine_state(self, crawler: Any) -> EngineState:
-        """The state of the engine ``crawler`` runs, made from its settings once."""
+        """The state of the engine ``crawler`` runs, made from its settings once; its lanes on proxied routes share
+        the process's standing of each route (:meth:`route_standing`)."""
         with self._lock:
             found = self._states.get(crawler)
             if found is None:
-                found = self._states[crawler] = engine_state_from(crawler)
+                routes = {route.name: route for route in crawl_routes(crawler.settings)}
+                cooldown = cooldown_policy(crawler.settings)
+
+                def standing_of(name: str) -> RouteStanding | None:
+                    route = routes.get(name)
+                    if route is None or route.proxy == DIRECT:
+                        return None
+                    return self.route_standing(name, cooldown)
+
+                found = self._states[crawler] = engine_state_from(crawler, standing_of)
             return found
+
+    def route_standing(self, route: str, cooldown: CooldownPolicy) -> RouteStanding:
+        """The process's standing of the proxied route ``route`` (every engine crawler's lanes on it share it)."""
+        with self._lock:
+            found = self._routes.get(route)
+            if found is None:
+                found = self._routes[route] = RouteStanding(route, cooldown)
+            return found
+
+    def route_standings(self) -> list[RouteStanding]:
+        """The standings of the proxied routes the process's engines take."""
+        with self._lock:
+            return list(self._routes.values())
 
     def shared(self, key: Hashable, make: Callable[[], T], keep: Callable[[T], bool] | None = None) -> T:
         """The object kept under ``key``, made by ``make()`` the first time (or again when ``keep(found)`` says the

@@ -117,3 +117,26 @@ class EventsStored:
     """The events, as ``(topic_id, news_id)``."""
     at: datetime
     """Their ``first_seen_at``."""
+
+
+route_changed = object()
+"""Sent by the blocks middleware when a request's outcome turned its (proxied) route ``down`` or brought it back
+(``recovered``): ``change`` (:class:`RouteChange`). Health alerts on it (``route_down``, ``route_recovered``)."""
+
+
+@dataclass(frozen=True)
+class RouteChange:
+    """A proxied route's transition in this process (:mod:`topicstreams.crawl.route_standing`)."""
+
+    route: str
+    change: str
+    """``down`` or ``recovered``."""
+    engine: str
+    """The engine whose request made it."""
+    reason: str
+    """The route's latest failure (what it failed with)."""
+    at: datetime
+    since: datetime | None
+    """When it went down (None once recovered)."""
+    bench: float | None = None
+    """The route's bench (seconds) when it went down."""

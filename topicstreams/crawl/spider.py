@@ -62,14 +62,15 @@ from topicstreams.crawl import signals as crawl_signals
 from topicstreams.crawl.arguments import SPIDER_ARGUMENTS, spider_arguments, topics_refusal
 from topicstreams.crawl.canaries import canaries_for
 from topicstreams.crawl.deadline import LOST, PageDeadline, response_budget
+from topicstreams.crawl.engine_state import crawl_routes
 from topicstreams.crawl.page_items import PageItems
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.supply_factory import supply_mode, topic_supply_for
 from topicstreams.crawl.topic_fates import TopicFates
-from topicstreams.crawl.topic_run import TopicRun
+from topicstreams.crawl.topic_run import Lane, TopicRun
 from topicstreams.crawl.topic_schedule import TopicSchedule
 from topicstreams.engines import Engine
-from topicstreams.engines.classify import Verdict, classify_failure
+from topicstreams.engines.classify import Verdict, classify_failure, is_route_failure
 from topicstreams.engines.items import NewsItem
 from topicstreams.engines.reader import PageReader, engine_reader
 from topicstreams.engines.topic_names import shown, topic_problem, url_length_limit
@@ -95,7 +96,7 @@ class EngineSpider(scrapy.Spider):
         super().__init__(*args, **kwargs)  # what is left: a scheduler's own (Scrapyd's ``_job``)
         self.topics_arg = arguments.topics
         self.once = arguments.once
-        self.run: TopicRun | None = None
+        self.lanes: list[Lane] = []
 
     @cached_property
     def reader(self) -> PageReader:
@@ -135,7 +136,18 @@ class EngineSpider(scrapy.Spider):
         )
         self.fates = TopicFates(self.crawler, self.name, self.supply, once=self.once, logger=self.logger)
         self.page_items = PageItems(self.crawler, self.reader, self.logger)
-        self.tab = EngineTab.from_settings(self.name, settings, self.crawler.stats)
+        routes = crawl_routes(settings)
+        several = len(routes) > 1
+        self.lanes = [
+            Lane(
+                route.name,
+                self.state.lane(route.name),
+                EngineTab.from_settings(self.name, settings, self.crawler.stats, route if sections.routes else None),
+                slot=f"{self.name}@{route.name}" if several else None,
+            )
+            for route in routes
+        ]
+        self.gave_up_paused = False
         canaries = sections.canaries
         self.canaries = {canary.query: canary for canary in canaries_for(canaries, self.name)}
         self.canary_schedule = TopicSchedule(canaries.interval, self.state.jitter_ratio)
@@ -155,28 +167,59 @@ class EngineSpider(scrapy.Spider):
     def stat(self, key: str, count: int = 1) -> None:
         self.crawler.stats.inc_value(f"topicstreams/{self.name}/{key}", count)
 
-    # ---- the loop -------------------------------------------------------------------------------------
+    # ---- the loop ----------------------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[scrapy.Request]:
         self._configure()
         self.refuse_topics_arg()
         self.logger.info("%s spider starting (%s)", self.name, supply_mode(self.settings, self.supply, once=self.once))
         self.crawler.signals.send_catch_log(signal=crawl_signals.engine_starting, engine=self.name)
         self.supply.open()
+        # One loop per lane (route); their requests come out here, one after another, as Scrapy asks for them.
+        requests: asyncio.Queue[scrapy.Request | BaseException | None] = asyncio.Queue()
+        loops = [asyncio.ensure_future(self.lane_loop(lane, requests)) for lane in self.lanes]
+        running = len(loops)
+        try:
+            while running:
+                request = await requests.get()
+                if request is None:
+                    running -= 1
+                elif isinstance(request, BaseException):
+                    raise request
+                else:
+                    yield request
+        finally:
+            for loop in loops:
+                loop.cancel()
+
+    async def lane_loop(self, lane: Lane, requests: asyncio.Queue) -> None:
+        """Drive ``lane``: its canaries and topics, one at a time; then say it is over (None) — or how it failed."""
+        try:
+            await self.drive(lane, requests)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # the spider's start() raises it, as a loop of its own would have
+            requests.put_nowait(exc)
+        else:
+            requests.put_nowait(None)
+
+    async def drive(self, lane: Lane, requests: asyncio.Queue) -> None:
         canaries, state = self.canary_schedule, self.state
         while True:
-            # A benched engine takes nothing (its topics keep their due times); a paused one runs only canaries.
-            benched = state.bench_remaining()
+            # A benched lane takes nothing (its topics keep their due times); a paused engine runs only canaries.
+            benched = lane.state.bench_remaining()
             canary = None if benched else canaries.pop_due()
             if canary is not None:
-                yield self.begin(canary[0], self.canaries[canary[0]])
-                await self.outcome(self.run)
+                requests.put_nowait(self.begin(lane, canary[0], self.canaries[canary[0]]))
+                await self.outcome(lane.run)
                 if not self.once:
                     canaries.rearm(canary[0])
                 continue
-            if self.once and self.supply.exhausted and not len(canaries):
+            if self.once and self.supply.exhausted and not len(canaries) and not self.others_busy(lane):
                 return
             if self.once and state.paused and not len(canaries):
-                self.fates.give_up_paused()
+                if not self.gave_up_paused:
+                    self.gave_up_paused = True
+                    self.fates.give_up_paused()
                 return
             if benched or state.paused or state.held:
                 await asyncio.sleep(benched or PAUSE_POLL)
@@ -187,15 +230,38 @@ class EngineSpider(scrapy.Spider):
                 wakes = [wait for wait in (self.supply.wait(), canaries.wait()) if wait is not None]
                 await asyncio.sleep(min(wakes) if wakes else self.scrape_interval)
                 continue
-            yield self.begin(topic)  # its later pages follow from parse_results
-            run = self.run
+            requests.put_nowait(self.begin(lane, topic))  # its later pages follow from parse_results
+            run = lane.run
             verdict = await self.outcome(run)
             run.settled = True
-            self.fates.settle(topic, verdict)
+            self.settle(lane, topic, verdict)
 
-    def begin(self, topic: str, canary: CanaryQuerySection | None = None) -> scrapy.Request:
-        self.run = TopicRun(topic, asyncio.get_running_loop().create_future(), canary=canary)
-        return self.page_request(0)
+    def others_busy(self, lane: Lane) -> bool:
+        """Whether another lane has a topic in flight (once mode: a failure may give it back to the schedule)."""
+        return any(other.run is not None and not other.run.done.done() for other in self.lanes if other is not lane)
+
+    def settle(self, lane: Lane, topic: str, verdict: Verdict) -> None:
+        """The topic's run on ``lane`` is over: a route's failure fails over at once to another free lane of the
+        engine (CONTRACT "Routes": a challenge or block never does — it waits for the pair's cooldown); anything
+        else goes to the topic's fate."""
+        if lane.state.standing is not None and is_route_failure(verdict.reason):
+            others = [other.route for other in self.lanes if other is not lane and other.free]
+            if others:
+                self.supply.fail_over(topic)
+                self.stat("failovers")
+                self.logger.info(
+                    "topic %s: route %s failed (%s): tried again at once on another route (%s free)",
+                    shown(topic),
+                    lane.route,
+                    verdict.reason,
+                    ", ".join(others),
+                )
+                return
+        self.fates.settle(topic, verdict)
+
+    def begin(self, lane: Lane, topic: str, canary: CanaryQuerySection | None = None) -> scrapy.Request:
+        lane.run = TopicRun(topic, asyncio.get_running_loop().create_future(), canary=canary, lane=lane)
+        return self.page_request(0, lane.run)
 
     async def outcome(self, run: TopicRun) -> Verdict:
         """The run's verdict: its last page's, or :data:`~topicstreams.crawl.deadline.LOST` when a page's
@@ -204,7 +270,7 @@ class EngineSpider(scrapy.Spider):
         deadline = None
         while not run.done.done():
             if deadline is None or deadline.request is not run.request:
-                deadline = PageDeadline(run.request, self.response_budget, self.state, asked_at=run.asked_at)
+                deadline = PageDeadline(run.request, self.response_budget, run.lane.state, asked_at=run.asked_at)
             remaining = deadline.remaining()
             if remaining <= 0:
                 self.lose(run, let_go=deadline.let_go)
@@ -227,7 +293,7 @@ class EngineSpider(scrapy.Spider):
         self.stat("requests_lost")
         run.lost = True
         if let_go:  # it went to the browser: its tab may hang on it; the next request starts from a fresh one
-            self.tab.drop(request.meta.get("playwright_page"))
+            run.lane.tab.drop(request.meta.get("playwright_page"))
         run.finish(LOST)
 
     def closed(self, reason: str) -> None:
@@ -235,17 +301,19 @@ class EngineSpider(scrapy.Spider):
         supply = getattr(self, "supply", None)
         if supply is None:
             return
-        run = getattr(self, "run", None)
-        if run is not None and run.canary is None and not run.settled and not run.lost and run.done.done():
-            # its pages were all read, and the spider closed before the loop's turn came: settle it now, or the
-            # topic would be given back as not scraped (and scraped again by another node in lease mode)
-            run.settled = True
-            self.fates.settle(run.topic, run.done.result())
+        for lane in getattr(self, "lanes", ()):
+            run = lane.run
+            if run is not None and run.canary is None and not run.settled and not run.lost and run.done.done():
+                # its pages were all read, and the spider closed before the loop's turn came: settle it now, or the
+                # topic would be given back as not scraped (and scraped again by another node in lease mode)
+                run.settled = True
+                self.fates.settle(run.topic, run.done.result())
         supply.close()
 
     # ---- requests and their answers -------------------------------------------------------------------
-    def page_request(self, page: int, run: TopicRun | None = None) -> scrapy.Request:
-        run = run if run is not None else self.run
+    def page_request(self, page: int, run: TopicRun) -> scrapy.Request:
+        lane = run.lane
+        slot = {"download_slot": lane.slot} if lane.slot is not None else {}
         request = scrapy.Request(
             self.engine.results_url(run.topic, page),
             callback=self.parse_results,
@@ -257,21 +325,23 @@ class EngineSpider(scrapy.Spider):
                 keys.TOPIC: run.topic,
                 keys.PAGE: page,
                 keys.CANARY: run.canary is not None,
+                keys.ROUTE: lane.route,
                 "dont_retry": True,  # retrying a block is the project's job, after the cooldown
                 "handle_httpstatus_all": True,
-                **self.tab.meta(),  # in the engine's one tab, navigated from page to page
+                **slot,
+                **lane.tab.meta(),  # in the lane's one tab, navigated from page to page
             },
         )
         run.request, run.asked_at = request, time.monotonic()
         return request
 
-    def parse_results(self, response: Response, run: TopicRun | None = None) -> Iterable[NewsItem | scrapy.Request]:
-        run, page = run if run is not None else self.run, response.meta[keys.PAGE]
+    def parse_results(self, response: Response, run: TopicRun) -> Iterable[NewsItem | scrapy.Request]:
+        page = response.meta[keys.PAGE]
         tab = response.meta.get("playwright_page")
         if run.lost:
-            self.tab.leave_late(tab)
+            run.lane.tab.leave_late(tab)
         else:
-            self.tab.keep(tab)
+            run.lane.tab.keep(tab)
         verdict, items = self.page_items.of(response, topic=run.topic, number=page)
         urls = [self.reader.identity(item["url"]) for item in items]
         if run.canary is not None:
@@ -318,14 +388,15 @@ class EngineSpider(scrapy.Spider):
 
     def results_failed(self, failure: Failure) -> None:
         meta = failure.request.meta
-        run = failure.request.cb_kwargs.get("run") or self.run
-        if run is not None and run.lost:  # a late failure: the run is over already
-            self.tab.leave_late(meta.get("playwright_page"))
+        run = failure.request.cb_kwargs.get("run")
+        if run is None:
+            return
+        if run.lost:  # a late failure: the run is over already
+            run.lane.tab.leave_late(meta.get("playwright_page"))
             self.logger.debug(
                 "topic %s: the request that timed out failed later: %s", shown(run.topic), failure.getErrorMessage()
             )
             return
-        self.tab.drop(meta.get("playwright_page"))
+        run.lane.tab.drop(meta.get("playwright_page"))
         reading = meta.get(keys.READING)
-        if run is not None:
-            run.finish(reading.verdict if reading is not None else classify_failure(failure.value))
+        run.finish(reading.verdict if reading is not None else classify_failure(failure.value))

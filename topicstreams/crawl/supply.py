@@ -82,6 +82,10 @@ class TopicSupply(Protocol):
     def done(self, topic: str, verdict: Verdict) -> Outcome:
         """The topic's pages are over, with ``verdict`` (the last page's); what becomes of it."""
 
+    def fail_over(self, topic: str) -> None:
+        """The topic's request failed for a route's reason and another route of the engine is free: it is due again
+        now (no attempt counted: the route failed, not the topic), for another lane to take."""
+
     def wait(self) -> float | None:
         """Seconds until a topic may be due (or the supply wants a look again); None when it cannot tell."""
 
@@ -243,6 +247,10 @@ class PassTopics:
         retry_in = self.state.cooldown.initial
         self.schedule.put_back(topic, self.schedule.clock() + retry_in)
         return Outcome(Fate.RETRY, attempts, retry_in)
+
+    def fail_over(self, topic: str) -> None:
+        due = self.due.pop(topic, self.schedule.clock())
+        self.schedule.put_back(topic, min(due, self.schedule.clock()))
 
     def wait(self) -> float | None:
         wakes = [

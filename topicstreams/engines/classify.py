@@ -202,6 +202,40 @@ def is_connection_level(reason: str) -> bool:
     return reason in CONNECTION_LEVEL
 
 
+PROXY_FAILURES = (
+    "ERR_TUNNEL_CONNECTION_FAILED",
+    "ERR_PROXY_AUTH_UNSUPPORTED",
+    "ERR_PROXY_CERTIFICATE_INVALID",
+    "ERR_SOCKS_CONNECTION_FAILED",
+    "ERR_SOCKS_CONNECTION_HOST_UNREACHABLE",
+    "ERR_EMPTY_RESPONSE",
+)
+"""Chromium's failures of a navigation through a proxy that say the proxy (or the tunnel through it) failed."""
+
+ROUTE_FAILURES = (
+    *CONNECTION_LEVEL,
+    *PROXY_FAILURES,
+    "ERR_CONNECTION_RESET",
+    "ERR_CONNECTION_CLOSED",
+    "ERR_TIMED_OUT",
+    "ERR_CONNECTION_TIMED_OUT",
+    "Timeout",
+    "ConnectionLost",
+    "ConnectionDone",
+    "TimeoutError",
+    "TCPTimedOutError",
+    "HTTP 407",
+)
+"""The reasons that say a request's way out failed (the proxy refused, wanted credentials, dropped the tunnel, the
+connection timed out) rather than what an engine answered: on a proxied route they are the route's failures
+(:mod:`topicstreams.crawl.route_standing`), and its topic fails over at once to another route."""
+
+
+def is_route_failure(reason: str) -> bool:
+    """Whether a verdict's reason is a route's failure (:data:`ROUTE_FAILURES`)."""
+    return reason in ROUTE_FAILURES
+
+
 def classify_failure(exception: BaseException) -> Verdict:
     """Classify a request that got no response: resets, refusals, timeouts and the connection-level failures
     (:data:`CONNECTION_LEVEL`: no name resolution, no route) are hard blocks."""
@@ -228,6 +262,7 @@ def classify_failure(exception: BaseException) -> Verdict:
         "ERR_TIMED_OUT",
         "ERR_CONNECTION_TIMED_OUT",
         *CONNECTION_LEVEL[3:],
+        *PROXY_FAILURES,
         "Timeout",
     ):
         if code in text:

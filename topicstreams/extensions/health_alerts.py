@@ -21,6 +21,9 @@ from topicstreams.alerts.delivery import Notifier
 from topicstreams.alerts.events import Alert
 from topicstreams.alerts.network import NetworkWatch
 from topicstreams.crawl.engine_state import EngineState
+from topicstreams.crawl.route_standing import DOWN
+from topicstreams.crawl.runtime import Runtime
+from topicstreams.crawl.signals import RouteChange
 from topicstreams.extensions.timing import wall
 from topicstreams.health.band import ParserAssessment
 from topicstreams.health.score import CRITICAL, OK
@@ -42,6 +45,7 @@ class EngineAlerting:
     outbox: Outbox | None
     network: NetworkWatch | None
     state: EngineState
+    runtime: Runtime
     parser_alerted: bool
     bucket_start: float | None
 
@@ -112,6 +116,23 @@ class EngineAlerting:
                 notifier.send(alert)
 
         self.outbox.put(f"the {alert.event} alert of node {self.node}", change)
+
+    def route_changed(self, change: RouteChange) -> None:
+        """A proxied route of the node turned down, or came back (:data:`~topicstreams.crawl.signals.route_changed`):
+        one ``route_down`` / ``route_recovered`` alert per transition, whichever process of the node moves the
+        route's shared state first."""
+        key = f"route:{self.node}:{change.route}"
+        if change.change == DOWN:
+            engines = sorted(
+                engine
+                for standing in self.runtime.route_standings()
+                if standing.route == change.route
+                for engine in standing.failing
+            )
+            alert = transitions.route_down(self.node, change.route, change.reason, engines, change.bench, change.at)
+            self.alert_once(key, ("ok",), "down", alert)
+        else:
+            self.alert_once(key, ("down",), "ok", transitions.route_recovered(self.node, change.route, None, change.at))
 
     def saturation_changed(self, begins: bool, cooling: tuple[str, ...], since: datetime | None, now: datetime) -> None:
         key = f"saturation:{self.node}"

@@ -62,6 +62,7 @@ import math
 import time
 from collections import deque
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from scrapy import Spider, signals
@@ -74,7 +75,7 @@ from topicstreams.alerts.delivery import Notifier, options_from_settings
 from topicstreams.alerts.network import NetworkWatch
 from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl.canaries import CANARY_MISMATCH, canaries_for
-from topicstreams.crawl.engine_state import EngineState
+from topicstreams.crawl.engine_state import EngineState, crawl_routes
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import (
     CanaryChecked,
@@ -83,6 +84,7 @@ from topicstreams.crawl.signals import (
     canary_checked,
     page_parsed,
     response_classified,
+    route_changed,
 )
 from topicstreams.engines.classify import PARSE_ERROR, ResponseClass, is_connection_level
 from topicstreams.engines.consent_walls import CONSENT
@@ -90,6 +92,7 @@ from topicstreams.extensions.health_alerts import EngineAlerting
 from topicstreams.extensions.health_coverage import CoverageJudging
 from topicstreams.extensions.health_pause import EnginePausing
 from topicstreams.extensions.health_rows import BASELINE_REFRESH, HealthRows
+from topicstreams.extensions.route_scores import RouteScores, route_only
 from topicstreams.extensions.saturation_watch import SaturationWatch, watch_for
 from topicstreams.extensions.timing import engine_database_url, wall
 from topicstreams.health.band import (
@@ -237,11 +240,28 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         crawler.signals.connect(extension.response_classified, signal=response_classified)
         crawler.signals.connect(extension.page_parsed, signal=page_parsed)
         crawler.signals.connect(extension.canary_checked, signal=canary_checked)
+        crawler.signals.connect(extension.route_changed, signal=route_changed)
         return extension
 
     @property
     def state(self) -> EngineState:
         return self.runtime.engine_state(self.crawler)
+
+    @cached_property
+    def route_scores(self) -> RouteScores:
+        """The engine's pairs (engine, route): their health and ``route_status`` rows."""
+        return RouteScores(
+            self.engine,
+            self.node,
+            self.settings,
+            crawl_routes(self.crawler.settings),
+            self.state,
+            heartbeat=self.heartbeat,
+        )
+
+    def save_routes(self) -> None:
+        if not self.closed and self.outbox is not None:
+            self.route_scores.save(self.outbox)
 
     # ---- life cycle -----------------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
@@ -256,6 +276,7 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
                 self.saturation.on_change = self.saturation_changed
             self.saturation.network = self.network
         self.save_status()
+        self.save_routes()
         if self.notifier is not None:  # what an earlier process of the node left undelivered
             self.notifier.resume_leftovers()
         self.ticker = create_looping_call(self.tick)
@@ -268,6 +289,8 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
             for held in self.network.taken_by(self.engine):
                 self.score(held.sample, bucket=False)
         self.store_bucket(time.time())
+        if self.outbox is not None:
+            self.route_scores.stop(self.outbox)
         self.closed = True  # from here on nothing writes the row: its stop is its last write
         if self.outbox is not None:
             engine, node = self.engine, self.node
@@ -306,6 +329,8 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
             self.remind(wall(now))
         if time.monotonic() - self.saved_at >= self.heartbeat:
             self.save_status()
+        if self.route_scores.due():
+            self.save_routes()
         if self.saturation is not None:
             self.read("the node's status rows", self.saturation.check, wall(now))
             if self.network is not None:  # the node's engines that other processes run count for its network too
@@ -326,6 +351,17 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
             result_page=is_result_page(classification),
             consent=classification.reason == CONSENT,
         )
+        if self.route_scores.observe(classification, sample):
+            self.save_routes()
+        if route_only(classification, self.state):
+            # The route's failure (its proxy, the way to it): the pair's alone, never the engine's score. The node's
+            # network hears of it (every route failing is the network's verdict), and the row says when it began.
+            if self.network is not None:
+                self.network.answered(
+                    self.engine, sample.at, is_connection_level(classification.reason), classification.reason
+                )
+            self.save_status()
+            return
         self.awaiting[id(classification)] = (classification, sample)
         while len(self.awaiting) > AWAITING_PARSE:
             del self.awaiting[next(iter(self.awaiting))]

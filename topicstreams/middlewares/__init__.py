@@ -10,7 +10,7 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 
 from topicstreams.crawl import meta as keys
-from topicstreams.crawl.engine_state import EngineState
+from topicstreams.crawl.engine_state import EngineState, RouteLane
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.engines.reader import PageReader
 
@@ -34,6 +34,17 @@ class EngineMiddleware:
     @property
     def state(self) -> EngineState:
         return self.runtime.engine_state(self.crawler)
+
+    def lane(self, request: Request) -> RouteLane:
+        """The pacing lane of a results page's request: its route's (``topicstreams_route``), else the engine's
+        first (a request made without one, as a test's may be)."""
+        state = self.state
+        route = request.meta.get(keys.ROUTE)
+        return state.lane(route) if route else next(iter(state.lanes.values()))
+
+    def route_stat(self, route: str, key: str, count: int = 1) -> None:
+        """Add to ``topicstreams/<engine>/route/<route>/<key>`` (CONTRACT "Routes")."""
+        self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/route/{route}/{key}", count)
 
     def stat(self, key: str, count: int = 1) -> None:
         self.crawler.stats.inc_value(f"topicstreams/{self.state.engine}/{key}", count)

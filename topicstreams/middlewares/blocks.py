@@ -36,7 +36,9 @@ from scrapy.http import Response
 
 from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl import meta as keys
-from topicstreams.crawl.signals import Classification, response_classified
+from topicstreams.crawl.engine_state import RouteLane
+from topicstreams.crawl.route_standing import DOWN
+from topicstreams.crawl.signals import Classification, RouteChange, response_classified, route_changed
 from topicstreams.engines.classify import (
     STAT_KEYS,
     ResponseClass,
@@ -44,6 +46,7 @@ from topicstreams.engines.classify import (
     Verdict,
     classify_failure,
     is_connection_level,
+    is_route_failure,
     size_verdict,
 )
 from topicstreams.engines.reader import Page, Reading
@@ -171,6 +174,34 @@ class BlocksMiddleware(EngineMiddleware):
         )
         self.fallback_warned = True
 
+    def route_changed(self, lane: RouteLane, verdict: Verdict, bench: float | None) -> None:
+        """The request's outcome turned its route down, or brought it back: one line, and the signal Health alerts
+        on (:data:`~topicstreams.crawl.signals.route_changed`)."""
+        standing = lane.standing
+        if standing is None or lane.route_change is None:
+            return
+        change = RouteChange(
+            route=lane.route,
+            change=lane.route_change,
+            engine=self.state.engine,
+            reason=standing.reason or verdict.reason,
+            at=datetime.now(UTC),
+            since=standing.down_since,
+            bench=bench,
+        )
+        if change.change == DOWN:
+            logger.warning(
+                "route %s is down: it failed on every engine that takes it (latest: %s); no request goes on it for "
+                "%g s, then one probe; its engines go on through their other routes, and none of them is held "
+                "responsible. Check the route's proxy (`scrapy routes check`)",
+                lane.route,
+                change.reason,
+                round(bench or 0.0, 3),
+            )
+        else:
+            logger.info("route %s recovered: its probe got an answer; every engine takes it again", lane.route)
+        self.crawler.signals.send_catch_log(signal=route_changed, change=change)
+
     def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
         if not is_engine_request(request):
             return
@@ -189,18 +220,43 @@ class BlocksMiddleware(EngineMiddleware):
         items: int,
         retry_after: float | None,
     ) -> None:
+        lane = self.lane(request)
         state = self.state
         meta = request.meta
         probe = bool(meta.get(keys.PROBE))
-        bench = state.record(
-            verdict.cls, probe=probe, retry_after=retry_after, connection_level=is_connection_level(verdict.reason)
+        route_failure = lane.standing is not None and is_route_failure(verdict.reason)
+        bench = lane.record(
+            verdict.cls,
+            probe=probe,
+            retry_after=retry_after,
+            connection_level=is_connection_level(verdict.reason) and not route_failure,
+            reason=verdict.reason,
         )
         sent_at = meta.get(keys.SENT_AT)
         latency = time.monotonic() - sent_at if sent_at is not None else None
         topic = meta.get(keys.TOPIC)
         self.stat(STAT_KEYS[verdict.cls])
+        self.route_stat(lane.route, "requests")
+        self.route_stat(lane.route, STAT_KEYS[verdict.cls])
+        if bench is not None:
+            self.route_stat(lane.route, "cooldowns")
         connection_level = is_connection_level(verdict.reason)
-        if bench is not None and connection_level and state.network_down:
+        if lane.route_change is not None:
+            self.route_changed(lane, verdict, bench)
+        if route_failure:
+            # The route's failure, not the engine's: the route's own lines say it (when it turns down, and back).
+            self.stat("route_failures")
+            logger.debug(
+                "[%s] route %s: %s for topic %r (%s): %s; this lane waits %g s, its topic fails over to another route",
+                state.engine,
+                lane.route,
+                verdict.cls,
+                topic,
+                url,
+                verdict.reason,
+                round(bench or 0.0, 3),
+            )
+        elif bench is not None and connection_level and state.network_down:
             # The node's network is down: its one WARNING said so, and that the engines retry; each engine's failed
             # retry changes nothing a person must know.
             self.stat("cooldowns")
@@ -218,7 +274,7 @@ class BlocksMiddleware(EngineMiddleware):
             # the topic: while the engine cools, each request is a probe, so there is one line per probe at most).
             self.stat("cooldowns")
             logger.warning(
-                "[%s] %s for topic %r (%s): %s; cooling down for %g s (%d in a row%s): nothing goes to it until "
+                "[%s] %s for topic %r (%s): %s; cooling down for %g s (%d in a row%s): nothing goes to it%s until "
                 "then, then one probe",
                 state.engine,
                 verdict.cls,
@@ -226,8 +282,9 @@ class BlocksMiddleware(EngineMiddleware):
                 url,
                 verdict.reason,
                 round(bench, 3),
-                state.failures,
+                lane.failures,
                 f", Retry-After {retry_after:g} s" if retry_after is not None else "",
+                f" on route {lane.route} (its other routes go on)" if len(state.lanes) > 1 else "",
             )
         elif verdict.cls is not ResponseClass.OK:
             logger.warning("[%s] %s for topic %r (%s): %s", state.engine, verdict.cls, topic, url, verdict.reason)
@@ -251,6 +308,7 @@ class BlocksMiddleware(EngineMiddleware):
             bench=bench,
             at=datetime.now(UTC),
             canary=bool(meta.get(keys.CANARY)),
+            route=lane.route,
         )
         meta[keys.CLASSIFICATION] = classification
         self.crawler.signals.send_catch_log(signal=response_classified, classification=classification)

@@ -123,7 +123,7 @@ class ConsentMiddleware(EngineMiddleware):
             async with page.expect_navigation(wait_until="domcontentloaded", timeout=left_ms()):
                 await button.click(timeout=left_ms())
             request.meta[keys.SENT_AT] = time.monotonic()  # the latency is the retried page's
-            self.state.mark_sent()
+            self.lane(request).mark_sent()
             reply = await page.goto(request.url, wait_until="domcontentloaded", timeout=left_ms())
             html = await page.content()
             headers = await reply.all_headers() if reply is not None else {}

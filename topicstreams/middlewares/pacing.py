@@ -1,7 +1,9 @@
 """Per-engine pacing: a floor between the starts of two requests, jitter on top, and the cooldown gate.
 
 A downloader middleware for the engine spiders' results-page requests (those with ``topicstreams_engine`` in
-their meta; a page's own assets are the browser's business, not requests of the engine's pace). It lets one
+their meta; a page's own assets are the browser's business, not requests of the engine's pace). Each of the
+engine's lanes (one per route it takes, :class:`~topicstreams.crawl.engine_state.RouteLane`; one without
+``routes``) has its own gate, floor, jitter, bench and probe: the lanes go side by side, and on each it lets one
 request go at a time:
 
 1. it waits until the previous request has actually left the browser (the main frame's navigation request,
@@ -30,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 from typing import Any
 
 from scrapy import Request, Spider
@@ -40,12 +43,36 @@ from scrapy.http import Response
 from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl import meta as keys
 from topicstreams.crawl.deadline import response_budget
+from topicstreams.crawl.engine_state import RouteLane
 from topicstreams.middlewares import EngineMiddleware, is_engine_request
 
 logger = logging.getLogger(__name__)
 
 PROBE_POLL = 0.05
 """Seconds between looks at a probe's outcome while other requests wait for it."""
+
+
+class LaneGate:
+    """What pacing holds for one lane (route) of the engine: its lock, and the request it let go last."""
+
+    def __init__(self, lane: RouteLane) -> None:
+        self.lane = lane
+        self.lock = asyncio.Lock()
+        self.sending: asyncio.Future | None = None
+        """The request let go last, until it has left the browser (or ended)."""
+        self.sending_request: Request | None = None
+        self.sending_left = False
+        """Whether the browser has reported the request let go last as sent."""
+        self.sending_since = 0.0
+        """When the request let go last was let go (monotonic)."""
+        self.probe_since: float | None = None
+        """When the probe in flight was let go."""
+
+    def release(self, request: Request | None = None) -> None:
+        if request is not None and request is not self.sending_request:
+            return
+        if self.sending is not None and not self.sending.done():
+            self.sending.set_result(None)
 
 
 class PacingMiddleware(EngineMiddleware):
@@ -55,103 +82,95 @@ class PacingMiddleware(EngineMiddleware):
         super().__init__(crawler)
         self.budget = response_budget(crawler.settings, sections_from(crawler.settings).browser.consent)
         """Seconds a request let go is waited for (to leave the browser; a probe: for its outcome)."""
-        self._lock: asyncio.Lock | None = None
-        self._sending: asyncio.Future | None = None
-        """The request let go last, until it has left the browser (or ended)."""
-        self._sending_request: Request | None = None
-        self._sending_left = False
-        """Whether the browser has reported the request let go last as sent."""
-        self._sending_since = 0.0
-        """When the request let go last was let go (monotonic)."""
-        self._probe_since: float | None = None
-        """When the probe in flight was let go."""
+        self.gates: dict[str, LaneGate] = {}
+        """The engine's lanes' gates, by route (made on a lane's first request)."""
+
+    def gate(self, request: Request) -> LaneGate:
+        lane = self.lane(request)
+        found = self.gates.get(lane.route)
+        if found is None:
+            found = self.gates[lane.route] = LaneGate(lane)
+        return found
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if not is_engine_request(request):
             return
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        state = self.state
-        async with self._lock:
-            await self._previous_left()
+        gate = self.gate(request)
+        state = gate.lane
+        async with gate.lock:
+            await self._previous_left(gate)
             while True:
                 wait = state.wait_time()
                 if wait is None:  # a probe is out: nothing else goes until its outcome is known
-                    self._forget_lost_probe()
+                    self._forget_lost_probe(gate)
                     await asyncio.sleep(PROBE_POLL)
                 elif wait > 0:
                     await asyncio.sleep(wait)
                 else:
                     break
             probe = state.start_request()
-            self._sending = asyncio.get_running_loop().create_future()
-            self._sending_request, self._sending_left = request, False
-            self._sending_since = time.monotonic()
+            gate.sending = asyncio.get_running_loop().create_future()
+            gate.sending_request, gate.sending_left = request, False
+            gate.sending_since = time.monotonic()
             if probe:
-                self._probe_since = self._sending_since
+                gate.probe_since = gate.sending_since
         request.meta[keys.SENT_AT] = state.last_sent
         request.meta[keys.PROBE] = probe
         request.meta["dont_retry"] = True
         if probe:
             self.stat("probes")
-            logger.debug("[%s] cooldown over: one probe goes (%s)", state.engine, request.url)
+            logger.debug("[%s] cooldown over: one probe goes (%s, route %s)", state.engine, request.url, state.route)
         page = request.meta.get("playwright_page")
         if page is None or page.is_closed():
             # A new tab is made for this request: listen to it for the moment each navigation leaves.
-            request.meta["playwright_page_event_handlers"] = {"request": self._browser_request}
+            request.meta["playwright_page_event_handlers"] = {"request": partial(self._browser_request, gate)}
 
-    async def _previous_left(self) -> None:
-        """Wait until the request let go last has left the browser or ended; at most the budget after it was let
-        go (a request that never leaves nor ends is lost: the spider's deadline has resolved its topic)."""
-        if self._sending is None or self._sending.done():
+    async def _previous_left(self, gate: LaneGate) -> None:
+        """Wait until the request let go last on the lane has left the browser or ended; at most the budget after
+        it was let go (a request that never leaves nor ends is lost: the spider's deadline has resolved its topic)."""
+        if gate.sending is None or gate.sending.done():
             return
-        remaining = self._sending_since + self.budget - time.monotonic()
+        remaining = gate.sending_since + self.budget - time.monotonic()
         try:
-            await asyncio.wait_for(asyncio.shield(self._sending), max(0.0, remaining))
+            await asyncio.wait_for(asyncio.shield(gate.sending), max(0.0, remaining))
         except TimeoutError:
             logger.debug(
                 "[%s] the request let go last neither left the browser nor ended within %g s: the next one goes",
-                self.state.engine,
+                gate.lane.engine,
                 self.budget,
             )
-            self._release()
+            gate.release()
 
-    def _forget_lost_probe(self) -> None:
+    def _forget_lost_probe(self, gate: LaneGate) -> None:
         """A probe out for longer than the budget is lost: its outcome will not come, the next request probes."""
-        if self._probe_since is not None and time.monotonic() - self._probe_since >= self.budget:
+        if gate.probe_since is not None and time.monotonic() - gate.probe_since >= self.budget:
             logger.info(
                 "[%s] the probe's request never came back within %g s: the next request is the probe",
-                self.state.engine,
+                gate.lane.engine,
                 self.budget,
             )
-            self._probe_since = None
-            self.state.forget_probe()
+            gate.probe_since = None
+            gate.lane.forget_probe()
 
-    def _browser_request(self, browser_request: Any) -> None:
+    def _browser_request(self, gate: LaneGate, browser_request: Any) -> None:
         """The page's ``request`` event: a main-frame navigation is the engine request leaving now."""
         try:
             if not browser_request.is_navigation_request() or browser_request.frame.parent_frame is not None:
                 return
         except Exception:  # a request without a frame (a service worker's): not ours
             return
-        state = self.state
+        state = gate.lane
         state.mark_sent()
-        if self._sending_request is not None and not self._sending_left:
-            self._sending_left = True
-            self._sending_request.meta[keys.SENT_AT] = state.last_sent
-        self._release()
-
-    def _release(self, request: Request | None = None) -> None:
-        if request is not None and request is not self._sending_request:
-            return
-        if self._sending is not None and not self._sending.done():
-            self._sending.set_result(None)
+        if gate.sending_request is not None and not gate.sending_left:
+            gate.sending_left = True
+            gate.sending_request.meta[keys.SENT_AT] = state.last_sent
+        gate.release()
 
     def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
         if is_engine_request(request):
-            self._release(request)
+            self.gate(request).release(request)
         return response
 
     def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
         if is_engine_request(request):
-            self._release(request)
+            self.gate(request).release(request)
