@@ -434,3 +434,32 @@ def test_a_one_off_run_in_lease_mode_claims_nothing_from_the_shared_schedule(tmp
         assert taken
         supply.close()
     assert rows(db) == before  # no lease taken, nothing re-armed, no row added
+
+
+# ==== routes: a claim per free lane ============================================================================
+
+
+def test_each_free_lane_claims_a_topic_of_its_own_and_a_failover_hands_the_claim_to_another_lane(
+    pg_url, db, clock, databases
+):
+    """A node holds as many of an engine's topics at once as it has lanes free to start them (one per route: each
+    lane's turn prepares and takes); a topic whose route failed stays this node's and goes to the next lane."""
+    scheduled(db, ["alpha", "beta", "gamma", "delta"])
+
+    async def scenario() -> None:
+        supply = leased(databases, pg_url, clock)
+        supply.open()
+        try:
+            lanes = [await next_topic(supply) for _ in range(3)]  # three routes, each free: a turn each
+            assert lanes == ["alpha", "beta", "gamma"]
+            held = rows(db)
+            assert {name for name, row in held.items() if row["lease_node"] == "n1"} == {"alpha", "beta", "gamma"}
+            assert held["delta"]["lease_token"] is None
+            supply.fail_over("beta")  # beta's route failed: another lane takes it at once, still under its lease
+            assert await next_topic(supply) == "beta"
+            assert rows(db)["beta"]["lease_token"] == held["beta"]["lease_token"]
+            assert rows(db)["delta"]["lease_token"] is None  # no claim was made for it meanwhile
+        finally:
+            supply.close()
+
+    run(scenario)

@@ -1,11 +1,15 @@
 """The spider every engine shares: it drives one engine's loop, and nothing else.
 
 An engine spider (:mod:`topicstreams.spiders.google`, …) binds one engine of :mod:`topicstreams.engines`. Its
-``start()`` asks the engine's :class:`~topicstreams.crawl.supply.TopicSupply` for the topic due next, one topic
-at a time (parallelism is across engines, never within one), sends its pages one after another in the engine's
-own tab of the process's shared Chromium (:class:`~topicstreams.browser.tabs.EngineTab`), and tells the supply how
-the topic went (:mod:`topicstreams.crawl.topic_fates`). The pacing middleware keeps the floor between requests;
-while the engine is benched (:mod:`topicstreams.crawl.engine_state`) the loop takes no topic; a paused engine runs
+``start()`` drives one loop per lane — a route the engine takes (``routes``; one ``default`` lane without them,
+:class:`~topicstreams.crawl.topic_run.Lane`) — and hands Scrapy their requests. Each lane asks the engine's
+:class:`~topicstreams.crawl.supply.TopicSupply` for the topic due next, one topic at a time per lane (several at once
+across the engine's routes), sends its pages one after another in the lane's own tab of the process's shared
+Chromium (:class:`~topicstreams.browser.tabs.EngineTab`: the route's browser context, proxy and persona), and tells
+the supply how the topic went (:mod:`topicstreams.crawl.topic_fates`). A topic whose request failed for a route's
+reason (the proxy, the connection) on a proxied route is given back due now when another lane is free: it fails
+over at once; a challenge or block never does (it waits for that pair's cooldown). The pacing middleware keeps the floor between a lane's requests;
+while a lane is benched (:mod:`topicstreams.crawl.engine_state`) the loop takes no topic; a paused engine runs
 only its canaries; an engine the store holds (its journal cannot be written while the database cannot either) takes
 no topic and asks for no further page until the store releases it, in once mode too. In once mode the spider closes
 when the supply has no topic left.
@@ -171,7 +175,9 @@ class EngineSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         self._configure()
         self.refuse_topics_arg()
-        self.logger.info("%s spider starting (%s)", self.name, supply_mode(self.settings, self.supply, once=self.once))
+        routes = f"; routes: {', '.join(lane.route for lane in self.lanes)}" if len(self.lanes) > 1 else ""
+        mode = supply_mode(self.settings, self.supply, once=self.once)
+        self.logger.info("%s spider starting (%s%s)", self.name, mode, routes)
         self.crawler.signals.send_catch_log(signal=crawl_signals.engine_starting, engine=self.name)
         self.supply.open()
         # One loop per lane (route); their requests come out here, one after another, as Scrapy asks for them.
@@ -214,8 +220,11 @@ class EngineSpider(scrapy.Spider):
                 if not self.once:
                     canaries.rearm(canary[0])
                 continue
-            if self.once and self.supply.exhausted and not len(canaries) and not self.others_busy(lane):
-                return
+            if self.once and self.supply.exhausted and not len(canaries):
+                if not self.others_busy(lane):
+                    return
+                await asyncio.sleep(PAUSE_POLL)  # another lane's topic may fail and come back to the schedule
+                continue
             if self.once and state.paused and not len(canaries):
                 if not self.gave_up_paused:
                     self.gave_up_paused = True
