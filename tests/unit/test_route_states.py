@@ -16,7 +16,7 @@ from topicstreams.reports.health_report import EngineReport, HealthReport
 from topicstreams.reports.route_states import route_state_entries, routes_block, routes_on_nodes, verdict_pairs
 from topicstreams.reports.verdict_line import verdict_line
 from topicstreams.storage.route_status import RouteStatusRow
-from topicstreams.web.monitor_routes import route_matrices, shown_proxy
+from topicstreams.web.monitor_routes import route_matrices, shown_proxy, shown_reason
 
 NOW = datetime(2026, 12, 4, 14, 50, tzinfo=UTC)
 SOON = NOW + timedelta(minutes=2)
@@ -312,8 +312,9 @@ def test_the_proxy_and_the_reason_never_show_credentials():
     eu, us = matrix.routes
     assert (eu.name, eu.state, eu.proxy) == ("eu-1", "down", "http://proxy.example:3128")
     assert eu.cells[1] is None  # eu-1 does not serve bing
-    assert eu.cells[0].reason == "407 from http://alice:***@proxy.example:3128"
+    assert eu.cells[0].reason == "407 from http://proxy.example:3128"
     assert eu.cells[0].until is not None and eu.cells[0].until.clock == "14:52 UTC"
     assert us.cells[0].reason is None  # ok: its last reason is history
     assert (us.cells[1].state, us.cells[1].score, us.cells[1].reason) == ("cooling", "-", "challenge")
-    assert "s3cret" not in repr(matrix)
+    assert "s3cret" not in repr(matrix) and "alice" not in repr(matrix)
+    assert shown_reason("socks5://bob@h:1 refused; token=abc123") == "socks5://h:1 refused; token=***"

@@ -6,11 +6,13 @@ cell the pair's state at the moment (``ok``, ``cooling`` until when, ``down`` un
 
 The exit is read from the row's ``proxy`` column, which the crawl writes without credentials; the page takes no
 chance with it all the same (:func:`shown_proxy`: scheme, host and port only, never a user name or a password), nor
-with a pair's reason (:func:`topicstreams.config.secrets.mask`), and the template escapes both.
+with a pair's reason (:func:`shown_reason`: a URL's user part dropped, what else looks like a secret masked), and
+the template escapes both.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +26,15 @@ from topicstreams.storage.route_status import RouteStatusRow, route_state
 from topicstreams.web.formats import Moment
 
 DIRECT = "direct"
+
+_USER_PART = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#@'\"<>]*@")
+"""``scheme://user:password@`` (or ``scheme://user@``): the user part of a URL in a text."""
+
+
+def shown_reason(reason: str) -> str:
+    """A pair's reason as the page shows it: a URL's user part dropped, and anything else that reads as a secret
+    masked (:func:`topicstreams.config.secrets.mask`)."""
+    return mask(_USER_PART.sub(lambda match: match["scheme"], reason))
 
 
 def shown_proxy(proxy: str | None) -> str:
@@ -86,7 +97,7 @@ def pair_cell(row: RouteStatusRow, now: datetime) -> PairCell:
         score="-" if row.score is None else str(row.score),
         band=row.band or "unknown",
         until=Moment.of(until, now) if until is not None else None,
-        reason=mask(row.reason) if benched and row.reason else None,
+        reason=shown_reason(row.reason) if benched and row.reason else None,
     )
 
 
