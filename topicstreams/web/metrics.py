@@ -25,7 +25,8 @@ value that is not known (no score yet, no latency yet, no cycle yet) is left out
   ``down``, ``stale`` or ``stopped``) and the counters ``topicstreams_route_requests_total{engine,node,route}``,
   ``topicstreams_route_responses_total{engine,node,route,class}`` and ``topicstreams_route_cooldowns_total``, which
   the rows add up over every crawl and never reset. Their labels are the route's name (``[a-z0-9_-]{1,32}``), never
-  its proxy: a node has as many series as routes, and no credential can reach a label.
+  its proxy: a node has as many series as routes, and no credential can reach a label. A database without
+  ``route_status`` rows has none of these families (its exposition is what it was before routes).
 
 With ``web.metrics_token`` set, the request must carry ``Authorization: Bearer TOKEN`` (401 and
 ``WWW-Authenticate: Bearer`` otherwise); the token is compared in constant time and never logged. A database that
@@ -166,7 +167,7 @@ def families(snapshot: Snapshot) -> list[Metric]:
         PREFIX + "node_heartbeat_timestamp_seconds", HELP["node_heartbeat_timestamp_seconds"], labels=["node"]
     )
 
-    routes = route_families(snapshot.report)
+    routes = route_families(snapshot.report) if snapshot.report.route_rows else []
     reports: list[EngineReport] = [each for each in snapshot.report.engines if each.state is not None]
     for report in reports:
         key = [report.engine, report.node]
