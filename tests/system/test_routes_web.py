@@ -194,3 +194,12 @@ def test_the_monitor_shows_the_matrix_of_a_node_with_routes_and_never_a_credenti
     # yahoo has no route rows (an older crawl): no column of its own
     assert re.findall(r'<th scope="col" class="engine-name">(\w+)</th>', node_a) == ["google", "bing"]
     assert "in trouble on node-a/eu-1; fine on node-a/us-1, node-b/default" in html
+
+
+def test_the_feeds_crawl_line_says_the_route_down_too(feed_url, databases):
+    fill(databases, feed_url)
+    page = client(feed_url).get("/")
+    assert page.status_code == 200
+    status = re.search(r'<p id="crawl-status" class="([^"]+)"[^>]*>(.*?)</p>', page.text, re.S)
+    assert "level-warning" in status.group(1)
+    assert "route cn-1 down on node-a — its engines go on through 2 other routes" in status.group(2)

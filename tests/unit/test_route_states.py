@@ -16,6 +16,7 @@ from topicstreams.reports.health_report import EngineReport, HealthReport
 from topicstreams.reports.route_states import route_state_entries, routes_block, routes_on_nodes, verdict_pairs
 from topicstreams.reports.verdict_line import verdict_line
 from topicstreams.storage.route_status import RouteStatusRow
+from topicstreams.web.crawl_verdict import verdict_of
 from topicstreams.web.monitor_routes import route_matrices, shown_proxy, shown_reason
 
 NOW = datetime(2026, 12, 4, 14, 50, tzinfo=UTC)
@@ -318,3 +319,23 @@ def test_the_proxy_and_the_reason_never_show_credentials():
     assert (us.cells[1].state, us.cells[1].score, us.cells[1].reason) == ("cooling", "-", "challenge")
     assert "s3cret" not in repr(matrix) and "alice" not in repr(matrix)
     assert shown_reason("socks5://bob@h:1 refused; token=abc123") == "socks5://h:1 refused; token=***"
+
+
+def test_the_pages_level_reads_a_route_down_as_a_warning_and_every_route_down_as_down():
+    healthy = [engine("google"), engine("bing")]
+
+    def level(rows, engines=healthy) -> str:
+        report = HealthReport("node-a", engines, {}, all_nodes=True, at=NOW, route_rows=rows)
+        return verdict_of(report, NOW).level
+
+    fine = [pair("node-a", "eu-1", "google"), pair("node-a", "us-1", "google")]
+    assert level(fine) == "ok"
+    one_down = [pair("node-a", "eu-1", "google", "down"), pair("node-a", "us-1", "google")]
+    assert level(one_down) == "warning"
+    paused = [engine("google", state="paused", band="critical"), engine("bing")]
+    assert level(one_down, paused) == "critical"  # the colour is the worst; the line the most specific
+    assert verdict_of(HealthReport("node-a", paused, {}, at=NOW, route_rows=one_down), NOW).text.startswith(
+        "route eu-1"
+    )
+    every = [pair("node-a", "eu-1", "google", "down"), pair("node-a", "us-1", "google", "down")]
+    assert level(every, paused) == "down"
