@@ -32,6 +32,7 @@ from topicstreams import ENGINES
 from topicstreams.storage import upgrade, utcnow
 from topicstreams.storage.engine_status import pause, save_status, save_window
 from topicstreams.storage.models import engine_status_table
+from topicstreams.storage.route_status import save_route_status
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -337,4 +338,74 @@ def test_the_monitor_at_a_glance_on_a_laptop_and_a_phone(page: Page, watch, tmp_
                 sizes = chart_text_px(page)
                 assert sizes and min(sizes) >= 11, (name, width, min(sizes))
                 page.screenshot(path=shots / f"monitor-{name}-{width}.png", full_page=True)
+        page.goto("about:blank")
+
+
+def test_the_route_matrix_on_a_laptop_and_a_phone(page: Page, watch, tmp_path, databases):
+    """A node with three routes — one down (its row's proxy written with credentials, its reason hostile), one with
+    google cooling — at 1280 and 390 px: the verdict says the route down first, each cell its pair's state, the
+    exit without its credentials, hostile text inert, no sideways scrolling. Screenshots as above."""
+    shots = shots_folder(tmp_path)
+    url = fresh_database(f"sqlite:///{tmp_path / 'routes.db'}")
+    db = databases.of(url)
+    secret = "s3cret-pass-0123"
+    leaky = f"http://alice:{secret}@proxy.example:3128"
+    soon = utcnow() + timedelta(minutes=5)
+    for engine in ("google", "bing", "yahoo"):
+        save_status(db, engine, "node-a", state="running", score=93, band="ok", p50_ms=320.0, p95_ms=610.0)
+    save_route_status(
+        db,
+        "node-a",
+        "eu-1",
+        "google",
+        proxy="http://eu.example:8080",
+        state="cooling",
+        cooling_until=soon,
+        score=58,
+        band="degraded",
+        reason="challenge",
+    )
+    save_route_status(db, "node-a", "eu-1", "bing", proxy="http://eu.example:8080", score=91, band="ok")
+    for engine in ("google", "bing", "yahoo"):
+        save_route_status(db, "node-a", "us-1", engine, score=97, band="ok")
+    for engine in ("google", "bing"):
+        save_route_status(
+            db,
+            "node-a",
+            "cn-1",
+            engine,
+            proxy=leaky,
+            state="down",
+            cooling_until=soon,
+            band="unknown",
+            reason=f"407 from {leaky} <img src=x onerror=alert(1)>",
+        )
+    databases.dispose()
+    with serving(url) as app:
+        for width in (LAPTOP, PHONE):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(f"{app.url}/monitor")
+            expect(page.locator("#verdict")).to_have_text(
+                "route cn-1 down on node-a — its engines go on through 2 other routes"
+            )
+            matrix = page.locator('table.route-table[data-node="node-a"]')
+            expect(matrix.locator("tr.route-row")).to_have_count(3)
+            down = matrix.locator('tr.route-row[data-route="cn-1"]')
+            expect(down).to_have_attribute("data-state", "down")
+            expect(down.locator("th .proxy")).to_have_text("http://proxy.example:3128")
+            expect(down.locator('td[data-engine="google"] .reason')).to_have_text(
+                "407 from http://proxy.example:3128 <img src=x onerror=alert(1)>"
+            )
+            cooling = matrix.locator('tr.route-row[data-route="eu-1"] td[data-engine="google"]')
+            expect(cooling).to_have_attribute("data-state", "cooling")
+            expect(cooling).to_contain_text("until")
+            expect(cooling.locator(".band")).to_have_class(re.compile(r"\bband-degraded\b"))
+            expect(matrix.locator('tr.route-row[data-route="eu-1"] td[data-engine="yahoo"]')).to_have_attribute(
+                "data-state", "none"
+            )
+            assert secret not in page.content() and "alice" not in page.content()
+            assert page.locator("img").count() == 0
+            assert sideways(page) == 0, width
+            assert broken_words(page, "table.route-table th, table.route-table .state-name") == []
+            page.screenshot(path=shots / f"monitor-routes-{width}.png", full_page=True)
         page.goto("about:blank")

@@ -9,6 +9,7 @@ down). :meth:`HealthReport.as_json` is the JSON object (:func:`report_json`), :m
 same with each engine's route-vs-site verdict (``GET /api/health``), :meth:`HealthReport.as_table` the verdict line
 (:mod:`topicstreams.reports.verdict_line`) and the table (:func:`format_table`), :meth:`HealthReport.exit_status` what
 monitoring plugins read (:func:`exit_status`).
+With routes, their ``route_status`` rows ride along (:attr:`HealthReport.route_rows`; :mod:`.route_states`).
 
 What is not known reads ``-`` in the table and ``null`` in JSON. The state is the one at ``now``
 (:meth:`~topicstreams.storage.engine_status.EngineStatusRow.state_at`): ``stopped`` once the crawl closed, ``stale``
@@ -58,12 +59,14 @@ from topicstreams.health.saturation import (
 )
 from topicstreams.health.score import UNKNOWN
 from topicstreams.reports.lost_items import lost_lines, with_lost
+from topicstreams.reports.route_states import route_state_entries, routes_block, routes_on_nodes, verdict_pairs
 from topicstreams.reports.terminal_safe import terminal_text
 from topicstreams.reports.utc_times import utc_text
 from topicstreams.reports.verdict_line import exit_status, verdict_line
 from topicstreams.storage import utcnow
 from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
 from topicstreams.storage.leases import carriers
+from topicstreams.storage.route_status import RouteStatusRow, read_route_statuses
 from topicstreams.storage.store_losses import Lost, recent_losses
 
 NO_VALUE = "-"
@@ -371,9 +374,14 @@ class HealthReport:
     """Each reported node's network (:func:`~topicstreams.health.saturation.network_of`)."""
     at: datetime | None = None
     """When the report was made."""
+    route_rows: Sequence[RouteStatusRow] = ()  # the reported nodes' route_status rows
+
+    def route_states(self) -> list[dict[str, Any]]:
+        """``route_states`` (:func:`~topicstreams.reports.route_states.route_state_entries`)."""
+        return route_state_entries(list(self.route_rows), self.at or utcnow())
 
     def as_json(self) -> dict[str, Any]:
-        """The object ``scrapy health --json`` prints (:func:`report_json`)."""
+        """The object ``scrapy health --json`` prints (:func:`report_json`), with ``"route_states"``."""
         report = report_json(
             self.engines,
             self.node,
@@ -382,15 +390,16 @@ class HealthReport:
             carried_by=self.carried_by,
             network=self.network,
         )
-        return with_lost(report, self.lost)
+        return {**with_lost(report, self.lost), "route_states": self.route_states()}
 
     def as_table(self) -> str:
         """The verdict line (:func:`topicstreams.reports.verdict_line.verdict_line`), then the table ``scrapy health``
         prints (:func:`format_table`; with ``all_nodes`` the route-vs-site line under it), or :data:`NO_ENGINES`."""
         if not self.engines:
             return NO_ENGINES
+        routes = routes_block(self.route_states(), self.all_nodes)
         return (
-            verdict_line(self)
+            verdict_line(self, routes=routes_on_nodes(self.route_rows, self.at or utcnow()))
             + "\n"
             + format_table(
                 self.engines,
@@ -400,14 +409,15 @@ class HealthReport:
                 carried_by=self.carried_by,
                 carried_seconds=self.carried_seconds,
             )
+            + "".join(f"\n{line}" for line in routes)
             + lost_lines(self.lost, self.all_nodes, terminal_text)
         )
 
     @property
     def routes(self) -> list[RouteVerdict]:
-        """Each engine's route-vs-site verdict from the fresh rows of every reported node
-        (:func:`~topicstreams.health.route_verdict.judge_routes`)."""
-        return judge_routes(self.engines)
+        """Each engine's route-vs-site verdict from the fresh rows of every reported node, over its (node, route)
+        pairs where it has rows per route (:func:`~topicstreams.health.route_verdict.judge_routes`)."""
+        return judge_routes(self.engines, verdict_pairs(self.route_rows, self.at or utcnow()))
 
     def heartbeats(self) -> dict[str, datetime]:
         """Node -> the newest ``updated_at`` of its status rows: when a crawl on it last wrote (every response, and
@@ -450,8 +460,9 @@ def build_report(
     }
     network = {each: network_of([status for status in statuses if status.node == each], now) for each in nodes}
     lost = recent_losses(db, now, None if all_nodes else node)
+    routes = read_route_statuses(db, None if all_nodes else node)
     if lease_interval is None:
-        return HealthReport(node, rows, saturation, all_nodes, lost=lost, network=network, at=now)
+        return HealthReport(node, rows, saturation, all_nodes, lost=lost, network=network, at=now, route_rows=routes)
     return HealthReport(
         node,
         rows,
@@ -462,6 +473,7 @@ def build_report(
         lost=lost,
         network=network,
         at=now,
+        route_rows=routes,
     )
 
 

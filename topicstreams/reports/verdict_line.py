@@ -5,16 +5,20 @@ the first that holds is said (several nodes or engines in the same case are name
 
 1. a node's network is down: ``Network down since 14:44 UTC — no engine reachable`` (``… on node-a …`` when the
    report covers several nodes);
-2. an engine is paused (a person must resume it): ``google paused on node-a: challenge``;
-3. an engine is critical: ``bing critical on node-a: hard_block``;
-4. a node's exit IP is suspected saturated: ``Exit IP saturation suspected on node-a: bing, google cooling``;
-5. an engine's crawl went silent: ``google stale on node-a: no word from its crawl since 14:50 UTC`` (the engines of
+2. a node's routes (CONTRACT "Routes"; ``routes``, from the ``route_status`` rows) are down: every one of them,
+   ``Every route down on node-a (eu-1, us-1) — no engine reachable: check their proxies``; some,
+   ``route eu-1 down on node-a — its engines go on through 2 other routes`` (``… — google has no other route``);
+   a node whose network is down says only that (its routes fail because its network does);
+3. an engine is paused (a person must resume it): ``google paused on node-a: challenge``;
+4. an engine is critical: ``bing critical on node-a: hard_block``;
+5. a node's exit IP is suspected saturated: ``Exit IP saturation suspected on node-a: bing, google cooling``;
+6. an engine's crawl went silent: ``google stale on node-a: no word from its crawl since 14:50 UTC`` (the engines of
    a node together: ``google, bing stale on node-a: no word from their crawl since …``);
-6. an engine is degraded or cooling: ``bing degraded on node-a: soft_block``, ``brave cooling on node-a until
+7. an engine is degraded or cooling: ``bing degraded on node-a: soft_block``, ``brave cooling on node-a until
    14:52 UTC``;
-7. no engine is crawling: ``No crawl running: the last one stopped at 14:50 UTC`` (``… no crawl has run`` when
+8. no engine is crawling: ``No crawl running: the last one stopped at 14:50 UTC`` (``… no crawl has run`` when
    no engine has a row);
-8. else ``All 4 engines healthy on 1 node`` (``Both engines …``, ``google healthy …``) — or, while some have too
+9. else ``All 4 engines healthy on 1 node`` (``Both engines …``, ``google healthy …``) — or, while some have too
    few requests to be judged, ``4 engines running on 1 node; 2 of them not judged yet (too few requests)``.
 
 :func:`exit_status` is the same judgement as monitoring plugins read it (``scrapy health``'s exit status).
@@ -29,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
-from topicstreams.engines.states import COOLING, GONE, PAUSED, RUNNING, STALE
+from topicstreams.engines.states import COOLING, GONE, PAUSED, ROUTE_DOWN, RUNNING, STALE
 from topicstreams.health.network_state import NetworkState
 from topicstreams.health.saturation import Saturation
 from topicstreams.health.score import CRITICAL, DEGRADED, UNKNOWN
@@ -52,6 +56,20 @@ class EngineRow(Protocol):
     def cooling_until(self) -> datetime | None: ...
     @property
     def updated_at(self) -> datetime | None: ...
+
+
+class RouteRow(Protocol):
+    """What the line reads of a route on a node
+    (:class:`topicstreams.reports.route_states.RouteOnNode` is one)."""
+
+    @property
+    def node(self) -> str: ...
+    @property
+    def route(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def engines(self) -> tuple[str, ...]: ...
 
 
 EXIT_OK, EXIT_DEGRADED, EXIT_CRITICAL, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -84,8 +102,8 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def verdict_line(report: Verdicts, shown: Callable[[str], str] = str) -> str:
-    """The report's one-line verdict (see the module)."""
+def verdict_line(report: Verdicts, shown: Callable[[str], str] = str, routes: Sequence[RouteRow] = ()) -> str:
+    """The report's one-line verdict (see the module); ``routes``: each route of each node, when it has them."""
     several = report.all_nodes or len({row.node for row in report.engines}) > 1
 
     def where(node: str) -> str:
@@ -96,6 +114,9 @@ def verdict_line(report: Verdicts, shown: Callable[[str], str] = str) -> str:
         return "; ".join(
             f"Network down{where(node)} since {clock(state.since)} — no engine reachable" for node, state in down
         )
+    lines = routes_down(routes, where, shown)
+    if lines:
+        return "; ".join(lines)
     rows = [row for row in report.engines if row.state is not None]
     live = [row for row in rows if row.state not in GONE]
     for case, pick in (
@@ -126,6 +147,37 @@ def verdict_line(report: Verdicts, shown: Callable[[str], str] = str) -> str:
         last = max((row.updated_at for row in rows if row.updated_at is not None), default=None)
         return f"No crawl running: the last one stopped at {clock(last)}"
     return healthy(live)
+
+
+def routes_down(routes: Sequence[RouteRow], where: Callable[[str], str], shown: Callable[[str], str]) -> list[str]:
+    """A phrase per node whose every live route is down, else per route down (see the module); [] when none is."""
+    by_node: dict[str, list[RouteRow]] = {}
+    for route in routes:
+        if route.state not in GONE:
+            by_node.setdefault(route.node, []).append(route)
+    lines = []
+    for node, live in sorted(by_node.items()):
+        down = [route for route in live if route.state == ROUTE_DOWN]
+        if not down:
+            continue
+        if len(down) == len(live):
+            names = ", ".join(shown(route.route) for route in down)
+            lines.append(f"Every route down{where(node)} ({names}) — no engine reachable: check their proxies")
+            continue
+        carrying = [route for route in live if route.state != ROUTE_DOWN]
+        for route in down:
+            lines.append(f"route {shown(route.route)} down{where(node)} — {carried_on(route, carrying)}")
+    return lines
+
+
+def carried_on(down: RouteRow, carrying: Sequence[RouteRow]) -> str:
+    """``its engines go on through 2 other routes``, or the engines of ``down`` no other route carries: ``google has
+    no other route``."""
+    stranded = [engine for engine in down.engines if not any(engine in route.engines for route in carrying)]
+    if stranded:
+        return f"{', '.join(stranded)} {'has' if len(stranded) == 1 else 'have'} no other route"
+    others = sum(1 for route in carrying if set(route.engines) & set(down.engines))
+    return f"its engines go on through {plural(others, 'other route')}"
 
 
 def silent(group: Sequence[EngineRow], where: str) -> str:

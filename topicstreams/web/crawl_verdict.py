@@ -3,9 +3,10 @@ prints (:func:`topicstreams.reports.verdict_line.verdict_line`), how it reads (i
 network is down, and whether any crawl is running at all.
 
 ``/monitor`` shows it at its top (:func:`verdict_of` its report); the feed in a line of its header and in its empty
-state, from one read of the small ``engine_status`` table (:func:`read_crawl_verdict`: the report's rows, network and
-saturation judged as :func:`~topicstreams.reports.health_report.build_report` judges them, without its other reads),
-so that the feed page stays as fast as it was.
+state, from one read of the small ``engine_status`` and ``route_status`` tables (:func:`read_crawl_verdict`: the
+report's rows, network, saturation and routes judged as :func:`~topicstreams.reports.health_report.build_report`
+judges them, without its other reads), so that the feed page stays as fast as it was. A node whose every route is
+down reads as a network down (:data:`DOWN`); a route down with others carrying its engines is a :data:`WARNING_LEVEL`.
 
 The feed's three cases (:attr:`CrawlVerdict.activity`): ``network-down`` (a node's every engine fails to connect:
 nothing new can come), ``crawling`` (some engine has a running crawl behind it: new events come by themselves) and
@@ -20,12 +21,14 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
-from topicstreams.engines.states import COOLING, GONE, PAUSED, RUNNING, STALE
+from topicstreams.engines.states import COOLING, GONE, PAUSED, ROUTE_DOWN, RUNNING, STALE
 from topicstreams.health.saturation import SaturationPolicy, judge_saturation, network_of
 from topicstreams.health.score import CRITICAL, DEGRADED
 from topicstreams.reports.health_report import HealthReport, report_rows
+from topicstreams.reports.route_states import RouteOnNode, routes_on_nodes
 from topicstreams.reports.verdict_line import clock, verdict_line
 from topicstreams.storage.engine_status import read_statuses
+from topicstreams.storage.route_status import read_route_statuses
 from topicstreams.web.formats import Moment
 
 DOWN, CRITICAL_LEVEL, WARNING_LEVEL, OK_LEVEL, IDLE = "down", "critical", "warning", "ok", "idle"
@@ -74,10 +77,28 @@ class CrawlVerdict:
         return CRAWLING if self.live else NOT_CRAWLING
 
 
-def level_of(report: HealthReport) -> str:
-    """How the report's verdict reads, in the verdict line's order of cases."""
-    if any(state.down for state in report.network.values()):
+def routes_level(routes: list[RouteOnNode]) -> str | None:
+    """:data:`DOWN` when every live route of a node is down, :data:`WARNING_LEVEL` when some route is, else None."""
+    live: dict[str, list[str]] = {}
+    for route in routes:
+        if route.state not in GONE:
+            live.setdefault(route.node, []).append(route.state)
+    if any(states and all(state == ROUTE_DOWN for state in states) for states in live.values()):
         return DOWN
+    return WARNING_LEVEL if any(ROUTE_DOWN in states for states in live.values()) else None
+
+
+def level_of(report: HealthReport, routes: list[RouteOnNode] | None = None) -> str:
+    """How the report's verdict reads, in the verdict line's order of cases (a route down is at least a warning)."""
+    by_routes = routes_level(routes or [])
+    if by_routes == DOWN or any(state.down for state in report.network.values()):
+        return DOWN
+    level = engines_level(report)
+    return WARNING_LEVEL if by_routes == WARNING_LEVEL and level in (OK_LEVEL, IDLE) else level
+
+
+def engines_level(report: HealthReport) -> str:
+    """How the engines' part of the verdict reads (the network not down)."""
     rows = [row for row in report.engines if row.state is not None]
     live = [row for row in rows if row.state not in GONE]
     if any(row.state == PAUSED or (row.band == CRITICAL and row.state in (RUNNING, COOLING)) for row in live):
@@ -92,7 +113,7 @@ def level_of(report: HealthReport) -> str:
 
 
 def verdict_of(report: HealthReport, now: datetime) -> CrawlVerdict:
-    """The verdict of a health report of every node."""
+    """The verdict of a health report of every node (its routes from its ``route_status`` rows)."""
     down = [
         NetworkDown(node, Moment.of(state.since, now) if state.since else None, clock(state.since))
         for node, state in sorted(report.network.items())
@@ -103,20 +124,29 @@ def verdict_of(report: HealthReport, now: datetime) -> CrawlVerdict:
         for row in report.engines
         if row.state is not None and row.state not in GONE
     ]
-    return CrawlVerdict(verdict_line(report), level_of(report), down, live, len({each.node for each in live}) > 1)
+    routes = routes_on_nodes(report.route_rows, now)
+    return CrawlVerdict(
+        verdict_line(report, routes=routes),
+        level_of(report, routes),
+        down,
+        live,
+        len({each.node for each in live}) > 1,
+    )
 
 
-def cheap_report(statuses: Iterable, node: str, policy: SaturationPolicy, now: datetime) -> HealthReport:
-    """The health report of every node from its status rows alone: rows, network and saturation."""
+def cheap_report(
+    statuses: Iterable, node: str, policy: SaturationPolicy, now: datetime, route_rows: Iterable = ()
+) -> HealthReport:
+    """The health report of every node from its status rows alone: rows, network, saturation, routes."""
     statuses = list(statuses)
     rows = report_rows(statuses, node, (), now, all_nodes=True)
     nodes = {row.node for row in rows}
     of = {each: [status for status in statuses if status.node == each] for each in nodes}
     saturation = {each: judge_saturation(of[each], now, policy) for each in nodes}
     network = {each: network_of(of[each], now) for each in nodes}
-    return HealthReport(node, rows, saturation, all_nodes=True, network=network, at=now)
+    return HealthReport(node, rows, saturation, all_nodes=True, network=network, at=now, route_rows=list(route_rows))
 
 
 def read_crawl_verdict(db: Engine, node: str, policy: SaturationPolicy, now: datetime) -> CrawlVerdict:
-    """The verdict from one read of ``engine_status`` (the feed's)."""
-    return verdict_of(cheap_report(read_statuses(db), node, policy, now), now)
+    """The verdict from one read of ``engine_status`` and one of ``route_status`` (the feed's)."""
+    return verdict_of(cheap_report(read_statuses(db), node, policy, now, read_route_statuses(db)), now)

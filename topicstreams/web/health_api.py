@@ -1,5 +1,6 @@
-"""``GET /api/health``: the object of ``scrapy health --json --all-nodes``, plus ``routes`` (each engine's
-route-vs-site verdict); and the health report of every node that it and the monitor's page read."""
+"""``GET /api/health``: the object of ``scrapy health --json --all-nodes`` (``route_states`` among it), plus
+``routes`` (each engine's route-vs-site verdict, with ``pairs`` when judged over (node, route) pairs); and the health
+report of every node that it and the monitor's page read."""
 
 from __future__ import annotations
 
@@ -33,10 +34,27 @@ class RouteItem(BaseModel):
     engine: str
     verdict: str
     nodes: list[str]
+    pairs: list[str] | None = None
+    """``node/route`` where the engine is in trouble, when judged over (node, route) pairs."""
+
+
+class RouteEngine(BaseModel):
+    state: str
+    score: int | None
+    band: str
+    cooling_until: str | None
+
+
+class RouteState(BaseModel):
+    node: str
+    route: str
+    state: str
+    engines: dict[str, RouteEngine]
 
 
 class HealthAnswer(BaseModel):
     nodes: list[dict]
+    route_states: list[RouteState]
     routes: list[RouteItem]
 
 
@@ -44,7 +62,7 @@ class HealthAnswer(BaseModel):
     "/api/health",
     response_model=HealthAnswer,
     tags=["health"],
-    summary="Every node's engines: score, band, state, latency, reasons; saturation; route vs site",
+    summary="Every node's engines: score, band, state, latency, reasons; saturation; routes; route vs site",
 )
 def health_api(request: Request) -> JSONResponse:
     return JSONResponse(health_of(request).as_api_json())

@@ -20,6 +20,14 @@ Every ``topicstreams_engine_*`` and ``topicstreams_cycle_*`` series is labelled 
 for each engine and node with an ``engine_status`` row (an enabled engine that has none yet gets no series). A
 value that is not known (no score yet, no latency yet, no cycle yet) is left out rather than made up.
 
+* **Routes** (CONTRACT "Routes"), from the ``route_status`` rows (one per node, route and engine): the gauge
+  ``topicstreams_route_up{node,route}`` (1 while the route carries requests — ``ok`` or ``cooling`` — 0 when it is
+  ``down``, ``stale`` or ``stopped``) and the counters ``topicstreams_route_requests_total{engine,node,route}``,
+  ``topicstreams_route_responses_total{engine,node,route,class}`` and ``topicstreams_route_cooldowns_total``, which
+  the rows add up over every crawl and never reset. Their labels are the route's name (``[a-z0-9_-]{1,32}``), never
+  its proxy: a node has as many series as routes, and no credential can reach a label. A database without
+  ``route_status`` rows has none of these families (its exposition is what it was before routes).
+
 With ``web.metrics_token`` set, the request must carry ``Authorization: Bearer TOKEN`` (401 and
 ``WWW-Authenticate: Bearer`` otherwise); the token is compared in constant time and never logged. A database that
 does not answer is the app's 503, as for every other path.
@@ -42,7 +50,7 @@ from sqlalchemy import Engine
 
 from topicstreams import ENGINES
 from topicstreams.engines.classify import ResponseClass
-from topicstreams.engines.states import COOLING, PAUSED, RUNNING, STALE, STOPPED
+from topicstreams.engines.states import COOLING, PAUSED, ROUTE_OK, RUNNING, STALE, STOPPED
 from topicstreams.reports.health_report import EngineReport, HealthReport, build_report
 from topicstreams.storage import utcnow
 from topicstreams.storage.metric_counts import read_metric_counts
@@ -51,6 +59,12 @@ from topicstreams.web.tokens import bearer_token, same_token
 PREFIX = "topicstreams_"
 ENGINE_LABELS = ("engine", "node")
 """The labels of every ``topicstreams_engine_*`` and ``topicstreams_cycle_*`` series."""
+
+ROUTE_LABELS = ("engine", "node", "route")
+"""The labels of the ``topicstreams_route_*_total`` counters."""
+
+ROUTE_UP_STATES = (ROUTE_OK, COOLING)
+"""The route states ``topicstreams_route_up`` reads 1 for (it carries requests, a benched pair aside)."""
 
 STATES = (RUNNING, COOLING, PAUSED, STALE, STOPPED)
 """The states ``topicstreams_engine_state`` has a series for, whatever the current one."""
@@ -96,6 +110,14 @@ HELP = {
     "node_heartbeat_timestamp_seconds": "Unix time a crawl on the node last wrote an engine's status "
     "(every response and at least every 15 s: `time() - this` above 3 "
     "heartbeats means no crawl runs there, and its engines read stale).",
+    "route_up": "1 while the route carries requests on the node (its state is ok, or cooling: an engine benched on "
+    "it after a block, the others going on), 0 when it is down (its proxy or the way to it fails on every engine it "
+    "serves: benched until its probe passes), stale (its crawl stopped writing without closing) or stopped (its "
+    "crawl closed).",
+    "route_requests": "Requests the engine sent through the route from the node, over every crawl.",
+    "route_responses": "Responses of the engine through the route on the node by class (ok, hard_block, challenge, "
+    "soft_block, error, as in topicstreams_engine_responses_total), over every crawl.",
+    "route_cooldowns": "Cooldowns (benches after a block) of the engine on the route only, on the node.",
 }
 """Each family's HELP text, by its name after the prefix (counters without ``_total``)."""
 
@@ -145,6 +167,7 @@ def families(snapshot: Snapshot) -> list[Metric]:
         PREFIX + "node_heartbeat_timestamp_seconds", HELP["node_heartbeat_timestamp_seconds"], labels=["node"]
     )
 
+    routes = route_families(snapshot.report) if snapshot.report.route_rows else []
     reports: list[EngineReport] = [each for each in snapshot.report.engines if each.state is not None]
     for report in reports:
         key = [report.engine, report.node]
@@ -192,7 +215,27 @@ def families(snapshot: Snapshot) -> list[Metric]:
         articles,
         saturation,
         heartbeat,
+        *routes,
     ]
+
+
+def route_families(report: HealthReport) -> list[Metric]:
+    """``topicstreams_route_up`` and the route counters of the report's ``route_status`` rows (see the module)."""
+    up = GaugeMetricFamily(PREFIX + "route_up", HELP["route_up"], labels=["node", "route"])
+    requests = CounterMetricFamily(PREFIX + "route_requests", HELP["route_requests"], labels=list(ROUTE_LABELS))
+    responses = CounterMetricFamily(
+        PREFIX + "route_responses", HELP["route_responses"], labels=[*ROUTE_LABELS, "class"]
+    )
+    cooldowns = CounterMetricFamily(PREFIX + "route_cooldowns", HELP["route_cooldowns"], labels=list(ROUTE_LABELS))
+    for entry in report.route_states():
+        up.add_metric([entry["node"], entry["route"]], 1.0 if entry["state"] in ROUTE_UP_STATES else 0.0)
+    for row in report.route_rows:
+        key = [row.engine, row.node, row.route]
+        requests.add_metric(key, row.requests)
+        for response_class, column in RESPONSE_COLUMNS:
+            responses.add_metric([*key, response_class.value], getattr(row, column))
+        cooldowns.add_metric(key, row.cooldowns)
+    return [up, requests, responses, cooldowns]
 
 
 class DatabaseCollector:

@@ -7,7 +7,8 @@ reasons, the last canary check, cost drift and coverage (of what the other engin
 it found too — the window's against its baseline, and the reason ``coverage`` when it dropped;
 :mod:`topicstreams.health.coverage_model`). A row no running crawl is behind reads ``stale`` (its process went silent)
 or ``stopped`` (its crawl closed), with when it was last written, never the state it had. Each node carries its
-network (down: every engine fails to connect), else its exit-IP saturation verdict, and its newest heartbeat.
+network (down: every engine fails to connect), else its exit-IP saturation verdict, and its newest heartbeat; and,
+when it has routes, its engine × route matrix (:mod:`topicstreams.web.monitor_routes`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from topicstreams.health.score import band_of
 from topicstreams.reports.health_report import EngineReport, HealthReport
 from topicstreams.reports.verdict_line import clock
 from topicstreams.web.formats import Moment
+from topicstreams.web.monitor_routes import RouteMatrix, route_matrices
 
 GOOD, WARNING, CRITICAL_LEVEL, UNKNOWN_LEVEL = "good", "warning", "critical", "unknown"
 
@@ -247,6 +249,8 @@ class NodeView:
     """Every engine running on it fails to connect: the node's verdict is its network."""
     down_since: str | None = None
     """Since when, ``14:44 UTC``."""
+    routes: RouteMatrix | None = None
+    """Its engine × route matrix, when it has ``route_status`` rows."""
 
 
 def nodes_of(report: HealthReport, sla, now: datetime) -> list[NodeView]:
@@ -257,6 +261,7 @@ def nodes_of(report: HealthReport, sla, now: datetime) -> list[NodeView]:
         if engine.state is not None:
             rows_of.setdefault(engine.node, []).append(engine)
     heartbeats = report.heartbeats()
+    matrices = route_matrices(report.route_rows, now)
     nodes = []
     for name, reports in rows_of.items():
         saturation = report.saturation.get(name)
@@ -273,6 +278,7 @@ def nodes_of(report: HealthReport, sla, now: datetime) -> list[NodeView]:
                 Moment.of(newest, now) if newest else None,
                 down,
                 clock(network.since) if down and network and network.since else None,
+                matrices.get(name),
             )
         )
     return nodes
