@@ -8,10 +8,11 @@ across the engine's routes), sends its pages one after another in the lane's own
 Chromium (:class:`~topicstreams.browser.tabs.EngineTab`: the route's browser context, proxy and persona), and tells
 the supply how the topic went (:mod:`topicstreams.crawl.topic_fates`). A topic whose request failed for a route's
 reason (the proxy, the connection) on a proxied route is given back due now when another lane is free: it fails
-over at once; a challenge or block never does (it waits for that pair's cooldown). The pacing middleware keeps the floor between a lane's requests;
-while a lane is benched (:mod:`topicstreams.crawl.engine_state`) the loop takes no topic; a paused engine runs
-only its canaries; an engine the store holds (its journal cannot be written while the database cannot either) takes
-no topic and asks for no further page until the store releases it, in once mode too. In once mode the spider closes
+over at once; a challenge or block never does (it waits for that pair's cooldown). The pacing middleware keeps the
+floor between a lane's requests; while a lane is benched (:mod:`topicstreams.crawl.engine_state`) the loop takes no
+topic; a paused engine runs only its canaries; an engine the store holds (its journal cannot be written while the
+database cannot either) takes no topic and asks for no further page until the store releases it, in once mode too.
+In once mode the spider closes
 when the supply has no topic left.
 
 The spider's :class:`~topicstreams.engines.reader.PageReader` is the crawl's one engine object: the blocks and
