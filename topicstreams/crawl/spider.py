@@ -12,8 +12,7 @@ over at once; a challenge or block never does (it waits for that pair's cooldown
 floor between a lane's requests; while a lane is benched (:mod:`topicstreams.crawl.engine_state`) the loop takes no
 topic; a paused engine runs only its canaries; an engine the store holds (its journal cannot be written while the
 database cannot either) takes no topic and asks for no further page until the store releases it, in once mode too.
-In once mode the spider closes
-when the supply has no topic left.
+In once mode the spider closes when the supply has no topic left.
 
 The spider's :class:`~topicstreams.engines.reader.PageReader` is the crawl's one engine object: the blocks and
 consent middlewares use it too. Each page is read once, by the blocks middleware; the callback turns that reading
