@@ -167,6 +167,11 @@ class RouteProxies:
     def running(self, i: int) -> bool:
         return self._alive(self._proxy(i))
 
+    def pid(self, i: int) -> int | None:
+        """The process id of proxy ``i`` while it runs (None when stopped)."""
+        proxy = self._proxy(i)
+        return proxy.process.pid if self._alive(proxy) and proxy.process is not None else None
+
     def __enter__(self) -> RouteProxies:
         return self.start()
 
