@@ -48,6 +48,8 @@ load in Chromium (65 ms direct, 66-68 ms through each kind, medians of 20).
 
 from __future__ import annotations
 
+import random
+import socket
 import subprocess
 import sys
 import tempfile
@@ -141,9 +143,7 @@ class RouteProxies:
         if ":" in username or not username or not password:
             raise ValueError("username: no colon; username and password: not empty")
         self.username, self.password = username, password
-        self._proxies = [
-            _Proxy(kind, free_port(LISTEN_HOST), f"127.0.0.{first_address + i}") for i, kind in enumerate(names)
-        ]
+        self._proxies = [_Proxy(kind, listen_port(), f"127.0.0.{first_address + i}") for i, kind in enumerate(names)]
 
     # -- lifecycle ------------------------------------------------------------------------------------------
 
@@ -157,7 +157,8 @@ class RouteProxies:
             for proxy in starting:
                 self._wait_ready(proxy)
         except BaseException:
-            self.stop()
+            for proxy in starting:
+                self.stop(self._proxies.index(proxy))
             raise
         return self
 
@@ -289,6 +290,26 @@ class RouteProxies:
                     f"{' in time' if not failed else ''}; pproxy said: {said.strip()[-2000:] or '(nothing)'}"
                 )
             time.sleep(0.01)
+
+
+def listen_port() -> int:
+    """A port free on 127.0.0.1 below the kernel's ephemeral range when it can: a port the kernel hands out to
+    outgoing connections could be taken by one while its proxy is stopped, and the restart on it would then fail."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as ports:
+            ephemeral = int(ports.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 0
+    choices = random.Random()
+    for _ in range(50 if ephemeral > 12000 else 0):
+        port = choices.randrange(10000, ephemeral)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((LISTEN_HOST, port))
+            except OSError:
+                continue
+            return port
+    return free_port(LISTEN_HOST)
 
 
 def running_proxies(*kinds: str):

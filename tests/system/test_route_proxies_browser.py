@@ -14,7 +14,7 @@ from topicstreams.browser.chromium import route_context_options
 from topicstreams.config.route_entries import route_list
 from topicstreams.config.sections import RouteSection, build_section
 
-fakes = running_fakes("google")
+fakes = running_fakes("google", "bing")
 proxies = running_proxies("http", "http-auth", "socks5")
 _clean = reset_fakes_per_test()
 
@@ -60,6 +60,24 @@ def test_a_route_reaches_the_fake_from_its_address_with_its_persona_and_session(
         assert report["language"] == persona["locale"] and report["timezone"] == persona["timezone_id"]
         assert (report["width"], report["height"]) == (persona["viewport"]["width"], persona["viewport"]["height"])
         assert report["session"] == session
+
+
+def test_two_engines_in_turn_through_one_proxy_never_mix(browser, fakes, proxies):
+    # pproxy relays a kept-alive client connection to its first target: Chromium must not send bing's page down it
+    context = context_on(browser, proxies, 0)
+    try:
+        page = context.new_page()
+        for engine, path in [
+            ("google", "/search?q=a&tbm=nws"),
+            ("bing", "/news/search?q=b"),
+            ("google", "/search?q=c"),
+        ]:
+            assert page.goto(fakes.base_url(engine) + path).status == 200
+    finally:
+        context.close()
+    assert [e["query"]["q"] for e in fakes.results_requests("google")] == ["a", "c"]
+    assert [e["query"]["q"] for e in fakes.results_requests("bing")] == ["b"]
+    assert {e["address"] for name in ("google", "bing") for e in fakes.requests(name)} == {proxies.address(0)}
 
 
 def test_the_authenticated_proxy_without_credentials_is_a_407_response(browser, fakes, proxies):

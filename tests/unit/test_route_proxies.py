@@ -89,6 +89,8 @@ def test_urls_servers_and_playwright_options(proxies):
     assert proxies.playwright_proxy(2) == {"server": proxies.server(2)}
     # what topicstreams makes of a route's proxy URL
     assert [playwright_proxy(proxies.url(i)) for i in range(3)] == [proxies.playwright_proxy(i) for i in range(3)]
+    ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    assert all(10000 <= proxies.port(i) < ephemeral for i in range(3))  # never one the kernel hands out meanwhile
     with pytest.raises(IndexError, match="no proxy 3"):
         proxies.address(3)
 
@@ -117,7 +119,7 @@ def test_a_stopped_proxy_refuses_and_a_restarted_one_works_on_the_same_port(fake
     started = time.monotonic()
     proxies.start(0)
     took = time.monotonic() - started
-    assert proxies.running(0) and proxies.port(0) == port and took < 2.0, took
+    assert proxies.running(0) and proxies.port(0) == port and took < 5.0, took  # about 0.1 s when not busy
     assert through_http_proxy(port, url)[0] == 200
     assert fakes.results_requests("google")[-1]["address"] == proxies.address(0)
     proxies.start()  # the running ones are left as they are
