@@ -42,6 +42,8 @@ class RequestContext:
     headers: dict[str, str]
     now: float
     body: bytes = b""
+    address: str = ""
+    """The client's IP address, as the server sees it (a proxy's source address when the request came through one)."""
     consent_mode: str = "off"
     """The engine's consent mode when the request came (one of :data:`CONSENT_MODES`)."""
     consent_language: str = "en"

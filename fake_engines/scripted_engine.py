@@ -1,14 +1,20 @@
-"""One engine's server state and its request routing: steps, routes, spells, consent mode, the request log.
+"""One engine's server state and its request routing: steps, routes, addresses, spells, consent mode, the request log.
 
 A :class:`ScriptedEngine` answers every request of one engine (control requests excepted, see
 :mod:`fake_engines.server`): shared assets and extensions' assets, results requests (a consent wall in front of
-them, or the step of their topic's route, of a spell in force or of the FIFO), the consent hop ``/consent/set``, and
-the engine's other paths; every request goes to its log.
+them, or the step of their client address's script, of their topic's route, of a spell in force or of the FIFO),
+the consent hop ``/consent/set``, and the engine's other paths; every request goes to its log.
 
-A *spell* is a span of time rather than a count of requests: from ``start`` to ``end`` (the monotonic
-clock), every results request without a route takes the spell's next step, in turn, round and round; before and
-after it the FIFO and the normal pages answer as ever. The demo plays one: an engine turning hostile partway
+A *spell* is a span of time rather than a count of requests: from ``start`` to ``end`` (the monotonic clock), every
+results request without an address script or a route takes the spell's next step, in turn, round and round; before
+and after it the FIFO and the normal pages answer as ever. The demo plays one: an engine turning hostile partway
 through, then recovering, however many requests the crawl happens to send meanwhile.
+
+An *address* script answers the results requests of one client address (a route's proxy's source address, e.g.
+127.0.0.3) with its steps, in order, the last one repeating, before routes, spells and the FIFO (a site that has
+flagged an IP answers it so whatever it asks; a consent wall still comes first): ``address("127.0.0.3", "sorry")``
+challenges that address until reset; an empty list removes it. Its client watch (sessions, personas) is
+:mod:`fake_engines.client_watch`'s.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from collections.abc import Mapping
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from fake_engines.client_watch import ClientWatch
 from fake_engines.consent_pages import cookie_reply, parse_choice, safe_continue
 from fake_engines.engine_pages import (
     ASSET_PREFIXES,
@@ -116,6 +123,8 @@ class ScriptedEngine:
         self.lock = threading.Lock()
         self.queue: deque[dict[str, Any]] = deque()
         self.routes: dict[str, list[Any]] = {}  # key -> [steps, next index]
+        self.addresses: dict[str, list[Any]] = {}  # client address -> [steps, next index]
+        self.watch = ClientWatch(name)
         self.spell: tuple[list[dict[str, Any]], float, float] | None = None  # steps, start, end (monotonic)
         self.spell_served = 0
         self.log: list[dict[str, Any]] = []
@@ -141,6 +150,18 @@ class ScriptedEngine:
             else:
                 self.routes.pop(route_key(query), None)
 
+    def address(self, address: str, steps: Any) -> None:
+        """Serve ``steps`` to every results request from client ``address`` (first of all; the last step repeats);
+        an empty list removes the address's script."""
+        checked = [normalize_step(step, self.pages) for step in _steps_list(steps)]
+        if not address.strip():
+            raise ValueError("address: a client IP address such as 127.0.0.3")
+        with self.lock:
+            if checked:
+                self.addresses[address.strip()] = [checked, 0]
+            else:
+                self.addresses.pop(address.strip(), None)
+
     def cast_spell(self, steps: Any, after: float, lasting: float) -> None:
         """From ``after`` seconds from now, for ``lasting`` seconds, results requests take ``steps`` in turn."""
         checked = [normalize_step(step, self.pages) for step in _steps_list(steps)]
@@ -156,9 +177,11 @@ class ScriptedEngine:
         with self.lock:
             self.queue.clear()
             self.routes.clear()
+            self.addresses.clear()
             self.spell = None
             self.log.clear()
             self.consent_mode, self.consent_language = "off", "en"
+        self.watch.reset()
         if self.world is not None:
             self.world.set_stale(self.name, False)
 
@@ -186,9 +209,11 @@ class ScriptedEngine:
         with self.lock:
             return [dict(entry, query=dict(entry["query"])) for entry in self.log]
 
-    def next_step(self, topic: str) -> dict[str, Any]:
+    def next_step(self, topic: str, address: str = "") -> dict[str, Any]:
         with self.lock:
-            routed = self.routes.get(route_key(topic))
+            routed = self.addresses.get(address)
+            if routed is None:
+                routed = self.routes.get(route_key(topic))
             if routed is not None:
                 steps, index = routed
                 routed[1] = index + 1
@@ -217,6 +242,8 @@ class ScriptedEngine:
             "accept_language": ctx.headers.get("accept-language", ""),
             "host": ctx.host,
             "cookies": sorted(ctx.cookies()),
+            "address": ctx.address,
+            "session": self.watch.session_of(ctx),
         }
         with self.lock:
             ctx.consent_mode, ctx.consent_language = self.consent_mode, self.consent_language
@@ -233,9 +260,11 @@ class ScriptedEngine:
                     redirect = ctx.consent_mode == "redirect"
                     reply = self.pages.consent_redirect(ctx) if redirect else self.pages.consent_wall(ctx)
                 else:
-                    reply = self.serve_step(self.next_step(self.pages.topic(ctx)), ctx)
+                    reply = self.serve_step(self.next_step(self.pages.topic(ctx), ctx.address), ctx)
                     for extension in self.extensions:
                         reply = extension.results(reply, ctx)
+                entry["session_set"] = None
+                self.watch.results(reply, ctx, entry)
             elif ctx.path == CONSENT_SET_PATH and self.pages.consent_cookies:
                 reply = self.set_consent_cookie(ctx)
             else:

@@ -26,16 +26,24 @@ A step is a dict (or just a page kind name):
 * ``headers`` — extra response headers (a mapping);
 * ``body`` — raw HTML served instead of the page kind's markup.
 
-Results requests take their step from the topic's route if there is one (a route's steps are served in
-order, the last one then repeats for good), otherwise from a spell in force (``fakes.spell("bing", ["captcha",
-"results"], after=12, lasting=10)``: for a span of time rather than a number of requests, its steps in turn), otherwise
-from the engine's FIFO; with none of them the page is a normal results page.
+Results requests take their step from their client address's script if there is one (``fakes.address("google",
+"127.0.0.3", "sorry")``, or ``POST /__fakes__/address`` with ``{"address": …, "steps": […]}``: a route proxy's source
+address challenged until reset), otherwise from the topic's route if there is one (a route's or an address's steps
+are served in order, the last one then repeats for good), otherwise from a spell in force (``fakes.spell("bing",
+["captcha", "results"], after=12, lasting=10)``: for a span of time rather than a number of requests, its steps in
+turn), otherwise from the engine's FIFO; with none of them the page is a normal results page.
 
 Every log entry has ``bytes``: the body bytes the server sent (0 for HEAD), and ``host``: the host name the
 client asked for (its ``Host`` header: "127.0.0.1", or "localhost" on the consent host), and ``cookies``: the sorted
 names of the cookies the request carried (every fake listens on 127.0.0.1, and cookies ignore ports: a cookie one
-engine's fake sets would reach the others' if their pages shared a browser context). Results entries also
-have ``consent_cookie``: whether the request carried the engine's consent cookie.
+engine's fake sets would reach the others' if their pages shared a browser context), and ``address``: the client's IP
+address (behind a proxy, the proxy's source address), and ``session``: the engine's session cookie it carried (None
+without one). Results entries also have ``consent_cookie``: whether the request carried the engine's consent cookie,
+and ``session_set``: the session cookie issued with the reply (None unless watching).
+
+Client watch: ``fakes.watch_clients("google")`` (``POST /__fakes__/clients`` with ``{"watch": true}``) gives each
+client a session cookie and the results pages a script that reports the persona it sees; ``fakes.clients("google")``
+(``GET /__fakes__/clients``) tells both per client address. See :mod:`fake_engines.client_watch`.
 
 Consent walls: ``fakes.consent("google", "redirect", "de")`` (or ``POST /__fakes__/consent`` with
 ``{"mode": …, "language": …}``; ``GET`` tells the current one) puts the engine's consent wall in front of every
@@ -134,9 +142,6 @@ class _Handler(BaseHTTPRequestHandler):
         query_lists = parse_qs(split.query, keep_blank_values=True)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length > 0 else b""
-        if path.startswith(CONTROL_PREFIX):
-            self._send(self._control(engine, method, path[len(CONTROL_PREFIX) :], body), method)
-            return
         ctx = RequestContext(
             engine=engine.name,
             method=method,
@@ -148,11 +153,15 @@ class _Handler(BaseHTTPRequestHandler):
             headers={name.lower(): value for name, value in self.headers.items()},
             now=now,
             body=body,
+            address=str(self.client_address[0]),
             articles=partial(engine.world.articles, engine.name) if engine.world is not None else None,
         )
+        if path.startswith(CONTROL_PREFIX):
+            self._send(self._control(engine, method, path[len(CONTROL_PREFIX) :], body, ctx), method)
+            return
         self._send(engine.dispatch(ctx), method)
 
-    def _control(self, engine: ScriptedEngine, method: str, action: str, body: bytes) -> Reply:
+    def _control(self, engine: ScriptedEngine, method: str, action: str, body: bytes, ctx: RequestContext) -> Reply:
         try:
             data = json.loads(body or b"null")
             if method == "POST" and action == "script":
@@ -160,6 +169,15 @@ class _Handler(BaseHTTPRequestHandler):
             elif method == "POST" and action == "route":
                 engine.route(str(data["query"]), data.get("steps", data.get("step", [])))
                 result = {"ok": True}
+            elif method == "POST" and action == "address":
+                engine.address(str(data["address"]), data.get("steps", data.get("step", [])))
+                result = {"ok": True}
+            elif method == "POST" and action == "clients":
+                result = engine.watch.watch(data.get("watch", True) if isinstance(data, Mapping) else data)
+            elif method in ("GET", "HEAD") and action == "clients":
+                result = engine.watch.state()
+            elif method == "POST" and action == "persona":
+                result = engine.watch.report(data, ctx)
             elif method == "POST" and action == "reset":
                 engine.reset()
                 result = {"ok": True}
@@ -375,6 +393,23 @@ class FakeEngines:
         """
         self._engine(engine).route(query, step_or_steps)
 
+    def address(self, engine: str, address: str, step_or_steps: Any) -> None:
+        """Serve ``step_or_steps`` to every results request of ``engine`` from client ``address`` (e.g. a route
+        proxy's source address "127.0.0.3"), before its routes, spells and FIFO, until :meth:`reset`.
+
+        A list is served in order and its last step then repeats; an empty list removes the address's script.
+        """
+        self._engine(engine).address(address, step_or_steps)
+
+    def watch_clients(self, engine: str, on: bool = True) -> None:
+        """Give ``engine``'s clients a session cookie each and its results pages the persona probe (or stop);
+        see :mod:`fake_engines.client_watch`. :meth:`reset` turns it off."""
+        self._engine(engine).watch.watch(on)
+
+    def clients(self, engine: str) -> dict[str, dict[str, list[Any]]]:
+        """Per client address: ``{"sessions": [...], "personas": [...]}`` of a watched ``engine``."""
+        return self._engine(engine).watch.state()
+
     def consent(self, engine: str, mode: str, language: str = "en") -> None:
         """Put ``engine``'s consent wall in front of its results (``mode`` wall, redirect or broken), or not (off).
 
@@ -404,7 +439,7 @@ class FakeEngines:
             self._engine(name).clear_log()
 
     def reset(self, engine: str | None = None) -> None:
-        """Forget scripted steps, spells, routes and logs, and turn consent walls off (of one engine, or all); with a
-        news world, the engine is no longer stale (the world's clock goes on)."""
+        """Forget scripted steps, spells, routes, address scripts, client watches and logs, and turn consent walls off
+        (of one engine, or all); with a news world, the engine is no longer stale (the world's clock goes on)."""
         for name in [engine] if engine else self._engines:
             self._engine(name).reset()
