@@ -9,12 +9,14 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.support.fakes_http import reset_fakes_per_test, running_fakes
+from tests.support.parsing import parsing_reader
 from tests.support.route_proxies import PERSONAS, running_proxies
+from topicstreams import ENGINES
 from topicstreams.browser.chromium import route_context_options
 from topicstreams.config.route_entries import route_list
 from topicstreams.config.sections import RouteSection, build_section
 
-fakes = running_fakes("google", "bing")
+fakes = running_fakes(*ENGINES)
 proxies = running_proxies("http", "http-auth", "socks5")
 _clean = reset_fakes_per_test()
 
@@ -78,6 +80,25 @@ def test_two_engines_in_turn_through_one_proxy_never_mix(browser, fakes, proxies
     assert [e["query"]["q"] for e in fakes.results_requests("google")] == ["a", "c"]
     assert [e["query"]["q"] for e in fakes.results_requests("bing")] == ["b"]
     assert {e["address"] for name in ("google", "bing") for e in fakes.requests(name)} == {proxies.address(0)}
+
+
+def test_every_engines_pages_report_the_persona(browser, fakes, proxies):
+    for engine in ENGINES:
+        fakes.watch_clients(engine)
+    context = context_on(browser, proxies, 2)
+    try:
+        page = context.new_page()
+        for engine in ENGINES:
+            url = parsing_reader(engine, fakes.base_url(engine)).engine.results_url("alpha", 0)
+            assert page.goto(url).status == 200
+    finally:
+        context.close()
+    for engine in ENGINES:
+        ((address, record),) = fakes.clients(engine).items()
+        ((report),) = record["personas"]
+        assert address == proxies.address(2), engine
+        assert (report["timezone"], report["language"], report["width"]) == ("Europe/Paris", "fr-FR", 1440), engine
+        assert report["session"] == record["sessions"][0] == f"{address}-1", engine
 
 
 def test_the_authenticated_proxy_without_credentials_is_a_407_response(browser, fakes, proxies):
