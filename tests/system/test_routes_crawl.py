@@ -252,7 +252,7 @@ def test_every_route_down_is_said_as_such_not_as_engine_problems(journey):
     first = health.stdout.splitlines()[0]
     assert "route" in first.lower() and "down" in first.lower(), health.stdout
     states = {e["route"]: e["state"] for e in journey["health_all_down_json"]["route_states"]}
-    assert states == {name: "down" for name in NAMES}
+    assert states == dict.fromkeys(NAMES, "down")
 
 
 def test_credentials_never_show(journey):
