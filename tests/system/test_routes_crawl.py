@@ -251,6 +251,7 @@ def test_every_route_down_is_said_as_such_not_as_engine_problems(journey):
     health = journey["health_all_down"]
     first = health.stdout.splitlines()[0]
     assert "route" in first.lower() and "down" in first.lower(), health.stdout
+    assert health.returncode == 2  # nothing can be crawled: a monitoring check reads CRITICAL
     states = {e["route"]: e["state"] for e in journey["health_all_down_json"]["route_states"]}
     assert states == dict.fromkeys(NAMES, "down")
 

@@ -102,3 +102,16 @@ def test_the_network_is_down_only_when_every_running_engine_fails_to_connect():
     assert judge_network([]) == NetworkState(False)
     assert network_json(NetworkState(True, failing)) == {"down": True, "since": "2026-12-04T14:49:30Z"}
     assert network_json(None) == {"down": False, "since": None}
+
+
+def test_every_route_of_a_node_down_is_critical_for_a_monitoring_check_one_route_down_is_not():
+    from topicstreams.reports.route_states import RouteOnNode
+    from topicstreams.reports.verdict_line import exit_status
+
+    down = [RouteOnNode("node-a", name, "down", ("google",)) for name in ("r0", "r1")]
+    assert exit_status([], routes=down) == 2  # no way out: nothing can be crawled
+    one = [down[0], RouteOnNode("node-a", "r1", "ok", ("google",))]
+    assert exit_status([], routes=one) == 0  # the engines go on through r1
+    gone = [down[0], RouteOnNode("node-a", "r1", "stopped", ())]
+    assert exit_status([], routes=gone) == 2  # every live route down
+    assert exit_status([], routes=[RouteOnNode("node-a", "r0", "stopped", ())]) == 0  # a closed crawl: nothing live

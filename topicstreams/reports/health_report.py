@@ -434,7 +434,7 @@ class HealthReport:
 
     def exit_status(self) -> int:
         """As monitoring plugins read it (:func:`exit_status`)."""
-        return exit_status(self.engines, self.network)
+        return exit_status(self.engines, self.network, routes_on_nodes(self.route_rows, self.at or utcnow()))
 
 
 def build_report(

@@ -213,11 +213,20 @@ def healthy(live: Sequence[EngineRow]) -> str:
     return f"{plural(len(live), 'engine')} running on {nodes}; {unjudged} of them not judged yet (too few requests)"
 
 
-def exit_status(reports: Iterable[EngineRow], network: Mapping[str, NetworkState] | None = None) -> int:
-    """2 when an engine is ``critical`` or ``paused`` or a node's network is down; else 3 when an engine is
-    ``stale`` (its process went silent: its health is not known); else 1 when one is ``degraded``; else 0
-    (``stopped`` and ``unknown`` engines count as 0)."""
+def exit_status(
+    reports: Iterable[EngineRow], network: Mapping[str, NetworkState] | None = None, routes: Sequence[RouteRow] = ()
+) -> int:
+    """2 when an engine is ``critical`` or ``paused`` or a node's network is down — or every route of a node that
+    has live routes is down (its way out is, whatever its own network says); else 3 when an engine is ``stale`` (its
+    process went silent: its health is not known); else 1 when one is ``degraded``; else 0 (``stopped`` and
+    ``unknown`` engines count as 0)."""
     if any(state.down for state in (network or {}).values()):
+        return EXIT_CRITICAL
+    live: dict[str, list[str]] = {}
+    for route in routes:
+        if route.state not in GONE:
+            live.setdefault(route.node, []).append(route.state)
+    if any(states and all(state == ROUTE_DOWN for state in states) for states in live.values()):
         return EXIT_CRITICAL
     worst = EXIT_OK
     for report in reports:
