@@ -221,6 +221,10 @@ def test_each_route_wears_its_own_persona_and_keeps_its_own_cookies(journey, pro
         assert all(r["session"] in (None, seen["sessions"][0]) for r in reports)
     sessions = [clients[proxies.address(i)]["sessions"][0] for i in range(3)]
     assert len(set(sessions)) == 3  # identities never mix across routes
+    profile = journey["folder"] / "profiles" / "node-a" / "google"
+    saved = {name: (profile / name / "storage_state.json").read_text() for name in NAMES}  # each pair's own state
+    assert all(sessions[i] in saved[name] for i, name in enumerate(NAMES))
+    assert not (profile / "storage_state.json").exists()  # no context of the engine outside its routes
 
 
 def test_a_challenge_on_one_route_cools_that_pair_only(journey):
