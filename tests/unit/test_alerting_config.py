@@ -44,6 +44,8 @@ def test_the_defaults(tmp_path):
             "silence",
             "network_down",
             "data_loss",
+            "route_down",
+            "route_recovered",
         ],
         "repeat": 21600,
         "silence_factor": 6,
