@@ -38,6 +38,7 @@ class RouteStanding:
         """Engine -> whether its latest request on the route failed for a route reason."""
         self.down = False
         self.down_since: datetime | None = None
+        """When it went down (kept after it recovers, until it goes down again: the recovery's message says how long)."""
         self.reason: str | None = None
         """The latest route failure's reason (kept while down, for the messages)."""
         self.failures = 0
@@ -96,7 +97,7 @@ class RouteStanding:
         self.failing[engine] = False
         if not self.down:
             return None
-        self.down, self.down_since, self.failures, self.benched_until = False, None, 0, 0.0
+        self.down, self.failures, self.benched_until = False, 0, 0.0
         self.probe_in_flight = False
         return RECOVERED
 

@@ -137,6 +137,6 @@ class RouteChange:
     """The route's latest failure (what it failed with)."""
     at: datetime
     since: datetime | None
-    """When it went down (None once recovered)."""
+    """When it went down (for a recovery: when the outage it ends began)."""
     bench: float | None = None
     """The route's bench (seconds) when it went down."""

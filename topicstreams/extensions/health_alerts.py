@@ -132,7 +132,9 @@ class EngineAlerting:
             alert = transitions.route_down(self.node, change.route, change.reason, engines, change.bench, change.at)
             self.alert_once(key, ("ok",), "down", alert)
         else:
-            self.alert_once(key, ("down",), "ok", transitions.route_recovered(self.node, change.route, None, change.at))
+            self.alert_once(
+                key, ("down",), "ok", transitions.route_recovered(self.node, change.route, change.since, change.at)
+            )
 
     def saturation_changed(self, begins: bool, cooling: tuple[str, ...], since: datetime | None, now: datetime) -> None:
         key = f"saturation:{self.node}"
