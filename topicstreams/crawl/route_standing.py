@@ -38,7 +38,7 @@ class RouteStanding:
         """Engine -> whether its latest request on the route failed for a route reason."""
         self.down = False
         self.down_since: datetime | None = None
-        """When it went down (kept after it recovers, until it goes down again: the recovery's message says how long)."""
+        """When it went down (kept after it recovers until it goes down again: the recovery says how long)."""
         self.reason: str | None = None
         """The latest route failure's reason (kept while down, for the messages)."""
         self.failures = 0
