@@ -1,31 +1,20 @@
-"""The routes report: each route of a node with its own state and, per engine, the pair's state, score and
-cooldown — what ``scrapy routes`` prints, and the ``route_states`` entries that ``scrapy health --json``,
-``/api/health`` and the web share (CONTRACT "Routes").
+"""The routes report: each route of one node with its proxy as it may be shown, its own state and, per engine, the
+pair's state, score and cooldown — what ``scrapy routes`` prints.
 
-:func:`route_state_entries` turns ``route_status`` rows (:mod:`topicstreams.storage.route_status`, any nodes) into
-those entries, one per (node, route), by node then route::
-
-    {"node": "node-a", "route": "eu-1", "state": "cooling",
-     "engines": {"google": {"state": "cooling", "score": 41, "band": "degraded",
-                            "cooling_until": "2026-12-04T10:05:00Z"},
-                 "bing": {"state": "ok", "score": 92, "band": "good", "cooling_until": null}}}
-
-A route's ``state`` is :func:`~topicstreams.storage.route_status.route_state`'s (``ok``, ``cooling``, ``down``, or
-``stale`` / ``stopped`` when no crawl is behind it); an engine's is its row's at ``now`` (a cooldown that has ended
-reads ``ok``), its ``cooling_until`` set only while it cools or its route is down (the bench's end, when its probe
-runs); engines in the order of :data:`topicstreams.ENGINES`.
-
-:func:`build_routes_report` adds what ``scrapy routes`` shows of one node: its configured routes first (in the
-configuration's order, with the engines each serves among the enabled ones; a route no crawl has used yet reads
-``null``: *not crawled yet*), then any other route with rows there; the proxy as it may be shown
-(:func:`~topicstreams.config.secrets.shown_proxy`); and each pair's latest failure (``reason``), credentials masked.
-:meth:`RoutesReport.as_json` is ``{"routes": [ENTRY + {"proxy", "configured"}, engines + {"reason"}]}``,
-:meth:`RoutesReport.as_table` the table with what each unusual state means under it.
+Each route's entry is the ``route_states`` entry of ``scrapy health --json`` and ``/api/health``
+(:func:`topicstreams.reports.route_states.route_state_entries`, ``{"node", "route", "state", "engines": {ENGINE:
+{"state", "score", "band", "cooling_until"}}}``), built from the same ``route_status`` rows. :func:`build_routes_report`
+adds what only ``scrapy routes`` shows: the node's configured routes first (in the configuration's order, with the
+enabled engines each serves, even those no crawl has used yet: their ``state`` is null, *not crawled yet*), then any
+other route with rows on the node; the proxy (:func:`~topicstreams.config.secrets.shown_proxy`: ``direct`` or
+``scheme://host:port``, never credentials); each pair's latest failure (``reason``, credentials masked).
+:meth:`RoutesReport.as_json` is ``{"routes": [ENTRY + {"proxy", "configured"}]}`` with each engine's ``"reason"``;
+:meth:`RoutesReport.as_table` the table, and under it what each unusual state means and what to do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -38,9 +27,9 @@ from topicstreams.config.secrets import mask, shown_proxy
 from topicstreams.config.sections import RouteSection
 from topicstreams.engines.states import COOLING, ROUTE_DOWN, STALE, STOPPED
 from topicstreams.health.score import UNKNOWN
+from topicstreams.reports.route_states import route_state_entries
 from topicstreams.reports.terminal_safe import terminal_text
-from topicstreams.reports.utc_times import utc_text
-from topicstreams.storage.route_status import RouteStatusRow, read_route_statuses, route_state
+from topicstreams.storage.route_status import RouteStatusRow, read_route_statuses
 
 COLUMNS = ("route", "proxy", "state", "engines")
 
@@ -53,47 +42,19 @@ NOT_CRAWLED = "not crawled yet"
 NO_ROUTES = "no routes: none is configured and the database has no route status for this node"
 
 
-def engine_order(names: Iterable[str]) -> list[str]:
-    """``names`` in the order of :data:`topicstreams.ENGINES`, unknown names last, sorted (as the health report
-    orders them; not imported from it, which imports this module)."""
-    names = set(names)
-    return [name for name in ENGINES if name in names] + sorted(names - set(ENGINES))
+def engine_key(engine: str) -> tuple[int, str]:
+    """Engines in the order of :data:`topicstreams.ENGINES`, unknown names last."""
+    return (ENGINES.index(engine) if engine in ENGINES else len(ENGINES), engine)
 
 
-def engine_entry(row: RouteStatusRow | None, now: datetime) -> dict[str, Any]:
-    """``{"state", "score", "band", "cooling_until"}`` of one pair's row at ``now``; every member null (the band
-    ``unknown``) for a pair without a row."""
-    if row is None:
-        return {"state": None, "score": None, "band": UNKNOWN, "cooling_until": None}
-    state = row.state_at(now)
-    benched = state in (COOLING, ROUTE_DOWN)
-    return {
-        "state": state,
-        "score": row.score,
-        "band": row.band or UNKNOWN,
-        "cooling_until": utc_text(row.cooling_until) if benched else None,
-    }
+def no_row() -> dict[str, Any]:
+    """An engine's member where the pair has no row yet (no crawl has taken the engine on the route): all null."""
+    return {"state": None, "score": None, "band": UNKNOWN, "cooling_until": None}
 
 
-def route_entry(node: str, route: str, rows: Sequence[RouteStatusRow], now: datetime) -> dict[str, Any]:
-    """The entry of ``route`` on ``node`` from its pairs' rows (those of that node and route)."""
-    by_engine = {row.engine: row for row in rows}
-    return {
-        "node": node,
-        "route": route,
-        "state": route_state(rows, now) if rows else None,
-        "engines": {engine: engine_entry(by_engine[engine], now) for engine in engine_order(by_engine)},
-    }
-
-
-def route_state_entries(rows: Iterable[RouteStatusRow], now: datetime) -> list[dict[str, Any]]:
-    """One entry per (node, route) of ``rows`` (``route_status`` rows, e.g. from
-    :func:`~topicstreams.storage.route_status.read_route_statuses`), by node then route: the ``route_states`` of
-    ``scrapy health --json`` and ``/api/health`` (see the module docstring)."""
-    grouped: dict[tuple[str, str], list[RouteStatusRow]] = {}
-    for row in rows:
-        grouped.setdefault((row.node, row.route), []).append(row)
-    return [route_entry(node, route, grouped[(node, route)], now) for node, route in sorted(grouped)]
+def not_crawled(node: str, route: str) -> dict[str, Any]:
+    """The entry of a route that no crawl on ``node`` has used yet: ``state`` null, no engine yet."""
+    return {"node": node, "route": route, "state": None, "engines": {}}
 
 
 @dataclass(frozen=True)
@@ -101,8 +62,8 @@ class RouteReport:
     """One route of the node as ``scrapy routes`` shows it."""
 
     entry: dict[str, Any]
-    """Its :func:`route_entry` (``state`` None: not crawled yet), with a null engine for each engine it serves
-    that has no row."""
+    """Its ``route_states`` entry (``state`` None: not crawled yet), with :func:`no_row` for each enabled engine it
+    serves that has no row."""
     proxy: str
     """As it may be shown: ``direct``, ``scheme://host:port``, or ``one of N proxies`` (the default route of an
     ``anti_detection.proxy`` with several, before a crawl has drawn one)."""
@@ -142,11 +103,11 @@ def route_report(
     proxies: int = 1,
 ) -> RouteReport:
     """The report of route ``name`` on ``node`` from its rows there and its configuration (None: not configured)."""
-    entry = route_entry(node, name, rows, now)
+    entry = route_state_entries(list(rows), now)[0] if rows else not_crawled(node, name)
     if configured is not None:
         missing = [engine for engine in enabled if configured.serves(engine) and engine not in entry["engines"]]
-        engines = {**entry["engines"], **{engine: engine_entry(None, now) for engine in missing}}
-        entry["engines"] = {engine: engines[engine] for engine in engine_order(engines)}
+        engines = {**entry["engines"], **{engine: no_row() for engine in missing}}
+        entry["engines"] = {engine: engines[engine] for engine in sorted(engines, key=engine_key)}
     newest = max(rows, key=lambda row: row.updated_at, default=None)
     if newest is not None:
         proxy = newest.proxy
