@@ -73,7 +73,8 @@ def persona_contradiction(route: RouteSection, year: int) -> str | None:
         return None
     return (
         f"route {route.name}: its persona's time zone {persona.timezone_id} ({offsets_text(ours)}) contradicts its "
-        f"geolocation {place.latitude:.4g}, {place.longitude:.4g}, which is in {zone} ({offsets_text(theirs)}): "
+        f"geolocation {round(place.latitude, 4):g}, {round(place.longitude, 4):g}, which is in {zone} "
+        f"({offsets_text(theirs)}): "
         "a site that compares the browser's clock with where it says it is sees a bot. Give the persona the time "
         f"zone of its place (timezone_id: {zone}) or the place of its time zone, both those of the route's proxy"
     )

@@ -133,7 +133,8 @@ def mask_url(url: str) -> str:
 
 def shown_proxy(url: str) -> str:
     """A proxy as it may be shown anywhere (a table, a page, a metric's label, an alert): ``direct``, or its scheme,
-    host and port, never its credentials (``http://user:pw@proxy.test:3128`` is ``http://proxy.test:3128``)."""
+    host and port, never its credentials, path or query (``http://user:pw@proxy.test:3128`` is
+    ``http://proxy.test:3128``); ``***`` for text that is no such URL."""
     if url.strip().lower() == DIRECT:
         return DIRECT
     try:
@@ -141,7 +142,9 @@ def shown_proxy(url: str) -> str:
         port = parts.port
     except ValueError:
         return MASK
-    host = parts.hostname or ""
+    host = parts.hostname
+    if not parts.scheme or not host:
+        return MASK
     host = f"[{host}]" if ":" in host else host
     return f"{parts.scheme}://{host}" + (f":{port}" if port else "")
 

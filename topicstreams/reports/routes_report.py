@@ -110,7 +110,7 @@ def route_report(
         entry["engines"] = {engine: engines[engine] for engine in sorted(engines, key=engine_key)}
     newest = max(rows, key=lambda row: row.updated_at, default=None)
     if newest is not None:
-        proxy = newest.proxy
+        proxy = shown_proxy(newest.proxy)  # stored shown already; whatever it holds, never more than this
     else:
         proxy = configured_proxy(configured, proxies) if configured is not None else NO_VALUE
     return RouteReport(
