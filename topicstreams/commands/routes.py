@@ -19,7 +19,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams.browser.chromium import BrowserNotFound, launch_options
 from topicstreams.browser.route_reach import check_routes
-from topicstreams.cli.configured import ConfiguredCommand
+from topicstreams.cli.configured import SubcommandCommand
+from topicstreams.cli.usage import refuse_operands
 from topicstreams.config.route_table import configured_routes
 from topicstreams.config.secrets import mask_url
 from topicstreams.crawl.deadline import navigation_timeout
@@ -39,9 +40,12 @@ CHECK_TIMEOUT = 15.0
 """The longest a check waits for one answer (seconds); shorter when the navigation timeout is."""
 
 
-class Command(ConfiguredCommand):
-    requires_project = True
+class Command(SubcommandCommand):
     requires_crawler_process = False
+    subcommands = {
+        CHECK: "one request per route and enabled engine it serves, now: reachable or why not (exit 1 when a "
+        "route is unreachable)"
+    }
 
     def syntax(self) -> str:
         return "[--json] | check [--json]"
@@ -75,16 +79,19 @@ class Command(ConfiguredCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def check_arguments(self, args: list[str], opts) -> None:
+        """Refuse arguments that can never run, before the configuration is read."""
         if not args:
             return
         if args[0] != CHECK:
             raise UsageError(f"unknown sub-command {args[0]!r}: expected none (the report) or {CHECK}")
-        if len(args) > 1:
-            raise UsageError(f"check takes no arguments: got {' '.join(args[1:])!r}")
+        refuse_operands(CHECK, "", args[1:])
 
     def run(self, args: list[str], opts) -> None:
+        if args:
+            super().run(args, opts)  # check (check_arguments refused anything else)
+            return
         try:
-            self.exitcode = self.do_check(opts) if args else self.do_report(opts)
+            self.exitcode = self.do_report(opts)
         finally:
             self.runtime.close()
 
@@ -111,7 +118,7 @@ class Command(ConfiguredCommand):
         print(json.dumps(report.as_json()) if opts.json else report.as_table())
         return 0
 
-    def do_check(self, opts) -> int:
+    def do_check(self, config, args, opts) -> int:
         sections = self.sections
         routes = configured_routes(sections)
         enabled = sections.enabled_engines()
