@@ -26,7 +26,7 @@ from playwright.async_api import Browser, BrowserContext, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from topicstreams.browser.chromium import route_context_options
+from topicstreams.browser.chromium import BrowserNotFound, route_context_options
 from topicstreams.config.route_table import DIRECT
 from topicstreams.config.secrets import Masker, shown_proxy
 from topicstreams.config.sections import RouteSection
@@ -162,7 +162,11 @@ async def _reach_all(
     targets: Sequence[tuple[RouteSection, Sequence[tuple[str, str]]]], launch: dict[str, Any], timeout: float
 ) -> list[Reach]:
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(**launch)
+        try:
+            browser = await playwright.chromium.launch(**launch)
+        except PlaywrightError as exc:
+            first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "no reason given")
+            raise BrowserNotFound(f"Chromium did not start: {first[:LONGEST]}") from None
         try:
             groups = await asyncio.gather(
                 *(_reach_route(browser, route, pairs, timeout) for route, pairs in targets if pairs)
@@ -178,6 +182,7 @@ def check_routes(
 ) -> list[Reach]:
     """One request per (route, engine) of ``targets`` (each route with its ``(engine, url)`` pairs), all at once in
     one Chromium launched with ``launch`` (:func:`~topicstreams.browser.chromium.launch_options`), each given
-    ``timeout`` seconds; what each met, in the order of ``targets``."""
+    ``timeout`` seconds; what each met, in the order of ``targets``. :class:`BrowserNotFound` when Chromium does
+    not start."""
     launch = {key: value for key, value in launch.items() if key != "handle_sigint"}  # Ctrl-C closes it here
     return asyncio.run(_reach_all(targets, launch, timeout))
