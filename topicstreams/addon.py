@@ -9,6 +9,7 @@ from scrapy.settings import BaseSettings
 
 from topicstreams.browser.chromium import context_options, launch_options, profile_path
 from topicstreams.config.loading import Config, load_config
+from topicstreams.config.persona_places import warn_persona_contradictions
 from topicstreams.config.route_table import configured_routes, engine_routes
 from topicstreams.config.setting_names import SECTIONS_SETTING, sections_with_settings, setting_values
 from topicstreams.crawl.runtime import Runtime
@@ -16,6 +17,9 @@ from topicstreams.storage.journal import journal_folder
 
 RUN_PROXY = "run proxy"
 """The key of the run's proxy endpoint among the runtime's shared objects."""
+
+PERSONA_CHECK = "persona check"
+"""The key of the routes' persona check among the runtime's shared objects: it runs once per process."""
 
 
 def config_settings(config: Config, proxy: str | None = None) -> dict:
@@ -101,3 +105,6 @@ class TopicstreamsAddon:
             # the default route of a configuration without ``routes``.
             routes = engine_routes(configured_routes(sections, run_proxy(self.crawler, config)), engine)
             settings.set("TOPICSTREAMS_ROUTES", list(routes), priority="addon")
+            # Once per process, as its first engine starts: a persona whose time zone contradicts its geolocation.
+            every_route = configured_routes(sections)
+            Runtime.of(self.crawler).shared(PERSONA_CHECK, lambda: warn_persona_contradictions(every_route))

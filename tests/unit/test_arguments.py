@@ -112,6 +112,8 @@ REFUSALS = [
     (["health", "--jsn"], "unknown option --jsn"),
     (["health", "resume", "altavista"], "unknown engine 'altavista': expected one of google, bing, yahoo, brave"),
     (["nodes", "all"], "nodes takes no positional arguments: got 'all'"),
+    (["routes", "all"], "unknown sub-command 'all': expected none (the report) or check"),
+    (["routes", "check", "now"], "check takes no argument: got 'now'"),
     (["serve", "--port", "0"], "--port 0: expected a port number from 1 to 65535"),
     (["serve", "--port", "http"], "argument --port: invalid int value: 'http'"),
     (["serve", "--host", " "], "--host is empty"),
@@ -174,7 +176,7 @@ def subcommand_commands() -> dict[str, type[SubcommandCommand]]:
 
 def test_help_lists_each_subcommand_on_its_own_line(scrapy):
     commands = subcommand_commands()
-    assert {"topics", "health", "db", "alerts", "config"} <= set(commands)
+    assert {"topics", "health", "db", "alerts", "config", "routes"} <= set(commands)
     for name, command in commands.items():
         status, out, _ = scrapy(name, "--help")
         assert status == 0, name

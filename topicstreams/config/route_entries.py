@@ -20,6 +20,7 @@ from topicstreams.config.checks import (
 )
 from topicstreams.config.errors import ConfigError
 from topicstreams.config.route_table import DIRECT
+from topicstreams.config.secrets import mask_url
 
 ROUTE_KEYS = ("name", "proxy", "persona", "engines")
 PERSONA_KEYS = ("user_agent", "locale", "timezone_id", "geolocation", "viewport")
@@ -28,11 +29,21 @@ LOCALE = r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*"
 VIEWPORT = "{width: 320…7680, height: 240…4320}"
 
 
+def _masked(value: Any) -> Any:
+    """``value`` as an error may show it: a URL (or a list of them) without its password (a proxy put in the wrong
+    place, a bare URL for a route, ``proxies:`` for ``proxy:``)."""
+    if isinstance(value, str):
+        return mask_url(value)
+    if isinstance(value, list):
+        return [_masked(each) for each in value]
+    return value
+
+
 def _known_keys(key: str, value: dict[str, Any], known: tuple[str, ...]) -> None:
     unknown = set(value) - set(known)
     if unknown:
         name = sorted(unknown, key=str)[0]
-        raise ConfigError(f"{key}.{name}", value[name], "no such key (known: " + ", ".join(known) + ")")
+        raise ConfigError(f"{key}.{name}", _masked(value[name]), "no such key (known: " + ", ".join(known) + ")")
 
 
 def user_agent(key: str, value: Any) -> str:
@@ -79,8 +90,8 @@ def route_proxy(key: str, value: Any) -> str:
 
 def route(key: str, value: Any) -> dict[str, Any]:
     """One entry of ``routes``."""
-    if not isinstance(value, dict):
-        raise ConfigError(key, value, "{name, proxy, persona, engines}")
+    if not isinstance(value, dict):  # a bare proxy URL in its place is shown without its password
+        raise ConfigError(key, _masked(value), "{name, proxy, persona, engines}")
     _known_keys(key, value, ROUTE_KEYS)
     name = value.get("name")
     if not isinstance(name, str) or not ROUTE_NAME.fullmatch(name):
@@ -99,4 +110,11 @@ def route(key: str, value: Any) -> dict[str, Any]:
 
 def route_list() -> Check:
     """The check of ``routes``: routes, each with a name no other has."""
-    return distinct(list_of(route, "a list of routes"), "name", "a name no other route has")
+    routes = distinct(list_of(route, "a list of routes"), "name", "a name no other route has")
+
+    def check(key: str, value: Any) -> Any:
+        if not isinstance(value, list):  # a bare proxy URL in its place is shown without its password
+            raise ConfigError(key, _masked(value), "a list of routes")
+        return routes(key, value)
+
+    return check

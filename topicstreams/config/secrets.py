@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus, urlsplit
 
+from topicstreams.config.route_table import DIRECT
+
 MASK = "***"
 
 MIN_SECRET_LENGTH = 4
@@ -129,6 +131,24 @@ def mask_url(url: str) -> str:
     return parts._replace(netloc=f"{user}:{MASK}@{netloc}").geturl()
 
 
+def shown_proxy(url: str) -> str:
+    """A proxy as it may be shown anywhere (a table, a page, a metric's label, an alert): ``direct``, or its scheme,
+    host and port, never its credentials, path or query (``http://user:pw@proxy.test:3128`` is
+    ``http://proxy.test:3128``); ``***`` for text that is no such URL."""
+    if url.strip().lower() == DIRECT:
+        return DIRECT
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return MASK
+    host = parts.hostname
+    if not parts.scheme or not host:
+        return MASK
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}" + (f":{port}" if port else "")
+
+
 def mask_webhook(url: str) -> str:
     """A webhook URL without its secret: the scheme and host are kept, the path and query (the token) masked."""
     try:
@@ -142,11 +162,13 @@ def mask_webhook(url: str) -> str:
 
 
 def masked_config(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A validated configuration with its secrets (proxy and database passwords, the webhook's token, the Apprise
-    URLs' secrets, the web tokens) masked, for printing."""
+    """A validated configuration with its secrets (proxy and database passwords, the routes' proxies' too, the
+    webhook's token, the Apprise URLs' secrets, the web tokens) masked, for printing."""
     masked: dict[str, Any] = copy.deepcopy(dict(data))
     proxy = masked["anti_detection"]["proxy"]
     proxy["proxies"] = [mask_url(p) for p in proxy["proxies"]]
+    for route in masked.get("routes") or ():
+        route["proxy"] = mask_url(route["proxy"])
     masked["database"]["url"] = mask_url(masked["database"]["url"])
     alerting = masked["alerting"]
     if alerting["webhook_url"]:
@@ -165,7 +187,7 @@ def masked_config(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def config_secrets(data: Mapping[str, Any]) -> list[str]:
     """The secret values of a validated configuration as they could appear in a log line: the tokens, the webhook
-    URL, the Apprise URLs' secret parts, proxy and database passwords (for a :class:`Masker`)."""
+    URL, the Apprise URLs' secret parts, proxy (the routes' too) and database passwords (for a :class:`Masker`)."""
     found: list[str] = [data["web"][name] for name in SECRET_TOKENS]
     found.append(data["alerting"]["webhook_url"])
     urls = [
@@ -176,7 +198,8 @@ def config_secrets(data: Mapping[str, Any]) -> list[str]:
         from topicstreams.config.apprise_urls import secret_parts
 
         found.extend(part for url in urls for part in secret_parts(url))
-    for url in [*data["anti_detection"]["proxy"]["proxies"], data["database"]["url"]]:
+    routes = [route["proxy"] for route in data.get("routes") or ()]
+    for url in [*data["anti_detection"]["proxy"]["proxies"], *routes, data["database"]["url"]]:
         try:
             found.append(urlsplit(url).password or "")
         except ValueError:
