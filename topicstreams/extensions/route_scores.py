@@ -20,9 +20,8 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
-from topicstreams.config.route_table import DIRECT
+from topicstreams.config.secrets import shown_proxy
 from topicstreams.config.sections import RouteSection
 from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.signals import Classification
@@ -33,18 +32,6 @@ from topicstreams.health.window import Sample
 from topicstreams.storage.db import utcnow
 from topicstreams.storage.outbox import Outbox
 from topicstreams.storage.route_status import mark_routes_stopped, save_route_status
-
-
-def shown_proxy(proxy: str) -> str:
-    """A route's proxy as it may be shown anywhere: ``direct``, or its scheme, host and port (never credentials)."""
-    if proxy == DIRECT:
-        return DIRECT
-    try:
-        parts = urlsplit(proxy)
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "(a proxy)"
-    return f"{parts.scheme}://{parts.hostname}{port}"
 
 
 def route_only(classification: Classification, state: EngineState) -> bool:

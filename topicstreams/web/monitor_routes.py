@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from urllib.parse import urlsplit
 
 from topicstreams import ENGINES
-from topicstreams.config.secrets import MASK, mask
+from topicstreams.config.secrets import mask
+from topicstreams.config.secrets import shown_proxy as proxy_shown
 from topicstreams.engines.states import COOLING, GONE, ROUTE_DOWN
 from topicstreams.reports.route_states import benched_until, routes_of
 from topicstreams.storage.route_status import RouteStatusRow, route_state
@@ -38,19 +38,9 @@ def shown_reason(reason: str) -> str:
 
 
 def shown_proxy(proxy: str | None) -> str:
-    """A route's exit as the page shows it: ``direct``, or ``scheme://host:port`` whatever the stored text holds
-    (credentials, a path, a query are dropped); ``***`` for text that is not such a URL."""
-    if not proxy or proxy == DIRECT:
-        return DIRECT
-    try:
-        parts = urlsplit(proxy)
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        return MASK
-    if not parts.scheme or not host:
-        return MASK
-    host = f"[{host}]" if ":" in host else host
-    return f"{parts.scheme}://{host}{f':{port}' if port else ''}"
+    """A route's exit as the page shows it, whatever the stored text holds (:func:`topicstreams.config.secrets.
+    shown_proxy`: ``direct``, or ``scheme://host:port``; ``***`` for text that is not such a URL)."""
+    return proxy_shown(proxy or DIRECT)
 
 
 @dataclass(frozen=True)
