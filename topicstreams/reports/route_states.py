@@ -104,8 +104,9 @@ def verdict_pairs(rows: Iterable[RouteStatusRow], now: datetime) -> list[PairOnN
 
 
 def shows_routes(entries: Sequence[dict[str, Any]]) -> bool:
-    """Whether a node's routes are worth a block: more than one, or one cooling or down."""
-    return len(entries) > 1 or any(entry["state"] in (COOLING, ROUTE_DOWN) for entry in entries)
+    """Whether a node's routes are worth a block: more than one, or its one route down (one route cooling is its
+    engines cooling: the engines' table says it already)."""
+    return len(entries) > 1 or any(entry["state"] == ROUTE_DOWN for entry in entries)
 
 
 def route_line(entry: dict[str, Any], name: str, width: int) -> str:
