@@ -1,6 +1,6 @@
 """Benchmark of routes: an engine through three real proxies against the same engine direct, same per-route floor.
 
-    python benchmarks/routes.py [--seconds 45] [--floor 1.0] [--jitter 0.2] [--interval 5] [--topics 24]
+    python benchmarks/routes.py [--seconds 45] [--warmup 3] [--floor 1.0] [--jitter 0.2] [--interval 5] [--topics 24]
                                 [--engines google,bing] [--quick] [--keep DIR]
 
 The fake engines run here, in this process, on loopback; three real forward proxies run beside them
@@ -401,7 +401,7 @@ def main() -> int:
     specs = [LaneSpec(engine, routes) for engine in engines for routes in (1, len(ROUTE_NAMES))]
 
     results: list[dict[str, Any]] = []
-    began = time.monotonic()
+    began, load = time.monotonic(), os.getloadavg()
     try:
         with FakeEngines(tuple(engines)) as fakes, RouteProxies(PROXY_KINDS) as proxies:
             print(
@@ -449,7 +449,11 @@ def main() -> int:
     for figure, value, target, met in rows:
         print(f"{figure:<{width}}  {value:>12}  {target:<10}  {'PASS' if met else 'FAIL'}")
     missed = [row for row in rows if not row[3]]
-    print(f"{len(specs)} lanes in {took:.0f} s; targets: {len(rows) - len(missed)} of {len(rows)} met")
+    print(
+        f"{len(specs)} lanes in {took:.0f} s; load average (1 min) {load[0]:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} CPUs; "
+        f"targets: {len(rows) - len(missed)} of {len(rows)} met"
+    )
     if missed and not args.quick:
         return 1
     return 0
