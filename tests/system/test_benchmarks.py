@@ -133,6 +133,30 @@ def test_pacing_benchmark_runs_both_lanes_and_prints_the_target():
     assert re.search(r"^target: utilisation >= 0\.95 and no gap below F \(project\): (PASS|FAIL)$", out, lines), out
 
 
+def test_routes_benchmark_runs_one_route_and_three_and_prints_every_figure():
+    if not find_executable():
+        pytest.skip("no Chromium on this machine")
+    out = run_benchmark("routes.py", "--quick")
+    lines = re.MULTILINE
+    header = r"^lane\s+topics/h\s+per route \(window\)\s+min gap\s+< F\s+render ms\s+alone ms\s+alone\s+wall s$"
+    assert re.search(header, out, lines), out
+    # topics/h, the window's pages per route, min gap, gaps below F of all, render and alone medians, count, wall
+    tail = r"\s+\d+\.\d+\s+0/\d+\s+\d+\s+\d+\s+\d+\s+\d+\.\d$"
+    assert re.search(r"^google, 1 route \(direct\)\s+[\d,]+\s+default \d+" + tail, out, lines), out
+    # the three routes carried topics side by side, none below the floor
+    assert re.search(
+        r"^google, 3 routes \(proxies\)\s+[\d,]+\s+r0 [1-9]\d*, r1 [1-9]\d*, r2 [1-9]\d*" + tail, out, lines
+    ), out
+    assert re.search(r"^google: route r2 killed: topics it held, s from the kill to their next ok scrape", out, lines)
+    for figure in (
+        r"google: topics/h, 3 routes ÷ 1 route\s+\d+\.\d\d×\s+>= 2\.80×",
+        r"google: render ms/page, proxies ÷ direct\s+\d+\.\d\d×\s+<= 1\.20×",
+        r"google: r2 killed, its \d+ topic\(s\) scraped again\s+\S+( \S+)?\s+<= 2 s",
+    ):
+        assert re.search(rf"^{figure}\s+(PASS|FAIL)$", out, lines), out
+    assert re.search(r"^gaps below the floor, any route, any lane\s+0 of \d+\s+0\s+PASS$", out, lines), out
+
+
 FEED_SHAPES = ("no filter", "one topic", "one engine", "topic × engine", "search q=heatwave", "page 10 by cursor")
 
 
