@@ -234,7 +234,11 @@ def project_spider(engine: str, base_url: str, profiles: Path, executable: str) 
     """A spider of the project for ``engine`` whose ``page_request`` gives the project's playwright meta."""
     from topicstreams.browser.chromium import context_options, state_path
     from topicstreams.browser.tabs import EngineTab
+    from topicstreams.config.route_table import DEFAULT_ROUTE
+    from topicstreams.crawl.cooldown import CooldownPolicy
+    from topicstreams.crawl.engine_state import EngineState
     from topicstreams.crawl.spider import EngineSpider
+    from topicstreams.crawl.topic_run import Lane
     from topicstreams.engines import REGISTRY
     from topicstreams.engines.reader import PageReader
 
@@ -247,7 +251,7 @@ def project_spider(engine: str, base_url: str, profiles: Path, executable: str) 
     probe = Probe()
     probe.reader = PageReader(Probe.engine_class(base_url))
     # the spider's tab hygiene (EngineTab.keep): a garbage collection every so many pages, renewal after so many
-    probe.tab = EngineTab(
+    tab = EngineTab(
         engine,
         {
             **context_options(packaged_defaults(executable).anti_detection),
@@ -256,6 +260,9 @@ def project_spider(engine: str, base_url: str, profiles: Path, executable: str) 
         gc_every=project.TOPICSTREAMS_TAB_GC_PAGES,
         limit=project.TOPICSTREAMS_TAB_PAGES,
     )
+    # the engine's one lane (no routes): its pacing state is not used here, only its tab
+    state = EngineState(engine, floor=0.0, jitter_ratio=0.0, cooldown=CooldownPolicy(0, 1, 0))
+    probe.lanes = [Lane(DEFAULT_ROUTE, state.lane(DEFAULT_ROUTE), tab)]
     return probe
 
 
@@ -263,8 +270,9 @@ def project_meta(probe: Any, page: Any) -> dict:
     """The playwright meta the project's spider sends with its tab ``page`` (from ``EngineSpider.page_request``)."""
     from topicstreams.crawl.topic_run import TopicRun
 
-    probe.tab.page, probe.run = page, TopicRun("topic", done=None)
-    request = probe.page_request(0)
+    lane = probe.lanes[0]
+    lane.tab.page = page
+    request = probe.page_request(0, TopicRun("topic", done=None, lane=lane))
     return {k: v for k, v in request.meta.items() if k.startswith("playwright") or k == "handle_httpstatus_all"}
 
 
@@ -381,7 +389,7 @@ def run_side(spec: dict) -> None:
             page, lane, engine = response.meta.get("playwright_page"), item["lane"], item["engine"]
             if page is not None and lane >= 0:
                 if side == "project":  # kept as the spider keeps its tab (EngineTab.keep), with its hygiene
-                    tab = self.probes[engine].tab
+                    tab = self.probes[engine].lanes[0].tab
                     tab.page, tab.pages = self.tabs[lane].get(engine), self.tab_pages[lane].get(engine, 0)
                     tab.keep(page)
                     page, self.tab_pages[lane][engine] = tab.page, tab.pages

@@ -194,15 +194,19 @@ def test_one_route_of_one_node_in_trouble_is_the_route_and_every_route_the_site(
 
 
 def test_every_route_of_every_node_is_the_site_and_a_node_without_route_rows_is_one_place():
-    engines = [engine("google"), engine("google", node="node-b", state="cooling"), engine("google", node="node-c")]
+    engines = [
+        engine("google"),
+        engine("google", node="node-b", state="cooling"),
+        engine("google", node="node-c", state="cooling"),
+    ]
     rows = [
         pair("node-a", "eu-1", "google", "cooling", cooling_until=SOON),
         pair("node-a", "us-1", "google", band="degraded"),
         pair("node-c", "default", "google", "cooling", cooling_until=SOON),
     ]
-    # node-b wrote no route rows (an older crawl): its engine row is its one place.
+    # node-b wrote no route rows (an older crawl), node-c has one route: the engine row is each one's one place.
     assert verdicts(engines, rows) == [
-        ("google", SITE, ["node-a", "node-b", "node-c"], ("node-a/eu-1", "node-a/us-1", "node-b", "node-c/default"))
+        ("google", SITE, ["node-a", "node-b", "node-c"], ("node-a/eu-1", "node-a/us-1", "node-b", "node-c"))
     ]
 
 

@@ -23,8 +23,9 @@ each (node, route) pair is a place of its own and the node's engine row is not: 
 only is ``route`` (on one route of one node too), on every pair of every node ``site``, and ``one node`` means only
 one pair runs it. A pair is in trouble when it cools or its own band is degraded or critical, or when the engine is
 paused on its node (a pause holds every route). A pair whose route is ``down`` does not count (the route's proxy is
-broken, which says nothing about the engine), nor does one no running crawl is behind. A node without such rows is
-one place, judged by its engine row, as before: with one route per node the verdict is the nodes' verdict.
+broken, which says nothing about the engine), nor does one no running crawl is behind. A node without such rows, or
+with one route for the engine, is one place, judged by its engine row, as before: with one route per node the
+verdict is the nodes' verdict.
 :attr:`RouteVerdict.pairs` (``node/route``) then says where the engine is in trouble.
 """
 
@@ -118,8 +119,10 @@ def places_of(
     places: dict[str, dict[tuple[str, str | None], bool]] = {}
     for (engine, node), row in fresh.items():
         mine = places.setdefault(engine, {})
-        if (engine, node) not in routed:
-            mine[(node, None)] = in_trouble(row)
+        own = routed.get((engine, node), [])
+        if len(own) < 2:  # one route on the node: the node is the place, as before routes (unless that route is down)
+            if not (own and own[0].state == ROUTE_DOWN):
+                mine[(node, None)] = in_trouble(row)
             continue
         for pair in routed[(engine, node)]:
             if pair.state in GONE or pair.state == ROUTE_DOWN:
