@@ -145,8 +145,13 @@ def journey(fakes, proxies, tmp_path_factory):
         fakes.address("google", address[1], CHALLENGE)
         challenged_at = len(fakes_log())
         wait_for("r1's pair cooling", lambda: pair_state(db, "r1") == "cooling", process=process)
-        health = runner("health", "--json", env=env)
-        seen["health_challenged"] = json.loads(health.stdout)
+
+        def r1_cooling() -> dict | None:  # read while r1 cools (between two of its probes it reads ok a moment)
+            report = json.loads(runner("health", "--json", env=env).stdout)
+            states = {e["route"]: e["engines"]["google"]["state"] for e in report["route_states"]}
+            return report if states.get("r1") == "cooling" else None
+
+        seen["health_challenged"] = wait_for("r1 cooling in scrapy health", r1_cooling, process=process)
         wait_for(
             "r0 and r2 going on",
             lambda: (
