@@ -242,6 +242,12 @@ def test_a_challenge_on_one_route_cools_that_pair_only(journey):
     challenged = [c for c in journey["classified"] if c["cls"] == "challenge"]
     assert challenged and {c["route"] for c in challenged} == {"r1"}
     assert query(db, "select challenges > 0, cooldowns > 0 from route_status where route = 'r1'") == [(1, 1)]
+    # a challenged topic is never tried again at once on another route: it waits for the pair's cooldown
+    sent = [c for c in journey["classified"] if c["sent_at"] is not None]
+    for block in challenged:
+        later = [c for c in sent if c["topic"] == block["topic"] and c["sent_at"] > block["sent_at"]]
+        if later:
+            assert later[0]["sent_at"] - block["sent_at"] >= block["bench"] - FLOAT_ROUNDING, (block, later[0])
 
 
 def test_a_dead_proxy_is_a_route_down_its_topics_fail_over_and_its_probe_brings_it_back(journey):

@@ -86,6 +86,19 @@ def test_a_blocked_topic_keeps_its_due_time_so_it_is_the_probe(db_url, clock, da
     assert take_all(topics) == ["a", "b"]  # first again: it goes back before those behind it
 
 
+def test_a_topic_blocked_on_one_of_several_routes_waits_for_that_pairs_cooldown_and_a_route_failure_fails_over(
+    db_url, clock, databases
+):
+    topics = supply(databases, db_url, clock, topics=["a", "b"], once=True)
+    assert topics.take() == "a"
+    topics.done("a", BLOCK, hold=60)  # the pair cools 60 s: no other route takes it at once
+    assert take_all(topics) == ["b"]
+    clock.now += 60
+    assert take_all(topics) == ["a"]
+    topics.fail_over("a")  # its route failed (the proxy): due now for another route, no attempt counted
+    assert take_all(topics) == ["a"] and topics.attempts["a"] == 1
+
+
 def test_continuous_topics_of_the_argument_are_staggered_and_rearmed_an_interval_on(db_url, clock, databases):
     topics = supply(databases, db_url, clock, topics=["a", "b"])
     assert take_all(topics) == ["a"]  # b is due half an interval later

@@ -166,7 +166,7 @@ class LeasedTopics:
             return claim.topic
         return None
 
-    def done(self, topic: str, verdict: Verdict) -> Outcome:
+    def done(self, topic: str, verdict: Verdict, hold: float = 0.0) -> Outcome:
         claim = self.in_flight.pop(topic, None)
         if verdict.cls is ResponseClass.OK:
             self.attempts.pop(topic, None)
@@ -175,8 +175,9 @@ class LeasedTopics:
             return Outcome(Fate.SWEPT)
         self.attempts[topic] += 1
         if verdict.benches:  # blocked here: the topic is free at once for a node that still reaches the engine
+            # (after the pair's cooldown when the engine has other routes here: never at once on another route)
             if claim is not None:
-                self.submit(self.release, claim, None)
+                self.submit(self.release, claim, utcnow() + timedelta(seconds=hold) if hold > 0 else None)
             return Outcome(Fate.RETRY, self.attempts[topic])
         retry_in = self.state.cooldown.initial
         if claim is not None:

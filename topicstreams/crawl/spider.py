@@ -266,7 +266,10 @@ class EngineSpider(scrapy.Spider):
                     ", ".join(others),
                 )
                 return
-        self.fates.settle(topic, verdict)
+        # A block on one of several routes: the topic waits for that pair's cooldown (another route does not take it
+        # at once); with one route it is the pair's probe, as the schedule has always made it.
+        hold = lane.state.bench_remaining() if len(self.lanes) > 1 and verdict.benches else 0.0
+        self.fates.settle(topic, verdict, hold)
 
     def begin(self, lane: Lane, topic: str, canary: CanaryQuerySection | None = None) -> scrapy.Request:
         lane.run = TopicRun(topic, asyncio.get_running_loop().create_future(), canary=canary, lane=lane)

@@ -79,8 +79,10 @@ class TopicSupply(Protocol):
     def take(self) -> str | None:
         """A topic due now, taken (in flight until :meth:`done`); None when none is due."""
 
-    def done(self, topic: str, verdict: Verdict) -> Outcome:
-        """The topic's pages are over, with ``verdict`` (the last page's); what becomes of it."""
+    def done(self, topic: str, verdict: Verdict, hold: float = 0.0) -> Outcome:
+        """The topic's pages are over, with ``verdict`` (the last page's); what becomes of it. ``hold``: after a block
+        on one of several routes, the seconds the topic must wait (that pair's cooldown): a block is never tried again
+        at once on another route — that is how a site sees a bot hopping addresses."""
 
     def fail_over(self, topic: str) -> None:
         """The topic's request failed for a route's reason and another route of the engine is free: it is due again
@@ -229,7 +231,7 @@ class PassTopics:
         self.due[topic] = due
         return topic
 
-    def done(self, topic: str, verdict: Verdict) -> Outcome:
+    def done(self, topic: str, verdict: Verdict, hold: float = 0.0) -> Outcome:
         due = self.due.pop(topic, self.schedule.clock())
         if verdict.cls is ResponseClass.OK:
             if not self.once:
@@ -242,7 +244,7 @@ class PassTopics:
         # A block: the topic goes first once the cooldown is over (it is the probe). Another failure: the
         # topic is tried again a cooldown later, the others go on meanwhile.
         if verdict.benches:
-            self.schedule.put_back(topic, due)
+            self.schedule.put_back(topic, max(due, self.schedule.clock() + hold) if hold > 0 else due)
             return Outcome(Fate.RETRY, attempts)
         retry_in = self.state.cooldown.initial
         self.schedule.put_back(topic, self.schedule.clock() + retry_in)

@@ -37,9 +37,10 @@ class TopicFates:
     def stat(self, key: str, count: int = 1) -> None:
         self.crawler.stats.inc_value(f"topicstreams/{self.engine}/{key}", count)
 
-    def settle(self, topic: str, verdict: Verdict) -> None:
-        """Give the supply the verdict of ``topic``'s run, and tell what it makes of it."""
-        outcome = self.supply.done(topic, verdict)
+    def settle(self, topic: str, verdict: Verdict, hold: float = 0.0) -> None:
+        """Give the supply the verdict of ``topic``'s run, and tell what it makes of it (``hold``: see
+        :meth:`~topicstreams.crawl.supply.TopicSupply.done`)."""
+        outcome = self.supply.done(topic, verdict, hold)
         if outcome.fate is Fate.SWEPT:
             self.stat("topics_swept")
             self.crawler.signals.send_catch_log(signal=topic_swept, engine=self.engine, topic=topic)
