@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from topicstreams.browser.route_reach import Reach
+from topicstreams.config.route_table import DIRECT
 from topicstreams.reports.terminal_safe import terminal_text
 
 CHECK_COLUMNS = ("route", "proxy", "engine", "result")
@@ -39,11 +40,14 @@ def check_table(reaches: Sequence[Reach], unchecked: Sequence[str] = ()) -> str:
     if not reaches:
         table = []
     unreachable = unreachable_routes(reaches)
+    direct = {reach.route for reach in reaches if reach.proxy == DIRECT}
     for route in unreachable:
-        table.append(
-            f"UNREACHABLE: {terminal_text(route, 32)} — none of its requests got an answer: check its proxy "
-            "(address, port, credentials) and that this machine may reach it"
+        advice = (
+            "check this machine's own connection (DNS, network, firewall): the route goes out directly"
+            if route in direct
+            else "check its proxy (address, port, credentials) and that this machine may reach it"
         )
+        table.append(f"UNREACHABLE: {terminal_text(route, 32)} — none of its requests got an answer: {advice}")
     for route in unchecked:
         table.append(f"not checked: {terminal_text(route, 32)} — it serves none of the enabled engines")
     checked = len({reach.route for reach in reaches})
