@@ -97,8 +97,8 @@ def test_a_refused_route_never_shows_a_proxys_password(tmp_path, routes):
 
 def test_a_socks5_route_with_credentials_is_refused_and_one_without_is_taken(tmp_path):
     assert refused(tmp_path, [{"name": "eu", "proxy": "socks5://bob:pw@p.test:1080"}]).startswith(
-        "routes[0].proxy: got 'socks5://bob:***@p.test:1080', expected an http://, https:// or socks5:// proxy URL "
-        "(socks5 without credentials)"
+        "routes[0].proxy: got 'socks5://bob:***@p.test:1080', expected a socks5:// URL without credentials: "
+        "Chromium cannot log in to a SOCKS proxy"
     )
     (route,) = load(tmp_path, {"routes": [{"name": "eu", "proxy": "socks5://p.test:1080"}]}).sections.routes
     assert route_context_options(route) == {"proxy": {"server": "socks5://p.test:1080"}}

@@ -147,7 +147,12 @@ def proxy_url(key: str, value: Any) -> str:
     if parts.scheme not in ("http", "https", "socks5") or not parts.hostname:
         raise ConfigError(key, shown, expected)
     if parts.scheme == "socks5" and (parts.username or parts.password):
-        raise ConfigError(key, shown, expected)
+        raise ConfigError(
+            key,
+            shown,
+            "a socks5:// URL without credentials: Chromium cannot log in to a SOCKS proxy (use an http:// proxy for "
+            "one that wants credentials, or let the SOCKS proxy allow this machine's address)",
+        )
     return str(value).strip()
 
 
