@@ -112,7 +112,7 @@ def test_each_route_is_its_route_states_entry_with_the_proxy_shown_and_the_reaso
         }
     assert (
         eu["state"] == "down"
-        and eu["engines"]["bing"]["reason"] == "proxy error 407 from http://bob:***@eu.proxy.test:3128"
+        and eu["engines"]["bing"]["reason"] == "proxy error 407 from http://eu.proxy.test:3128"
     )
     assert jp == {
         "node": "node-a",

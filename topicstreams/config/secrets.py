@@ -131,6 +131,16 @@ def mask_url(url: str) -> str:
     return parts._replace(netloc=f"{user}:{MASK}@{netloc}").geturl()
 
 
+_USER_PART = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#@'\"<>]*@")
+"""``scheme://user:password@`` (or ``scheme://user@``): the user part of a URL in a text."""
+
+
+def shown_reason(reason: str) -> str:
+    """A failure's text as any surface shows it (a route's reason): a URL's user part dropped, and anything else that
+    reads as a secret masked (:func:`mask`)."""
+    return mask(_USER_PART.sub(lambda match: match["scheme"], reason))
+
+
 def shown_proxy(url: str) -> str:
     """A proxy as it may be shown anywhere (a table, a page, a metric's label, an alert): ``direct``, or its scheme,
     host and port, never its credentials, path or query (``http://user:pw@proxy.test:3128`` is

@@ -23,7 +23,7 @@ from sqlalchemy import Engine
 
 from topicstreams import ENGINES
 from topicstreams.config.route_table import DEFAULT_ROUTE
-from topicstreams.config.secrets import mask, shown_proxy
+from topicstreams.config.secrets import shown_proxy, shown_reason
 from topicstreams.config.sections import RouteSection
 from topicstreams.engines.states import COOLING, ROUTE_DOWN, STALE, STOPPED
 from topicstreams.health.score import UNKNOWN
@@ -117,7 +117,7 @@ def route_report(
         entry=entry,
         proxy=proxy,
         configured=configured is not None,
-        reasons={row.engine: mask(row.reason) for row in rows if row.reason},
+        reasons={row.engine: shown_reason(row.reason) for row in rows if row.reason},
     )
 
 

@@ -12,14 +12,13 @@ the template escapes both.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from topicstreams import ENGINES
-from topicstreams.config.secrets import mask
 from topicstreams.config.secrets import shown_proxy as proxy_shown
+from topicstreams.config.secrets import shown_reason as reason_shown
 from topicstreams.engines.states import COOLING, GONE, ROUTE_DOWN
 from topicstreams.reports.route_states import benched_until, routes_of
 from topicstreams.storage.route_status import RouteStatusRow, route_state
@@ -27,14 +26,10 @@ from topicstreams.web.formats import Moment
 
 DIRECT = "direct"
 
-_USER_PART = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#@'\"<>]*@")
-"""``scheme://user:password@`` (or ``scheme://user@``): the user part of a URL in a text."""
-
 
 def shown_reason(reason: str) -> str:
-    """A pair's reason as the page shows it: a URL's user part dropped, and anything else that reads as a secret
-    masked (:func:`topicstreams.config.secrets.mask`)."""
-    return mask(_USER_PART.sub(lambda match: match["scheme"], reason))
+    """A pair's reason as the page shows it (:func:`topicstreams.config.secrets.shown_reason`)."""
+    return reason_shown(reason)
 
 
 def shown_proxy(proxy: str | None) -> str:
