@@ -110,10 +110,7 @@ def test_each_route_is_its_route_states_entry_with_the_proxy_shown_and_the_reaso
             "proxy": entry["proxy"],
             "configured": entry["configured"],
         }
-    assert (
-        eu["state"] == "down"
-        and eu["engines"]["bing"]["reason"] == "proxy error 407 from http://eu.proxy.test:3128"
-    )
+    assert eu["state"] == "down" and eu["engines"]["bing"]["reason"] == "proxy error 407 from http://eu.proxy.test:3128"
     assert jp == {
         "node": "node-a",
         "route": "jp-1",
