@@ -9,7 +9,7 @@ person runs ``scrapy health resume ENGINE``)."""
 STALE, STOPPED = "stale", "stopped"
 """The states of an engine whose process is gone, which every report, page and metric shows in place of the stored
 one: ``stale`` (its process stopped writing the row without closing — killed, hung, or cut off from the database:
-no heartbeat for :data:`~topicstreams.storage.engine_status.STALE_HEARTBEATS` heartbeats) and ``stopped`` (its crawl
+no heartbeat for :data:`~topicstreams.storage.heartbeats.STALE_HEARTBEATS` heartbeats) and ``stopped`` (its crawl
 closed). The stored state stays as it was: a paused engine is still paused when a crawl of it starts again."""
 
 GONE = (STALE, STOPPED)

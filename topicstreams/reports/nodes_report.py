@@ -41,8 +41,8 @@ from topicstreams.engines.states import STOPPED as ENGINE_STOPPED
 from topicstreams.reports.health_report import NO_VALUE, engine_order, terminal_text
 from topicstreams.reports.utc_times import utc_text
 from topicstreams.storage import utcnow
-from topicstreams.storage.engine_status import STALE_HEARTBEATS as ENGINE_STALE_HEARTBEATS
 from topicstreams.storage.engine_status import EngineStatusRow, read_statuses
+from topicstreams.storage.heartbeats import STALE_HEARTBEATS as ENGINE_STALE_HEARTBEATS
 from topicstreams.storage.leases import leases
 from topicstreams.storage.node_rows import NodeProcessRow, node_rows
 

@@ -23,6 +23,7 @@ from sqlalchemy import Engine, func, insert, select, update
 
 from topicstreams.engines.states import COOLING, PAUSED, RUNNING, STALE, STOPPED
 from topicstreams.storage.db import upsert, utcnow
+from topicstreams.storage.heartbeats import HEARTBEAT, stale_after
 from topicstreams.storage.models import alerts_table as alerts
 from topicstreams.storage.models import engine_status_table as engine_status
 from topicstreams.storage.models import health_windows_table as health_windows
@@ -30,14 +31,7 @@ from topicstreams.storage.models import health_windows_table as health_windows
 VOID_BAND = "unknown"
 """The band of a row whose score is void (a resumed engine's, until a new score is computed)."""
 
-HEARTBEAT = 15.0
-"""Seconds after which a running crawl writes its engine's row again, even without a response (the health
-extension's heartbeat: a cooling engine gets none), unless the row says otherwise (``heartbeat_seconds``)."""
-
-STALE_HEARTBEATS = 3
-"""Heartbeats a row may miss before it is stale: no running crawl is behind it."""
-
-STALE_AFTER = timedelta(seconds=STALE_HEARTBEATS * HEARTBEAT)
+STALE_AFTER = stale_after(HEARTBEAT)
 """A row written at the default heartbeat and not written for this long has no running crawl behind it."""
 
 
@@ -76,8 +70,8 @@ class EngineStatusRow:
 
     @property
     def stale_after(self) -> timedelta:
-        """How long the row may go unwritten before it is stale: :data:`STALE_HEARTBEATS` of its heartbeats."""
-        return timedelta(seconds=STALE_HEARTBEATS * (self.heartbeat_seconds or HEARTBEAT))
+        """How long the row may go unwritten before it is stale (see :mod:`topicstreams.storage.heartbeats`)."""
+        return stale_after(self.heartbeat_seconds)
 
     @property
     def stopped(self) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Engine, Float, Integer, String, select, update
@@ -20,14 +20,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from topicstreams.engines.states import COOLING, ROUTE_DOWN, ROUTE_OK, STALE, STOPPED
 from topicstreams.storage.db import upsert, utcnow
+from topicstreams.storage.heartbeats import stale_after
 from topicstreams.storage.table_base import Base, ClassCounts, UTCDateTime, count_column
-
-ROUTE_HEARTBEAT = 15.0
-"""Seconds between two writes of a pair's row when the row does not say (``heartbeat_seconds``)."""
-
-ROUTE_STALE_HEARTBEATS = 3
-"""Heartbeats a pair's row may miss before it is stale."""
-
 
 COUNTS = ("requests", "ok", "hard_blocks", "challenges", "soft_blocks", "errors", "cooldowns")
 """The pair's counters: added up over every crawl and never reset (the ``/metrics`` counters with a ``route``)."""
@@ -85,8 +79,7 @@ class RouteStatusRow:
         bench) that has ended reads ``ok``."""
         if self.stopped_at is not None:
             return STOPPED
-        stale_after = timedelta(seconds=ROUTE_STALE_HEARTBEATS * (self.heartbeat_seconds or ROUTE_HEARTBEAT))
-        if now - self.updated_at > stale_after:
+        if now - self.updated_at > stale_after(self.heartbeat_seconds):
             return STALE
         if self.state == COOLING and (self.cooling_until is None or self.cooling_until <= now):
             return ROUTE_OK
