@@ -103,8 +103,7 @@ class TopicstreamsAddon:
             settings.set("DOWNLOAD_DELAY", 0 if paced else floor, priority="addon")
             # The routes the engine takes (each its own context, persona and pacing lane), with the run's proxy in
             # the default route of a configuration without ``routes``.
-            routes = engine_routes(configured_routes(sections, run_proxy(self.crawler, config)), engine)
-            settings.set("TOPICSTREAMS_ROUTES", list(routes), priority="addon")
+            every_route = configured_routes(sections, run_proxy(self.crawler, config))
+            settings.set("TOPICSTREAMS_ROUTES", list(engine_routes(every_route, engine)), priority="addon")
             # Once per process, as its first engine starts: a persona whose time zone contradicts its geolocation.
-            every_route = configured_routes(sections)
             Runtime.of(self.crawler).shared(PERSONA_CHECK, lambda: warn_persona_contradictions(every_route))

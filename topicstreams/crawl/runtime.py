@@ -216,11 +216,6 @@ class Runtime:
                 found = self._routes[route] = RouteStanding(route, cooldown)
             return found
 
-    def route_standings(self) -> list[RouteStanding]:
-        """The standings of the proxied routes the process's engines take."""
-        with self._lock:
-            return list(self._routes.values())
-
     def shared(self, key: Hashable, make: Callable[[], T], keep: Callable[[T], bool] | None = None) -> T:
         """The object kept under ``key``, made by ``make()`` the first time (or again when ``keep(found)`` says the
         one kept no longer fits): how components above this layer share one object per process."""

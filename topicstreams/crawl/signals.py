@@ -133,6 +133,8 @@ class RouteChange:
     """``down`` or ``recovered``."""
     engine: str
     """The engine whose request made it."""
+    engines: tuple[str, ...]
+    """The engines of the process that take the route."""
     reason: str
     """The route's latest failure (what it failed with)."""
     at: datetime

@@ -22,7 +22,6 @@ from topicstreams.alerts.events import Alert
 from topicstreams.alerts.network import NetworkWatch
 from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.route_standing import DOWN
-from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.signals import RouteChange
 from topicstreams.extensions.timing import wall
 from topicstreams.health.band import ParserAssessment
@@ -45,7 +44,6 @@ class EngineAlerting:
     outbox: Outbox | None
     network: NetworkWatch | None
     state: EngineState
-    runtime: Runtime
     parser_alerted: bool
     bucket_start: float | None
 
@@ -123,13 +121,9 @@ class EngineAlerting:
         route's shared state first."""
         key = f"route:{self.node}:{change.route}"
         if change.change == DOWN:
-            engines = sorted(
-                engine
-                for standing in self.runtime.route_standings()
-                if standing.route == change.route
-                for engine in standing.failing
+            alert = transitions.route_down(
+                self.node, change.route, change.reason, change.engines, change.bench, change.at
             )
-            alert = transitions.route_down(self.node, change.route, change.reason, engines, change.bench, change.at)
             self.alert_once(key, ("ok",), "down", alert)
         else:
             self.alert_once(

@@ -353,13 +353,12 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         )
         if self.route_scores.observe(classification, sample):
             self.save_routes()
+        connection_level = is_connection_level(classification.reason)
+        if self.network is not None:
+            self.network.answered(self.engine, sample.at, connection_level, classification.reason)
         if route_only(classification, self.state):
             # The route's failure (its proxy, the way to it): the pair's alone, never the engine's score. The node's
-            # network hears of it (every route failing is the network's verdict), and the row says when it began.
-            if self.network is not None:
-                self.network.answered(
-                    self.engine, sample.at, is_connection_level(classification.reason), classification.reason
-                )
+            # network has heard of it (every route failing is the network's verdict); the row says when it began.
             self.save_status()
             return
         self.awaiting[id(classification)] = (classification, sample)
@@ -378,8 +377,6 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
                     self.rescrape_gaps.append(sample.at - last)
                 self.scraped_at[classification.topic] = sample.at
         if self.network is not None:
-            connection_level = is_connection_level(classification.reason)
-            self.network.answered(self.engine, sample.at, connection_level, classification.reason)
             if connection_level:
                 # The node's network or the engine? Held until the verdict says (alerts/network.py); its class and
                 # cooldown stand either way.

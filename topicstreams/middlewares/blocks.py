@@ -184,6 +184,7 @@ class BlocksMiddleware(EngineMiddleware):
             route=lane.route,
             change=lane.route_change,
             engine=self.state.engine,
+            engines=tuple(sorted(standing.failing)),
             reason=standing.reason or verdict.reason,
             at=datetime.now(UTC),
             since=standing.down_since,
@@ -225,12 +226,9 @@ class BlocksMiddleware(EngineMiddleware):
         meta = request.meta
         probe = bool(meta.get(keys.PROBE))
         route_failure = lane.standing is not None and is_route_failure(verdict.reason)
+        connection_level = is_connection_level(verdict.reason)  # a route's failure is its route's (the lane knows)
         bench = lane.record(
-            verdict.cls,
-            probe=probe,
-            retry_after=retry_after,
-            connection_level=is_connection_level(verdict.reason) and not route_failure,
-            reason=verdict.reason,
+            verdict.cls, probe=probe, retry_after=retry_after, connection_level=connection_level, reason=verdict.reason
         )
         sent_at = meta.get(keys.SENT_AT)
         latency = time.monotonic() - sent_at if sent_at is not None else None
@@ -240,7 +238,6 @@ class BlocksMiddleware(EngineMiddleware):
         self.route_stat(lane.route, STAT_KEYS[verdict.cls])
         if bench is not None:
             self.route_stat(lane.route, "cooldowns")
-        connection_level = is_connection_level(verdict.reason)
         if lane.route_change is not None:
             self.route_changed(lane, verdict, bench)
         if route_failure:

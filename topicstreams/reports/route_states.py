@@ -16,8 +16,8 @@ The route's ``state`` is :func:`~topicstreams.storage.route_status.route_state` 
 or ``down``: the route's own bench, until its probe) else null. Engines are in the order of
 :data:`topicstreams.ENGINES`. No rows: ``[]``. The proxy is not in the entries (the monitor shows its safe form).
 
-:func:`routes_block` is the text of ``scrapy health``: for a node with more than one route, or a route cooling or
-down, one line per route after the table — name, state, and the engines cooling or down on it.
+:func:`routes_block` is the text of ``scrapy health``: for a node with more than one route, or its one route down,
+one line per route after the table — name, state, and the engines cooling or down on it.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ from topicstreams.reports.verdict_line import clock
 from topicstreams.storage.route_status import RouteStatusRow, route_state
 
 
-def _engine_key(row: RouteStatusRow) -> tuple[int, str]:
-    return (ENGINES.index(row.engine) if row.engine in ENGINES else len(ENGINES), row.engine)
+def engine_key(engine: str) -> tuple[int, str]:
+    """Engines in the order of :data:`topicstreams.ENGINES`, unknown names last."""
+    return (ENGINES.index(engine) if engine in ENGINES else len(ENGINES), engine)
 
 
 def routes_of(rows: Iterable[RouteStatusRow]) -> dict[tuple[str, str], list[RouteStatusRow]]:
@@ -45,7 +46,7 @@ def routes_of(rows: Iterable[RouteStatusRow]) -> dict[tuple[str, str], list[Rout
     grouped: dict[tuple[str, str], list[RouteStatusRow]] = {}
     for row in rows:
         grouped.setdefault((row.node, row.route), []).append(row)
-    return {key: sorted(grouped[key], key=_engine_key) for key in sorted(grouped)}
+    return {key: sorted(grouped[key], key=lambda row: engine_key(row.engine)) for key in sorted(grouped)}
 
 
 def benched_until(row: RouteStatusRow, state: str) -> datetime | None:

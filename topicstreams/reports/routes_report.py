@@ -21,13 +21,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from topicstreams import ENGINES
 from topicstreams.config.route_table import DEFAULT_ROUTE
 from topicstreams.config.secrets import shown_proxy, shown_reason
 from topicstreams.config.sections import RouteSection
 from topicstreams.engines.states import COOLING, ROUTE_DOWN, STALE, STOPPED
 from topicstreams.health.score import UNKNOWN
-from topicstreams.reports.route_states import route_state_entries
+from topicstreams.reports.route_states import engine_key, route_state_entries
 from topicstreams.reports.terminal_safe import terminal_text
 from topicstreams.storage.route_status import RouteStatusRow, read_route_statuses
 
@@ -40,11 +39,6 @@ NOT_CRAWLED = "not crawled yet"
 """What the table reads for a route (or an engine on it) that no crawl has used yet: it has no row."""
 
 NO_ROUTES = "no routes: none is configured and the database has no route status for this node"
-
-
-def engine_key(engine: str) -> tuple[int, str]:
-    """Engines in the order of :data:`topicstreams.ENGINES`, unknown names last."""
-    return (ENGINES.index(engine) if engine in ENGINES else len(ENGINES), engine)
 
 
 def no_row() -> dict[str, Any]:
