@@ -102,6 +102,18 @@ def write_config(folder: Path, base_url: str, floor: float, jitter: float) -> Pa
     return path
 
 
+def crawl_env(config: Path) -> dict[str, str]:
+    """The environment of a lane's ``scrapy crawl``: this one without the user's own config, database and proxies
+    (:data:`DROPPED_ENV`), with ``config``, the project's settings and this checkout on the path."""
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
+    env.update(
+        TOPICSTREAMS_CONFIG=str(config),
+        SCRAPY_SETTINGS_MODULE="topicstreams.settings",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
+    )
+    return env
+
+
 def run_lane(
     name: str,
     extra: list[str],
@@ -115,12 +127,7 @@ def run_lane(
     """One crawl into a fresh folder; its figures from the fake's request log."""
     folder.mkdir(parents=True)
     config = write_config(folder, fakes.base_url(ENGINE), floor, jitter)
-    env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
-    env.update(
-        TOPICSTREAMS_CONFIG=str(config),
-        SCRAPY_SETTINGS_MODULE="topicstreams.settings",
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
-    )
+    env = crawl_env(config)
     command = [
         sys.executable,
         "-m",

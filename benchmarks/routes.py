@@ -43,7 +43,6 @@ short only show that the benchmark runs).
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import shutil
 import signal
@@ -63,9 +62,9 @@ if __package__ in (None, ""):  # run as a script: make the project (and tests.su
 
 import yaml
 
-from benchmarks.pacing import DROPPED_ENV, seconds, tail, topic_names, work_folder
+from benchmarks.pacing import crawl_env, seconds, tail, topic_names, work_folder
 from fake_engines import FakeEngines
-from tests.support.crawl_checks import FLOAT_ROUNDING, classified, recording
+from tests.support.crawl_checks import FLOAT_ROUNDING, classified, differences, recording
 from tests.support.route_proxies import RouteProxies
 from topicstreams import ENGINES
 
@@ -145,12 +144,7 @@ def run_lane(
     """One continuous crawl into a fresh folder: to its first ok page, the window, the kill; then Ctrl-C."""
     folder.mkdir(parents=True)
     config = write_config(folder, spec, fakes, proxies, p)
-    env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
-    env.update(
-        TOPICSTREAMS_CONFIG=str(config),
-        SCRAPY_SETTINGS_MODULE="topicstreams.settings",
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
-    )
+    env = crawl_env(config)
     command = [
         sys.executable,
         "-m",
@@ -283,10 +277,6 @@ def kill_figures(records: list[dict[str, Any]], killed_at: float, route: str) ->
         "rescued": max(rescued) if held and len(rescued) == len(held) else None,
         "kill_reasons": dict(reasons),
     }
-
-
-def differences(moments: list[float]) -> list[float]:
-    return [later - earlier for earlier, later in itertools.pairwise(moments)]
 
 
 def ms(value: float | None, width: int) -> str:
