@@ -149,14 +149,24 @@ def verdict_line(report: Verdicts, shown: Callable[[str], str] = str, routes: Se
     return healthy(live)
 
 
-def routes_down(routes: Sequence[RouteRow], where: Callable[[str], str], shown: Callable[[str], str]) -> list[str]:
-    """A phrase per node whose every live route is down, else per route down (see the module); [] when none is."""
+def live_routes(routes: Sequence[RouteRow]) -> dict[str, list[RouteRow]]:
+    """Node -> its routes a running crawl is behind (not ``stale`` nor ``stopped``), nodes sorted."""
     by_node: dict[str, list[RouteRow]] = {}
     for route in routes:
         if route.state not in GONE:
             by_node.setdefault(route.node, []).append(route)
+    return dict(sorted(by_node.items()))
+
+
+def every_route_down(routes: Sequence[RouteRow]) -> bool:
+    """Whether some node has live routes and every one of them is down: nothing leaves that node."""
+    return any(all(route.state == ROUTE_DOWN for route in live) for live in live_routes(routes).values())
+
+
+def routes_down(routes: Sequence[RouteRow], where: Callable[[str], str], shown: Callable[[str], str]) -> list[str]:
+    """A phrase per node whose every live route is down, else per route down (see the module); [] when none is."""
     lines = []
-    for node, live in sorted(by_node.items()):
+    for node, live in live_routes(routes).items():
         down = [route for route in live if route.state == ROUTE_DOWN]
         if not down:
             continue
@@ -220,13 +230,7 @@ def exit_status(
     has live routes is down (its way out is, whatever its own network says); else 3 when an engine is ``stale`` (its
     process went silent: its health is not known); else 1 when one is ``degraded``; else 0 (``stopped`` and
     ``unknown`` engines count as 0)."""
-    if any(state.down for state in (network or {}).values()):
-        return EXIT_CRITICAL
-    live: dict[str, list[str]] = {}
-    for route in routes:
-        if route.state not in GONE:
-            live.setdefault(route.node, []).append(route.state)
-    if any(states and all(state == ROUTE_DOWN for state in states) for states in live.values()):
+    if any(state.down for state in (network or {}).values()) or every_route_down(routes):
         return EXIT_CRITICAL
     worst = EXIT_OK
     for report in reports:

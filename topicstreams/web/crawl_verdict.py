@@ -26,7 +26,7 @@ from topicstreams.health.saturation import SaturationPolicy, judge_saturation, n
 from topicstreams.health.score import CRITICAL, DEGRADED
 from topicstreams.reports.health_report import HealthReport, report_rows
 from topicstreams.reports.route_states import RouteOnNode, routes_on_nodes
-from topicstreams.reports.verdict_line import clock, verdict_line
+from topicstreams.reports.verdict_line import clock, every_route_down, live_routes, verdict_line
 from topicstreams.storage.engine_status import read_statuses
 from topicstreams.storage.route_status import read_route_statuses
 from topicstreams.web.formats import Moment
@@ -79,13 +79,10 @@ class CrawlVerdict:
 
 def routes_level(routes: list[RouteOnNode]) -> str | None:
     """:data:`DOWN` when every live route of a node is down, :data:`WARNING_LEVEL` when some route is, else None."""
-    live: dict[str, list[str]] = {}
-    for route in routes:
-        if route.state not in GONE:
-            live.setdefault(route.node, []).append(route.state)
-    if any(states and all(state == ROUTE_DOWN for state in states) for states in live.values()):
+    if every_route_down(routes):
         return DOWN
-    return WARNING_LEVEL if any(ROUTE_DOWN in states for states in live.values()) else None
+    live = live_routes(routes).values()
+    return WARNING_LEVEL if any(route.state == ROUTE_DOWN for mine in live for route in mine) else None
 
 
 def level_of(report: HealthReport, routes: list[RouteOnNode] | None = None) -> str:
