@@ -53,6 +53,10 @@ FRESHNESS = FRESHNESS_WINDOWS
 ASSIGNMENTS = ("shard", "lease")
 """How a node finds its topics: a static hash shard (``scraper.shard``), or leases on the shared schedule."""
 
+SCHEDULES = ("adaptive", "fixed")
+"""``scraper.schedule``: each topic's interval from its rate under the fixed schedule's budget, or every topic every
+``scraper.scrape_interval``."""
+
 SECONDS_POSITIVE = number("seconds > 0", low=0, low_open=True)
 SECONDS = number("seconds >= 0", low=0)
 RATIO = number("a number from 0 to 1", low=0, high=1)
@@ -85,6 +89,12 @@ def schema_of(packaged: Packaged) -> dict[str, Any]:
             "scrape_interval": SECONDS_POSITIVE,
             "max_pages": number("an integer >= 1", low=1, integer=True),
             "once_attempts": number("an integer >= 1", low=1, integer=True),
+            "schedule": one_of(*SCHEDULES),
+            "adaptive": {
+                "min_interval": SECONDS_POSITIVE,
+                "max_interval": SECONDS_POSITIVE,
+                "burst_pages": number("an integer >= 0", low=0, integer=True),
+            },
             "pacing": {
                 "default_min_interval": SECONDS,
                 "jitter_ratio": RATIO,
@@ -224,6 +234,13 @@ def validate(
             raise ConfigError(
                 f"web.sla.{kind}_critical{unit}", critical, f"a value >= web.sla.{kind}_good{unit} ({good})"
             )
+    adaptive = checked["scraper"]["adaptive"]
+    if adaptive["max_interval"] < adaptive["min_interval"]:
+        raise ConfigError(
+            "scraper.adaptive.max_interval",
+            adaptive["max_interval"],
+            f"seconds >= scraper.adaptive.min_interval ({adaptive['min_interval']:g})",
+        )
     check_urls(checked, url_length_limit() if url_limit is None else url_limit)
     return checked
 

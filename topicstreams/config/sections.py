@@ -75,10 +75,21 @@ class SaturationSection:
 
 
 @dataclass(frozen=True)
+class AdaptiveSection:
+    """``scraper.adaptive``: the bounds of a topic's interval under the adaptive schedule, and its depth on demand."""
+
+    min_interval: float
+    max_interval: float
+    burst_pages: int
+
+
+@dataclass(frozen=True)
 class ScraperSection:
     scrape_interval: float
     max_pages: int
     once_attempts: int
+    schedule: str
+    adaptive: AdaptiveSection
     pacing: PacingSection
     cooldown: CooldownSection
     soft_block: SoftBlockSection

@@ -35,6 +35,8 @@ SETTING_KEYS: dict[str, str] = {
     "TOPICSTREAMS_SCRAPE_INTERVAL": "scraper.scrape_interval",
     "TOPICSTREAMS_MAX_PAGES": "scraper.max_pages",
     "TOPICSTREAMS_ONCE_ATTEMPTS": "scraper.once_attempts",
+    "TOPICSTREAMS_SCHEDULE": "scraper.schedule",
+    "TOPICSTREAMS_ADAPTIVE": "scraper.adaptive",
     "TOPICSTREAMS_PACING": "scraper.pacing",
     "TOPICSTREAMS_COOLDOWN": "scraper.cooldown",
     "TOPICSTREAMS_SOFT_BLOCK_MIN_SIZE_RATIO": "scraper.soft_block.min_size_ratio",

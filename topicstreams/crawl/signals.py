@@ -142,3 +142,41 @@ class RouteChange:
     """When it went down (for a recovery: when the outage it ends began)."""
     bench: float | None = None
     """The route's bench (seconds) when it went down."""
+
+
+topic_visited = object()
+"""Sent by the spider once per visit of a topic (not a canary's) whose pages came back, with one keyword argument,
+``visit``: a :class:`TopicVisit` (CONTRACT "Freshness": what the schedule learnt and spent). The schedule's hours
+(``/monitor``) and the health reason ``holes`` listen."""
+
+
+@dataclass(frozen=True)
+class TopicVisit:
+    """One visit of a topic on an engine: its pages, what was new on them, and what the schedule made of it."""
+
+    engine: str
+    topic: str
+    route: str
+    pages: int
+    """Results pages requested in the visit (burst pages included)."""
+    burst_pages: int
+    """Pages read past ``scraper.max_pages`` because every article so far was new (depth on demand)."""
+    new: int | None
+    """Articles of the visit the engine had not stored for the topic before; None when the store could not tell (the
+    database away): the visit then teaches the schedule nothing."""
+    items: int
+    """Articles on the visit's pages."""
+    censored: bool
+    """The visit's last page held only new articles: ``new`` is a lower bound."""
+    hole: bool
+    """A censored visit that could go no deeper (the depth limit, or the engine's last page): articles may have
+    fallen off the results between two visits. Never on a pair's first visit (everything is new then)."""
+    first: bool
+    """The pair's first visit (nothing stored before it: its articles say nothing of the rate)."""
+    rate_per_hour: float | None
+    """The pair's rate after the visit (None: not learnt yet)."""
+    interval_seconds: float
+    """The interval the schedule gave the topic on the engine after the visit."""
+    budget_per_hour: float
+    """The engine's request budget an hour at the time (what the fixed schedule would send, less while degraded)."""
+    at: datetime

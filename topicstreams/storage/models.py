@@ -15,6 +15,7 @@ from topicstreams.storage.feed_tables import News, Topic, TopicNews, TopicNewsEn
 from topicstreams.storage.health_tables import EngineStatus, HealthDaily, HealthWindow
 from topicstreams.storage.route_status import RouteStatus
 from topicstreams.storage.store_losses import StoreLoss
+from topicstreams.storage.topic_rates import TopicRate
 from topicstreams.storage.table_base import Base, UTCDateTime
 
 topics_table = Topic.__table__
@@ -35,6 +36,7 @@ schedule_table = ScheduleSlot.__table__
 nodes_table = NodeProcess.__table__
 store_losses_table = StoreLoss.__table__
 route_status_table = RouteStatus.__table__
+topic_rates_table = TopicRate.__table__
 
 TABLE_NAMES: tuple[str, ...] = (
     "topics",
@@ -55,6 +57,7 @@ TABLE_NAMES: tuple[str, ...] = (
     "nodes",
     "store_losses",
     "route_status",
+    "topic_rates",
 )
 
 __all__ = [
@@ -75,6 +78,7 @@ __all__ = [
     "StoreLoss",
     "Topic",
     "TopicNews",
+    "TopicRate",
     "TopicNewsEngine",
     "UTCDateTime",
     "alert_deliveries_table",
@@ -92,5 +96,6 @@ __all__ = [
     "store_losses_table",
     "topic_news_engines_table",
     "topic_news_table",
+    "topic_rates_table",
     "topics_table",
 ]
