@@ -110,6 +110,12 @@ TOPICSTREAMS_MEMBERSHIP_ENABLED = True
 TOPICSTREAMS_NODE_HEARTBEAT = 15.0
 TOPICSTREAMS_LEASE_POLL = 5.0
 
+# The adaptive schedule (``scraper.schedule``, :mod:`topicstreams.crawl.topic_planner`): how far back a topic's rate
+# remembers (seconds; it also forgets within a few visits), and an object path whose ``rate_per_hour(engine, topic)``
+# replaces the learnt rates in the allocation (None: the learnt ones; the freshness benchmark's oracle sets it).
+TOPICSTREAMS_RATE_MEMORY = 21600.0
+TOPICSTREAMS_FRESHNESS_RATES = None
+
 ITEM_PIPELINES = {
     "topicstreams.pipelines.normalize.NormalizePipeline": 300,
     "topicstreams.pipelines.store.StorePipeline": 800,

@@ -38,7 +38,8 @@ def test_the_demo_says_what_it_changed_beside_the_defaults():
     assert sped_up() == [
         "to show health within a minute, the demo runs faster than a real crawl would (the defaults in brackets):",
         "  each engine judged on 6 requests or more in a 12 s window (50 in 600 s)",
-        "  every topic scraped again every 3 s (60 s), requests at least 0.25 s, brave 0.5 s apart (2 s, brave 4 s)",
+        "  every topic scraped again every 3 s (adaptive: each topic every 60-3600 s by its rate), requests at least "
+        "0.25 s, brave 0.5 s apart (2 s, brave 4 s)",
         "  an engine benched after a block for 0.5 s, the same each time (60 s, ×2 each time in a row)",
     ]
 

@@ -71,12 +71,14 @@ WORLD_SPEED = 10.0
 
 SCRAPER = {
     "scrape_interval": 3,
+    "schedule": "fixed",
     "max_pages": 2,
     "pacing": {"default_min_interval": 0.25, "per_engine": {"brave": 0.5}},
     "cooldown": {"initial": 0.5, "factor": 1, "max": 10},
 }
-"""The demo's pace (see the module's docstring): each topic again every few seconds, requests a quarter of a second
-apart, short benches that stay short."""
+"""The demo's pace (see the module's docstring): each topic again every few seconds (the fixed schedule: the adaptive
+one never visits a topic more than once a minute), requests a quarter of a second apart, short benches that stay
+short."""
 HEALTH = {"window": 12, "min_requests": 6}
 """The demo's health judging: a window of a few seconds, a handful of requests to a score."""
 
@@ -129,7 +131,8 @@ def sped_up() -> list[str]:
         "to show health within a minute, the demo runs faster than a real crawl would (the defaults in brackets):",
         f"  each engine judged on {HEALTH['min_requests']} requests or more in a {HEALTH['window']:g} s window "
         f"({health['min_requests']} in {health['window']:g} s)",
-        f"  every topic scraped again every {SCRAPER['scrape_interval']:g} s ({scraper['scrape_interval']:g} s), "
+        f"  every topic scraped again every {SCRAPER['scrape_interval']:g} s ({scraper['schedule']}: each topic "
+        f"every {scraper['adaptive']['min_interval']:g}-{scraper['adaptive']['max_interval']:g} s by its rate), "
         f"requests at least {floors(pacing)} apart ({floors(normal_pacing)})",
         f"  an engine benched after a block for {bench(cooldown)} ({bench(normal_cooldown)})",
     ]

@@ -37,10 +37,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.supply import RECONCILE_RETRY, Fate, NameCheck, Outcome, warn_no_topics
+from topicstreams.crawl.topic_planner import TopicPlanner
 from topicstreams.engines.classify import ResponseClass, Verdict
 from topicstreams.engines.topic_names import shown
+from topicstreams.storage import active_topics, seed_topics
 from topicstreams.storage import leases as shared
-from topicstreams.storage import seed_topics
 from topicstreams.storage.db import utcnow
 from topicstreams.storage.failures import describe
 
@@ -67,8 +68,11 @@ class LeasedTopics:
         clock: Callable[[], float] = time.monotonic,
         database: Callable[[str], Any],
         rng: random.Random | None = None,
+        planner: TopicPlanner | None = None,
     ) -> None:
         self.state = state
+        self.planner = planner
+        """Each topic's interval under the adaptive schedule (None, or a fixed one: every ``interval``)."""
         self.engine = state.engine
         self.database_url = database_url
         self.database = database
@@ -142,6 +146,8 @@ class LeasedTopics:
 
     def reconcile(self) -> None:
         added, deleted = shared.reconcile(self.db, self.engine, self.interval)
+        if self.planner is not None:  # the budget is the whole engine's: every node allocates it alike
+            self.planner.follow(name for _, name in active_topics(self.db))
         self.next_reconcile = self.clock() + self.interval
         if added:
             logger.info(
@@ -171,7 +177,8 @@ class LeasedTopics:
         if verdict.cls is ResponseClass.OK:
             self.attempts.pop(topic, None)
             if claim is not None:
-                self.submit(self.rearm, claim)
+                adaptive = self.planner is not None and self.planner.adaptive
+                self.submit(self.rearm, claim, self.planner.interval(topic) if adaptive else self.interval)
             return Outcome(Fate.SWEPT)
         self.attempts[topic] += 1
         if verdict.benches:  # blocked here: the topic is free at once for a node that still reaches the engine
@@ -248,8 +255,8 @@ class LeasedTopics:
         _, due = shared.next_slot(claim.slot_at, utcnow(), self.interval, self.state.jitter_ratio, self.rng)
         shared.release(self.db, self.engine, [claim], due_at=due)
 
-    def rearm(self, claim: shared.Claim) -> None:
-        slot, due = shared.next_slot(claim.slot_at, utcnow(), self.interval, self.state.jitter_ratio, self.rng)
+    def rearm(self, claim: shared.Claim, interval: float) -> None:
+        slot, due = shared.next_slot(claim.slot_at, utcnow(), interval, self.state.jitter_ratio, self.rng)
         if not shared.rearm(self.db, self.engine, self.node, [shared.Rearm(claim, slot, due)]):
             self.lost += 1
             logger.warning(

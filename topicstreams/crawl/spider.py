@@ -71,11 +71,13 @@ from topicstreams.crawl.page_items import PageItems
 from topicstreams.crawl.runtime import Runtime
 from topicstreams.crawl.supply_factory import supply_mode, topic_supply_for
 from topicstreams.crawl.topic_fates import TopicFates
+from topicstreams.crawl.topic_planner import TopicPlanner, VisitCount
 from topicstreams.crawl.topic_run import Lane, TopicRun
 from topicstreams.crawl.topic_schedule import TopicSchedule
 from topicstreams.engines import Engine
-from topicstreams.engines.classify import Verdict, classify_failure, is_route_failure
+from topicstreams.engines.classify import ResponseClass, Verdict, classify_failure, is_route_failure
 from topicstreams.engines.items import NewsItem
+from topicstreams.engines.news_urls import news_id
 from topicstreams.engines.reader import PageReader, engine_reader
 from topicstreams.engines.topic_names import shown, topic_problem, url_length_limit
 
@@ -130,6 +132,7 @@ class EngineSpider(scrapy.Spider):
         self.state = runtime.engine_state(self.crawler)
         self.response_budget = response_budget(settings, sections.browser.consent)
         self.url_limit = url_length_limit(settings)
+        self.planner = TopicPlanner(self.crawler, self.state, database=runtime.database)
         self.supply = topic_supply_for(
             settings,
             self.state,
@@ -137,6 +140,7 @@ class EngineSpider(scrapy.Spider):
             once=self.once,
             problem_of=self.topic_problem,
             database=runtime.database,
+            planner=self.planner,
         )
         self.fates = TopicFates(self.crawler, self.name, self.supply, once=self.once, logger=self.logger)
         self.page_items = PageItems(self.crawler, self.reader, self.logger)
@@ -179,6 +183,7 @@ class EngineSpider(scrapy.Spider):
         mode = supply_mode(self.settings, self.supply, once=self.once)
         self.logger.info("%s spider starting (%s%s)", self.name, mode, routes)
         self.crawler.signals.send_catch_log(signal=crawl_signals.engine_starting, engine=self.name)
+        self.planner.load()
         self.supply.open()
         # One loop per lane (route); their requests come out here, one after another, as Scrapy asks for them.
         requests: asyncio.Queue[scrapy.Request | BaseException | None] = asyncio.Queue()
@@ -266,6 +271,8 @@ class EngineSpider(scrapy.Spider):
                     ", ".join(others),
                 )
                 return
+        if verdict.cls is ResponseClass.OK and lane.run is not None and lane.run.visit is not None:
+            self.planner.visited(lane.run.visit, lane.route)  # before the supply re-arms it by what it learnt
         # A block on one of several routes: the topic waits for that pair's cooldown (another route does not take it
         # at once); with one route it is the pair's probe, as the schedule has always made it.
         hold = lane.state.bench_remaining() if len(self.lanes) > 1 and verdict.benches else 0.0
@@ -273,6 +280,9 @@ class EngineSpider(scrapy.Spider):
 
     def begin(self, lane: Lane, topic: str, canary: CanaryQuerySection | None = None) -> scrapy.Request:
         lane.run = TopicRun(topic, asyncio.get_running_loop().create_future(), canary=canary, lane=lane)
+        if canary is None:
+            lane.run.visit = VisitCount(topic)
+            self.planner.spent(1)
         return self.page_request(0, lane.run)
 
     async def outcome(self, run: TopicRun) -> Verdict:
@@ -383,15 +393,38 @@ class EngineSpider(scrapy.Spider):
         next_page = None
         try:
             yield from self.scraped(items)
-            has_next = response.meta[keys.READING].has_next
-            if items and page + 1 < self.max_pages and has_next and not (self.state.paused or self.state.held):
-                next_page = self.page_request(page + 1, run)
+            next_page = self.next_page(run, page, items, urls, response.meta[keys.READING].has_next)
         finally:
             # Whatever happens here (the spider closing mid-page included), the topic loop is never left waiting.
             if next_page is None:
                 run.finish(verdict)
         if next_page is not None:
             yield next_page
+
+    def next_page(
+        self, run: TopicRun, page: int, items: list[NewsItem], urls: list[str | None], has_next: bool
+    ) -> scrapy.Request | None:
+        """The request of the visit's next page, or None when the visit is over: up to ``scraper.max_pages``, then,
+        under the adaptive schedule, while every article so far is new and the budget allows (depth on demand: a
+        burst is followed to where the known articles begin), up to ``scraper.adaptive.burst_pages`` more."""
+        visit = run.visit
+        if visit is not None:
+            ids = [news_id(url) for url in urls if url] if items else []
+            visit.page(ids, self.planner.stored(run.topic, ids))
+        if not items or not has_next or self.state.paused or self.state.held:
+            return None
+        if page + 1 < self.max_pages:
+            self.planner.spent(1)
+            return self.page_request(page + 1, run)
+        if visit is None or not visit.censored or self.planner.first_visit(run.topic):
+            return None
+        if not self.planner.burst_allowed(visit.burst_pages):
+            return None
+        visit.burst_pages += 1
+        self.logger.debug(
+            "topic %s: page %d held only new articles: reading page %d", shown(run.topic), page + 1, page + 2
+        )
+        return self.page_request(page + 1, run)
 
     def scraped(self, items: list[NewsItem]) -> Iterable[NewsItem]:
         for item in items:

@@ -36,6 +36,7 @@ from typing import Any, Protocol
 from sqlalchemy.exc import SQLAlchemyError
 
 from topicstreams.crawl.engine_state import EngineState
+from topicstreams.crawl.topic_planner import TopicPlanner
 from topicstreams.crawl.topic_schedule import TopicSchedule
 from topicstreams.engines.classify import ResponseClass, Verdict
 from topicstreams.engines.topic_names import shown
@@ -153,8 +154,12 @@ class PassTopics:
         problem_of: Callable[[str], str | None] | None = None,
         database: Callable[[str], Any],
         clock: Callable[[], float] = time.monotonic,
+        planner: TopicPlanner | None = None,
     ) -> None:
         self.state = state
+        self.planner = planner
+        """Each topic's interval under the adaptive schedule (None, or a fixed one: every ``interval``)."""
+        self.plans_seen = 0
         self.database_url = database_url
         self.database = database
         """Where the database's handle comes from (the process runtime's)."""
@@ -186,9 +191,9 @@ class PassTopics:
         elif self.seed:
             seed_topics(self.database(self.database_url), self.seed)
         if self.once:
-            self.schedule.add_now(self.current_topics())
+            self.schedule.add_now(self.follow(self.current_topics()))
         elif not self.follows_table:
-            self.schedule.stagger(self.current_topics())
+            self.schedule.stagger(self.follow(self.current_topics()))
         if not self.follows_table and not len(self.schedule):
             warn_no_topics()
 
@@ -204,7 +209,7 @@ class PassTopics:
                 RECONCILE_RETRY,
             )
             return
-        added, dropped = self.schedule.reconcile(topics)
+        added, dropped = self.schedule.reconcile(self.follow(topics))
         if added and len(added) < len(self.schedule):
             logger.info(
                 "topics table: %d new topic(s) scheduled within the next %g s: %s",
@@ -216,6 +221,28 @@ class PassTopics:
             logger.info("topics table: %d topic(s) no longer active, dropped: %s", len(dropped), ", ".join(dropped))
         if not topics:
             warn_no_topics()
+
+    def follow(self, topics: list[str]) -> list[str]:
+        """The topics of the pass, told to the planner (its budget is theirs)."""
+        if self.planner is not None:
+            self.planner.follow(topics)
+        return topics
+
+    def adaptive(self) -> bool:
+        return self.planner is not None and self.planner.adaptive
+
+    def bring_forward(self) -> None:
+        """After a new allocation: a topic whose new interval makes it due sooner than its place says comes forward
+        (a rate that jumps brings its visit forward at once; never later: the next re-arm does that)."""
+        planner = self.planner
+        if planner is None or planner.plans == self.plans_seen:
+            return
+        self.plans_seen = planner.plans
+        now = self.schedule.clock()
+        for topic in self.schedule.topics:
+            wanted, due = planner.due_after(topic), self.schedule.due_time(topic)
+            if wanted is not None and due is not None and wanted < due:
+                self.schedule.move(topic, max(now, wanted))
 
     # ---- the seam -------------------------------------------------------------------------------------
     async def prepare(self) -> None:
@@ -234,7 +261,11 @@ class PassTopics:
     def done(self, topic: str, verdict: Verdict, hold: float = 0.0) -> Outcome:
         due = self.due.pop(topic, self.schedule.clock())
         if verdict.cls is ResponseClass.OK:
-            if not self.once:
+            if not self.once and self.planner is not None and self.adaptive():
+                # the topic's own interval (the budget already shrinks while the engine is degraded)
+                self.schedule.rearm(topic, interval=self.planner.interval(topic))
+                self.bring_forward()
+            elif not self.once:
                 self.schedule.rearm(topic, self.state.pace_multiplier)  # a slowed engine comes round later too
             return Outcome(Fate.SWEPT, self.attempts[topic])
         self.attempts[topic] += 1

@@ -10,6 +10,7 @@ from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.leased_supply import LeasedTopics
 from topicstreams.crawl.supply import PassTopics, TopicSupply
+from topicstreams.crawl.topic_planner import TopicPlanner
 
 
 def leases_topics(settings: Any, *, topics: Sequence[str] | None, once: bool) -> bool:
@@ -26,6 +27,7 @@ def topic_supply_for(
     once: bool,
     database: Callable[[str], Any],
     problem_of: Callable[[str], str | None] | None = None,
+    planner: TopicPlanner | None = None,
 ) -> TopicSupply:
     """The supply of an engine's topics under the crawl's settings (its typed sections, and
     ``TOPICSTREAMS_LEASE_POLL``); ``problem_of`` says what keeps the engine from taking a name (None: nothing);
@@ -45,6 +47,7 @@ def topic_supply_for(
             seed=sections.topics,
             problem_of=problem_of,
             database=database,
+            planner=planner,
         )
     return PassTopics(
         state,
@@ -57,6 +60,7 @@ def topic_supply_for(
         shard=scraper.shard,
         problem_of=problem_of,
         database=database,
+        planner=planner,
     )
 
 
@@ -66,6 +70,12 @@ def supply_mode(settings: Any, supply: TopicSupply, *, once: bool) -> str:
     scraper = sections_from(settings).scraper
     if once:
         mode = "once: each topic one pass, then close"
+    elif scraper.schedule == "adaptive":
+        adaptive = scraper.adaptive
+        mode = (
+            f"continuous, adaptive: each topic every {adaptive.min_interval:g}-{adaptive.max_interval:g} s by its "
+            f"rate, within the requests of one visit every {scraper.scrape_interval:g} s, until stopped"
+        )
     else:
         mode = f"continuous: every {scraper.scrape_interval:g} s until stopped"
     if scraper.shard != "0/1":

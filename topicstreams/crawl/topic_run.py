@@ -20,6 +20,7 @@ from topicstreams.engines.classify import Verdict
 if TYPE_CHECKING:
     from topicstreams.browser.tabs import EngineTab
     from topicstreams.crawl.engine_state import RouteLane
+    from topicstreams.crawl.topic_planner import VisitCount
 
 
 @dataclass
@@ -39,6 +40,8 @@ class TopicRun:
     """When that request was made (monotonic)."""
     lost: bool = False
     """Its latest page's request never came back in time: the run is over, its late answers belong to no run."""
+    visit: VisitCount | None = field(default=None, repr=False)
+    """What the visit's pages found (a topic's run; None for a canary's)."""
     settled: bool = False
     """Its verdict went to the topic supply (once, by the loop, or by the spider's ``closed()`` when the spider
     closed between the last page and the loop's turn)."""

@@ -127,17 +127,24 @@ class TopicSchedule:
         self._popped_seq[topic] = seq
         return topic, due
 
-    def rearm(self, topic: str, scale: float = 1.0) -> float | None:
+    def rearm(self, topic: str, scale: float = 1.0, interval: float | None = None) -> float | None:
         """After a successful scrape: due again ``interval * scale * uniform(1 - j/2, 1 + j/2)`` from now
-        (``scale`` > 1 while the engine is slowed down).
+        (``scale`` > 1 while the engine is slowed down; ``interval``: the topic's own, when the adaptive schedule
+        gives it one, else the schedule's).
 
         Returns the new due time, or None (and does nothing) when the topic was dropped meanwhile
         or is not known.
         """
         half = self.jitter_ratio / 2
         factor = self.rng.uniform(1 - half, 1 + half) if half else 1.0
-        due = self.clock() + self.interval * scale * factor
+        due = self.clock() + (self.interval if interval is None else interval) * scale * factor
         return due if self._reschedule(topic, due) else None
+
+    def move(self, topic: str, due: float) -> None:
+        """A live scheduled topic is due at ``due`` instead (its rate jumped: its visit comes forward); a topic
+        in flight, dropped or unknown is left alone."""
+        if topic in self._live:
+            self._push(topic, due)
 
     def put_back(self, topic: str, due: float) -> None:
         """Return a topic that could not be scraped with the given due time (normally its old one).

@@ -15,8 +15,8 @@ from topicstreams.storage.feed_tables import News, Topic, TopicNews, TopicNewsEn
 from topicstreams.storage.health_tables import EngineStatus, HealthDaily, HealthWindow
 from topicstreams.storage.route_status import RouteStatus
 from topicstreams.storage.store_losses import StoreLoss
-from topicstreams.storage.topic_rates import TopicRate
 from topicstreams.storage.table_base import Base, UTCDateTime
+from topicstreams.storage.topic_rates import TopicRate
 
 topics_table = Topic.__table__
 news_table = News.__table__
