@@ -20,12 +20,11 @@ windows, article URLs and pages) whose topics each follow a rate :class:`Profile
   ``u_k`` in ``[0, 1)`` a stable hash of the seed, topic and ``k``: exactly one article per unit of ``Λ``, so
   ``T_k`` is strictly increasing, the number published by ``t`` is within one of ``Λ(t)`` and the count in any
   interval within two of the rate's integral over it (steadier than a Poisson stream, on purpose: a test can state
-  what it expects). :meth:`RatedWorld.latest`
-  inverts ``T_k`` by bisection over the steps (no scan over ``k``).
+  what it expects). :meth:`RatedWorld.latest` inverts ``T_k`` by bisection over the steps (no scan over ``k``).
 
-For the benchmark's oracle and accounting: :meth:`RatedWorld.rate` (the true rate at a time; an engine sees
-``share`` of it), :meth:`RatedWorld.expected` (``Λ(b) - Λ(a)``) and :meth:`RatedWorld.published_between` (every
-article published in ``(a, b]``, with its time).
+For the benchmark's oracle and accounting: :meth:`RatedWorld.rate` (the true rate at a time),
+:meth:`RatedWorld.engine_rate` (an engine's ``share`` of it), :meth:`RatedWorld.expected` (``Λ(b) - Λ(a)``) and
+:meth:`RatedWorld.published_between` (every article published in ``(a, b]``, with its time).
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fake_engines.catalogue import number
-from fake_engines.world import EPOCH, WINDOW, NewsWorld, _iso, _number
+from fake_engines.world import DAY, EPOCH, WINDOW, NewsWorld, _iso, _number
 
 HOUR = 3600.0
 SEGMENT = 300.0
@@ -256,6 +255,12 @@ class RatedWorld(NewsWorld):
             return 0.0
         steps = self._table(topic)
         return steps.rate_at(bisect.bisect_right(steps.edges, t) - 1) * HOUR
+
+    def engine_rate(self, engine: str, topic: str, now: float | None = None) -> float:
+        """The rate at which ``topic``'s articles appear on ``engine`` at world time ``now`` (default:
+        :meth:`now`), per hour: ``share`` of the topic's rate (of yesterday's while the engine is stale)."""
+        t = self.now() if now is None else float(now)
+        return self.share * self.rate(topic, t - DAY if self.is_stale(engine) else t)
 
     def expected(self, topic: str, a: float, b: float) -> float:
         """``Λ(b) - Λ(a)``: the expected number of ``topic``'s articles published in ``(a, b]`` (the actual count

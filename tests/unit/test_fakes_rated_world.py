@@ -113,6 +113,10 @@ def test_a_burst_raises_the_articles_per_hour_then_fades_back_to_the_base():
     assert world.rate("story", BURST.start + 1) == world.rate("story", BURST.start + SEGMENT - 1) == steps[0]
     assert world.rate("story", BURST.end) == STORY.base_per_hour
     assert world.rate("story", EPOCH - 1) == 0.0
+    # what one engine shows: its share of the rate, yesterday's while it is stale
+    assert world.engine_rate("bing", "story", BURST.start + 1) == pytest.approx(0.75 * steps[0])
+    world.set_stale("bing")
+    assert world.engine_rate("bing", "story", BURST.start + 1) == pytest.approx(0.75 * STORY.base_per_hour)
 
 
 def test_overlapping_bursts_add_and_a_burst_before_the_streams_begin_is_cut():
