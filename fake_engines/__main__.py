@@ -1,5 +1,5 @@
 """``python -m fake_engines serve [--host 127.0.0.1] [--port-base N] [--engines google,...] [--consent MODE[:LANG]]
-[--world [--speed X] [--stale ENGINE]]``
+[--world [--speed X] [--stale ENGINE] [--rated-seed N]]``
 
 Starts the fake engines, prints the YAML config snippet pointing topicstreams at them (stdout, flushed),
 then serves until SIGINT or SIGTERM.
@@ -9,7 +9,9 @@ publishing, each engine shows its own overlapping part, on a clock running ``--s
 (default 1). ``--stale ENGINE`` makes an engine serve yesterday's articles (repeatable, or comma-separated). While
 it serves, ``POST /__fakes__/world`` on any engine's port with ``{"advance": seconds}`` and/or ``{"stale": ENGINE,
 "on": true|false}`` changes it; ``GET /__fakes__/world`` tells its state. The world's settings go to stderr; stdout
-is the config snippet alone, as without it.
+is the config snippet alone, as without it. ``--rated-seed N`` (with ``--world``) makes it a rated world
+(:mod:`fake_engines.rated_world`): each topic publishes at its own rate drawn from seed ``N`` (one a day … one a
+minute), some with a story that breaks and fades in the first day.
 
 ``--consent MODE[:LANG]`` puts every engine's consent wall in front of its results (see
 :mod:`fake_engines.consent_pages`): MODE is off, wall, redirect or broken; LANG is en (the default), ``local``
@@ -24,6 +26,7 @@ import signal
 import sys
 import threading
 
+from fake_engines.rated_world import RatedWorld
 from fake_engines.server import CONSENT_MODES, FakeEngines
 from fake_engines.world import NewsWorld
 from topicstreams import ENGINES
@@ -71,6 +74,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ENGINE",
         help="with --world: ENGINE serves yesterday's articles; repeatable or comma-separated",
     )
+    serve.add_argument(
+        "--rated-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --world: each topic publishes at its own rate (one a day to one a minute, some bursting), "
+        "drawn from seed N",
+    )
     return parser
 
 
@@ -81,8 +92,11 @@ def make_world(args: argparse.Namespace, engines: list[str]) -> NewsWorld | None
     if not args.world:
         if args.speed is not None or stale:
             raise ValueError("--speed and --stale need --world")
+        if args.rated_seed is not None:
+            raise ValueError("--rated-seed needs --world")
         return None
-    world = NewsWorld(speed=1.0 if args.speed is None else args.speed)
+    speed = 1.0 if args.speed is None else args.speed
+    world = NewsWorld(speed=speed) if args.rated_seed is None else RatedWorld(args.rated_seed, speed=speed)
     for name in stale:
         if name not in engines:
             raise ValueError(f"--stale {name}: engine {name!r} is not served here (served: {', '.join(engines)})")
@@ -137,8 +151,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(fakes.config_snippet())
         sys.stdout.flush()
         if world is not None:
+            rates = (
+                f"rates per topic drawn from seed {world.seed}"
+                if isinstance(world, RatedWorld)
+                else f"a new article every ~{world.every:g} s per topic"
+            )
             print(
-                f"news world: speed {world.speed:g}, a new article every ~{world.every:g} s per topic, "
+                f"news world: speed {world.speed:g}, {rates}, "
                 f"stale: {', '.join(world.stale_engines()) or 'none'}; POST /__fakes__/world to change it",
                 file=sys.stderr,
                 flush=True,
