@@ -1,6 +1,7 @@
 """What people see of the schedule (issue 36, CONTRACT "Freshness") through the real surfaces: ``/api/topics``' per
 engine schedule on SQLite and PostgreSQL, ``/monitor``'s schedule panel (its figures, the fixed schedule's note, the
-empty state, hostile topic names inert, the reason ``holes`` on the engine's row and in ``/api/health``),
+empty state, hostile topic names inert, the reason ``holes`` on the engine's row and in ``/api/health``,
+``topicstreams_holes_total`` on ``/metrics``),
 ``scrapy topics list`` as a user runs it, and the panel in real Chromium at a laptop's and a phone's width
 (screenshots into $TOPICSTREAMS_SHOTS)."""
 
@@ -12,6 +13,7 @@ from datetime import timedelta
 import pytest
 from fastapi.testclient import TestClient
 from playwright.sync_api import Page, expect
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.feed_data import BASE_URL, fresh_database, serving
 from tests.support.page_layout import LAPTOP, PHONE, broken_words, shots_folder, sideways
@@ -28,9 +30,9 @@ def app_client(url: str, **settings) -> TestClient:
     return TestClient(create_app(WebSettings(url, node="n1", **settings)), base_url=BASE_URL)
 
 
-def rate(topic: str, engine: str, per_hour: float | None, interval: float | None, due_in: float | None):
+def rate(topic: str, engine: str, per_hour: float | None, interval: float | None, due_in: float | None, holes: int = 0):
     due = None if due_in is None else utcnow() + timedelta(seconds=due_in)
-    return TopicRateRow(topic, engine, per_hour, 0.0, 0.0, 3, 10, interval, due, utcnow())
+    return TopicRateRow(topic, engine, per_hour, 0.0, 0.0, 3, 10, interval, due, utcnow(), holes=holes)
 
 
 def fill(db) -> None:
@@ -40,9 +42,9 @@ def fill(db) -> None:
     save_topic_rates(
         db,
         [
-            rate("climate", "google", 42.5, 120.0, 90),
+            rate("climate", "google", 42.5, 120.0, 90, holes=4),
             rate("climate", "bing", None, 600.0, 400),
-            rate(HOSTILE, "google", 18.0, 300.0, 200),
+            rate(HOSTILE, "google", 18.0, 300.0, 200, holes=3),
             rate("energy", "google", 0.4, 3600.0, 3000),
             rate("energy", "bing", 2.0, 1800.0, 1500),
         ],
@@ -103,6 +105,14 @@ def test_the_monitor_panel_and_the_reason_holes(tmp_path, databases):
         "bing": False,
         "yahoo": False,
         "brave": False,
+    }
+    metrics = {f.name: f for f in text_string_to_metric_families(app_client(url).get("/metrics").text)}
+    holes = metrics["topicstreams_holes"]
+    assert holes.type == "counter" and {
+        s.labels["engine"]: s.value for s in holes.samples if s.name.endswith("_total")
+    } == {
+        "google": 7.0,
+        "bing": 0.0,
     }
     fixed = app_client(url, schedule="fixed").get("/monitor").text
     assert 'data-mode="fixed"' in fixed and "scraper.schedule: fixed" in fixed

@@ -8,6 +8,9 @@ less while degraded, 0 while paused). The schedule's extension (:mod:`topicstrea
 its counts every few seconds (:func:`add_schedule_hours`: counts added, the budget the larger of the two), so several
 processes of a node may write the same row. Rows go with the other hourly and windowed rows after
 ``scraper.retention_days`` (:func:`purge_schedule_hours`).
+
+A count that must never go down (a Prometheus counter) cannot be read from purged rows: :func:`hole_totals` adds up
+``topic_rates.holes`` instead (each pair's holes over its whole life, never purged).
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Engine, Float, Index, String, case, delete, select
+from sqlalchemy import Engine, Float, Index, String, case, delete, func, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from topicstreams.storage.db import dialect_insert, utcnow
 from topicstreams.storage.table_base import Base, UTCDateTime, count_column
+from topicstreams.storage.topic_rates import topic_rates_table
 
 COUNTS = ("visits", "requests", "burst_pages", "holes")
 """The columns :func:`add_schedule_hours` adds to."""
@@ -152,3 +156,12 @@ def purge_schedule_hours(db: Engine, cutoff: datetime) -> int:
         return conn.execute(
             delete(schedule_hours_table).where(schedule_hours_table.c.hour < cutoff - timedelta(hours=1))
         ).rowcount
+
+
+def hole_totals(db: Engine) -> dict[str, int]:
+    """Engine -> the holes of every topic on it over the pairs' lives (``topic_rates.holes`` added up: never purged, so
+    the figure never goes down while the topics stay). Engines without a row are absent."""
+    table = topic_rates_table
+    with db.connect() as conn:
+        rows = conn.execute(select(table.c.engine, func.sum(table.c.holes)).group_by(table.c.engine))
+        return {engine: int(total or 0) for engine, total in rows}
