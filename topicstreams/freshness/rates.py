@@ -22,17 +22,19 @@ visits keeps pushing it up until the planner's shorter interval brings the count
 
 **Jumps.** A story breaks, or ends: waiting ~8 visits to follow it loses the articles of the burst. A visit whose count
 is improbable under the current estimate, ``P(N >= new) < JUMP_P`` (or, uncensored, ``P(N <= new) < JUMP_P``), forgets
-the history first: the history is cut down to :data:`JUMP_KEEP` of this visit's own exposure, so the new rate is about
-four fifths this visit's count, and :attr:`Observed.jumped` tells the planner to bring the next visit forward. The
+the history first: the history is cut down to :data:`JUMP_KEEP` of this visit's own exposure, so the new rate is four
+fifths this visit's rate and one fifth the old one, and :attr:`Observed.jumped` tells the planner to bring the next
+visit forward. The
 probabilities are taken under the *predictive* distribution of the count, not a bare Poisson at the point estimate: the
 rate is known only from ``evidence`` articles, so the count is negative-binomial (a Poisson whose rate has the gamma
 posterior of shape ``evidence + 1`` and scale ``1 / exposure``; the one pseudo-article stands for "no rate can be told
 from zero with less than an article of evidence"). A quiet topic's single article is then no surprise while a handful
 in an hour wake it up. Counts drawn from the learnt rate trip the test at most about once per ``1 / JUMP_P`` visits
 per tail: with 1e-4 and pairs visited every few minutes, a few false jumps a day over hundreds of pairs, each costing
-one early visit and a memory that refills within ~8 visits; a real break (a rate ten times the learnt one) is a tail
-of 1e-10 and less, caught on its first visit. A fall to silence is rarely a jump (one empty visit is seldom
-improbable): the memory follows it, halving the rate within ~5 empty visits; it costs requests, not articles.
+one early visit and a memory that refills within ~8 visits. With 8 visits of memory, a visit jumps when it finds 9
+articles where 1 was expected, 11 for 2, 26 for 10: a breaking story is caught on its first visit. A fall to silence
+is rarely a jump (an empty visit is improbable only where 10 or more were expected): the memory follows it, halving
+the rate within ~5 empty visits; it costs requests, not articles.
 
 **The first visit** of a pair (``visits == 0``) finds everything new: it records the page size (``page_items``, the
 largest first-page item count seen, the engine's page size for the topic) and ``visits = 1``, but it is no rate
