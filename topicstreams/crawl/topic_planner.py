@@ -90,6 +90,7 @@ class TopicPlanner:
         *,
         database: Callable[[str], Any],
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], datetime] = utcnow,
     ) -> None:
         settings = crawler.settings
         sections = sections_from(settings)
@@ -107,6 +108,8 @@ class TopicPlanner:
         self.database_url = sections.database.url
         self.database = database
         self.clock = clock
+        self.wall = wall
+        """The time of day a visit is recorded at (``topic_rates``: other processes and nodes read it)."""
         oracle = settings.get("TOPICSTREAMS_FRESHNESS_RATES")
         self.oracle = build_from_crawler(load_object(oracle), crawler) if oracle else None
         self.pairs: dict[str, PairState] = {}
@@ -254,7 +257,7 @@ class TopicPlanner:
         """A visit is over: learn from it, write the pair's row, count its holes and burst pages, send
         ``topic_visited``; the visit as sent."""
         pair = self.pair(visit.topic)
-        now_wall, now = utcnow(), self.clock()
+        now_wall, now = self.wall(), self.clock()
         first = pair.estimate.visits == 0
         jumped = False
         if visit.new is not None:
