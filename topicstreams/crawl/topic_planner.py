@@ -110,10 +110,10 @@ class TopicPlanner:
         self.database = database
         self.clock = clock
         self.wall = wall
+        """The time of day a visit is recorded at (``topic_rates``: other processes and nodes read it)."""
         self.outbox = outbox
         """Where the pairs' rows are written, off the event loop and through outages (the process's outbox of the
         database); None: written at once (a planner of its own, in a test)."""
-        """The time of day a visit is recorded at (``topic_rates``: other processes and nodes read it)."""
         oracle = settings.get("TOPICSTREAMS_FRESHNESS_RATES")
         self.oracle = build_from_crawler(load_object(oracle), crawler) if oracle else None
         self.pairs: dict[str, PairState] = {}
