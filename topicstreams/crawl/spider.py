@@ -14,6 +14,10 @@ topic; a paused engine runs only its canaries; an engine the store holds (its jo
 database cannot either) takes no topic and asks for no further page until the store releases it, in once mode too.
 In once mode the spider closes when the supply has no topic left.
 
+The engine's :class:`~topicstreams.crawl.topic_planner.TopicPlanner` is told what each page held that the engine had
+not stored for the topic before, and how each visit went: it gives each topic its interval (``scraper.schedule``) and
+lets a visit read past ``scraper.max_pages`` while every article is new (depth on demand, adaptive schedule only).
+
 The spider's :class:`~topicstreams.engines.reader.PageReader` is the crawl's one engine object: the blocks and
 consent middlewares use it too. Each page is read once, by the blocks middleware; the callback turns that reading
 into items (:mod:`topicstreams.crawl.page_items`, which sends ``page_parsed``) and asks for the next page.
