@@ -117,6 +117,7 @@ def write_config(folder: Path, spec: LaneSpec, fakes: FakeEngines, proxies: Rout
             name: {"base_url": fakes.base_url(name)} if name == spec.engine else {"enabled": False} for name in ENGINES
         },
         "scraper": {
+            "schedule": "fixed",
             "scrape_interval": p.interval,
             "max_pages": 1,
             "pacing": {

@@ -471,6 +471,7 @@ def soak_config(
         "node": {"id": NODE},
         "engines": {name: {"base_url": fakes.base_url(name), "enabled": True} for name in ENGINES},
         "scraper": {
+            "schedule": "fixed",
             "scrape_interval": SCRAPE_INTERVAL,
             "max_pages": 1,
             "pacing": {

@@ -77,11 +77,16 @@ EXTENSIONS = {
     "topicstreams.extensions.log_store.LogStoreExtension": 520,
     "topicstreams.extensions.digest_watch.AlertingExtension": 530,
     "topicstreams.extensions.membership.MembershipExtension": 540,
+    "topicstreams.extensions.schedule_watch.ScheduleHoursExtension": 550,
 }
 TOPICSTREAMS_HEALTH_ENABLED = True
 # Cycle accounting: one scraper_cycles row and one INFO line per engine and scrape_interval window, and the
 # purge of rows older than scraper.retention_days (topicstreams.extensions.cycle_accounting).
 TOPICSTREAMS_CYCLES_ENABLED = True
+# The schedule's hours: each engine's topic visits, requests, burst pages, holes and budget per node and UTC hour
+# (schedule_hours, from the topic_visited signal; /monitor's schedule panel), purged after scraper.retention_days
+# (topicstreams.extensions.schedule_watch).
+TOPICSTREAMS_SCHEDULE_HOURS_ENABLED = True
 # Stored logs: every crawl process keeps its WARNING-and-above records and the per-window INFO lines in scraper_logs,
 # masked, in batches written by a thread of their own, a flood capped, purged after scraper.retention_days; read at
 # /logs and GET /api/logs (topicstreams.extensions.log_store, topicstreams.storage.log_records).

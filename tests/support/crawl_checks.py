@@ -34,8 +34,9 @@ def crawl_config(
     **sections,
 ) -> Path:
     """``folder/config.yml`` for a crawl of the fake ``engines`` (the others disabled) on node ``node-a``, into
-    ``news.db``, with pacing floor ``floor`` and no jitter; ``scraper`` adds to the scraper section, ``sections``
-    are other top-level sections (``health``, ``canaries``, …)."""
+    ``news.db``, with pacing floor ``floor`` and no jitter, on the fixed schedule (the tests' short intervals are the
+    fixed schedule's: the adaptive one visits a topic at most every ``scraper.adaptive.min_interval``); ``scraper``
+    adds to the scraper section, ``sections`` are other top-level sections (``health``, ``canaries``, …)."""
     return write_config(
         folder,
         {
@@ -48,7 +49,11 @@ def crawl_config(
                 }
                 for name in ENGINES
             },
-            "scraper": {"pacing": {"default_min_interval": floor, "jitter_ratio": 0.0}, **(scraper or {})},
+            "scraper": {
+                "schedule": "fixed",
+                "pacing": {"default_min_interval": floor, "jitter_ratio": 0.0},
+                **(scraper or {}),
+            },
             "browser": {"profile_dir": "profiles"},
             **sections,
         },

@@ -54,7 +54,12 @@ def make_crawler(
     tests/support/alert_receivers.py (its Apprise URL, and *mail* if given, and its webhook) reminding every *repeat*
     seconds. *settings*: Scrapy settings over the project's."""
     health = {**(health or {}), **({"history_days": history_days} if history_days is not None else {})}
-    scraper = {"scrape_interval": interval, "retention_days": retention_days, "saturation": saturation}
+    scraper = {
+        "scrape_interval": interval,
+        "schedule": "fixed",  # the tests' short intervals are the fixed schedule's
+        "retention_days": retention_days,
+        "saturation": saturation,
+    }
     alerting = {"webhook_url": webhook_url or None, "repeat": repeat}
     if receiver is not None:
         alerting["urls"] = [receiver.apprise_url("/alerts")] + ([mail] if mail else [])

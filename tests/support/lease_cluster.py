@@ -246,6 +246,7 @@ class LeaseCluster:
                     "assignment": "lease",
                     "lease_seconds": self.lease_seconds,
                     "scrape_interval": self.interval,
+                    "schedule": "fixed",
                     "pacing": {"default_min_interval": self.floor, "jitter_ratio": self.jitter_ratio},
                     "cooldown": {"initial": self.cooldown, "factor": 1, "max": self.cooldown},
                     **(scraper or {}),

@@ -52,6 +52,7 @@ def crawl_config(folder: Path, fakes: FakeEngines, consent: str, only: tuple[str
             "database": {"url": "sqlite:///news.db"},
             "engines": {name: {"base_url": fakes.base_url(name), "enabled": name in only} for name in ENGINES},
             "scraper": {
+                "schedule": "fixed",
                 "pacing": {"default_min_interval": 0.2, "per_engine": {"brave": 0.2}},
                 "cooldown": {"initial": 1, "max": 5},
                 **scraper,

@@ -50,22 +50,6 @@ def stored_urls(db: Path) -> set[str]:
         return {url for (url,) in conn.execute("select url from news")}
 
 
-def visits(db: Path) -> int:
-    row = rate_row(db)
-    return 0 if row is None else row["visits"]
-
-
-def wait_visits(db: Path, count: int, process: subprocess.Popen, timeout: float = 40) -> dict:
-    deadline = time.monotonic() + timeout
-    while visits(db) < count:
-        assert process.poll() is None, f"the crawl ended before visit {count}: {process.stderr.read()[-3000:]}"
-        assert time.monotonic() < deadline, f"no visit {count} within {timeout:g} s"
-        time.sleep(0.1)
-    row = rate_row(db)
-    assert row is not None
-    return row
-
-
 def published_urls(world: NewsWorld, since: float, until: float) -> set[str]:
     """The clean URLs of the topic's articles published in (since, until] (world time)."""
     first, last = world.latest(TOPIC, since), world.latest(TOPIC, until)
@@ -73,9 +57,10 @@ def published_urls(world: NewsWorld, since: float, until: float) -> set[str]:
 
 
 class Crawl:
-    """``scrapy crawl google`` of the topic, continuous, in the background."""
+    """``scrapy crawl google`` of the topic, continuous, in the background, into ``db``."""
 
-    def __init__(self, scrapy_cmd, config: Path) -> None:
+    def __init__(self, scrapy_cmd, config: Path, db: Path) -> None:
+        self.db = db
         self.process = subprocess.Popen(
             [sys.executable, "-m", "scrapy", "crawl", "google", "-a", f"topics={TOPIC}"],
             cwd=scrapy_cmd.folder,
@@ -85,6 +70,17 @@ class Crawl:
             stderr=subprocess.PIPE,
             text=True,
         )
+
+    def wait(self, condition, what: str, timeout: float = 40) -> dict:
+        """The topic's row once ``condition(row, stored URLs)`` holds (polled while the crawl runs)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            row = rate_row(self.db)
+            if row is not None and condition(row, stored_urls(self.db)):
+                return row
+            assert self.process.poll() is None, f"the crawl ended before {what}: {self.process.stderr.read()[-3000:]}"
+            assert time.monotonic() < deadline, f"no {what} within {timeout:g} s: {row}"
+            time.sleep(0.2)
 
     def stop(self) -> str:
         self.process.send_signal(signal.SIGINT)
@@ -118,23 +114,23 @@ def test_depth_on_demand_stores_a_burst_counts_a_hole_and_a_restart_keeps_the_ra
     db = tmp_path / "news.db"
     with FakeEngines(("google",), world=world) as fakes:
         config = config_for(tmp_path, fakes, "adaptive")
-        crawl = Crawl(scrapy_cmd, config)
+        crawl = Crawl(scrapy_cmd, config, db)
         try:
-            wait_visits(db, 2, crawl.process)  # the first visit (all new: learns nothing) and one with nothing new
+            # the first visit (all new: it learns nothing, never a hole) and one that found nothing new
+            crawl.wait(lambda row, _: row["visits"] >= 2, "two visits")
             before = world.now()
             world.advance(25 * EVERY)  # about 25 new articles: page one (10) overflows
-            pages_before = len(fakes.results_requests("google"))
-            row = wait_visits(db, 3, crawl.process)
             burst = published_urls(world, before, world.now())
             assert len(burst) > 20
-            assert burst <= stored_urls(db), "depth on demand stores every article of the burst"
+            row = crawl.wait(lambda row, stored: burst <= stored, "every article of the burst stored")
             assert row["burst_pages"] == 2 and row["holes"] == 0, row
-            assert len(fakes.results_requests("google")) - pages_before >= 3
+            starts = {entry["query"].get("start") for entry in fakes.results_requests("google")}
+            assert starts == {None, "10", "20"}, "pages two and three read in the same visit"
 
             before = world.now()
             world.advance(45 * EVERY)  # about 45: more than three pages hold
-            row = wait_visits(db, 4, crawl.process)
-            assert row["holes"] == 1 and row["burst_pages"] == 4, row
+            row = crawl.wait(lambda row, _: row["holes"] == 1, "a hole")
+            assert row["burst_pages"] == 4, row
             missed = published_urls(world, before, world.now()) - stored_urls(db)
             assert missed, "the hole lost articles: the three pages held the 30 newest only"
             assert row["rate_per_hour"] is not None and row["rate_per_hour"] > 0
@@ -150,12 +146,12 @@ def test_depth_on_demand_stores_a_burst_counts_a_hole_and_a_restart_keeps_the_ra
         # A restart starts from the learnt rates: its first visit is not a first visit, so a burst is followed at once.
         before = world.now()
         world.advance(15 * EVERY)
-        crawl = Crawl(scrapy_cmd, config)
+        burst = published_urls(world, before, world.now())
+        crawl = Crawl(scrapy_cmd, config, db)
         try:
-            row = wait_visits(db, learnt["visits"] + 1, crawl.process)
-            assert row["burst_pages"] == learnt["burst_pages"] + 1, row
-            assert published_urls(world, before, world.now()) <= stored_urls(db)
-            assert row["evidence"] != 0 and row["exposure_hours"] > 0
+            row = crawl.wait(lambda row, stored: burst <= stored, "the burst after the restart stored")
+            assert row["burst_pages"] == learnt["burst_pages"] + 1 and row["visits"] > learnt["visits"], row
+            assert row["holes"] == learnt["holes"]
         finally:
             crawl.stop()
 
@@ -164,12 +160,12 @@ def test_the_fixed_schedule_reads_page_one_only_and_counts_the_hole(scrapy_cmd, 
     world = NewsWorld(speed=0, origin=ORIGIN, share=1.0, every=EVERY, window=60)
     db = tmp_path / "news.db"
     with FakeEngines(("google",), world=world) as fakes:
-        crawl = Crawl(scrapy_cmd, config_for(tmp_path, fakes, "fixed"))
+        crawl = Crawl(scrapy_cmd, config_for(tmp_path, fakes, "fixed"), db)
         try:
-            wait_visits(db, 2, crawl.process)
+            crawl.wait(lambda row, _: row["visits"] >= 2, "two visits")
             world.advance(25 * EVERY)
-            row = wait_visits(db, 3, crawl.process)
-            assert row["burst_pages"] == 0 and row["holes"] == 1, row
+            row = crawl.wait(lambda row, _: row["holes"] == 1, "a hole")
+            assert row["burst_pages"] == 0, row
             assert row["interval_seconds"] == 1
             pages = {entry["query"].get("start") for entry in fakes.results_requests("google")}
         finally:

@@ -43,7 +43,12 @@ def crawl_config(folder: Path, fakes: FakeEngines, **scraper) -> Path:
                 "yahoo": {"enabled": False},
                 "brave": {"enabled": False},
             },
-            "scraper": {"pacing": {"default_min_interval": 0.2}, "cooldown": {"initial": 1, "max": 5}, **scraper},
+            "scraper": {
+                "schedule": "fixed",
+                "pacing": {"default_min_interval": 0.2},
+                "cooldown": {"initial": 1, "max": 5},
+                **scraper,
+            },
             "browser": {"profile_dir": "profiles"},
         },
     )
@@ -165,7 +170,7 @@ def test_continuous_mode_seeds_the_table_and_goes_round_again_each_interval(scra
                 "yahoo": {"enabled": False},
                 "brave": {"enabled": False},
             },
-            "scraper": {"scrape_interval": 3, "pacing": {"default_min_interval": 0.2}},
+            "scraper": {"schedule": "fixed", "scrape_interval": 3, "pacing": {"default_min_interval": 0.2}},
             "browser": {"profile_dir": "profiles"},
         },
     )
@@ -198,7 +203,12 @@ def test_unreachable_engine_keeps_running_and_says_what_failed(scrapy_cmd, tmp_p
                 "yahoo": {"enabled": False},
                 "brave": {"enabled": False},
             },
-            "scraper": {"scrape_interval": 1, "cooldown": {"initial": 1}, "pacing": {"default_min_interval": 0.2}},
+            "scraper": {
+                "schedule": "fixed",
+                "scrape_interval": 1,
+                "cooldown": {"initial": 1},
+                "pacing": {"default_min_interval": 0.2},
+            },
             "browser": {"profile_dir": "profiles"},
         },
     )
@@ -246,7 +256,7 @@ def test_the_browser_context_carries_locale_and_its_own_headers(scrapy_cmd, goog
                 "yahoo": {"enabled": False},
                 "brave": {"enabled": False},
             },
-            "scraper": {"pacing": {"default_min_interval": 0.2}},
+            "scraper": {"schedule": "fixed", "pacing": {"default_min_interval": 0.2}},
             "browser": {"profile_dir": "profiles"},
             "anti_detection": {"locale": "nl-NL", "timezone_id": "Europe/Amsterdam"},
         },

@@ -59,7 +59,7 @@ def env_for(folder: Path, url: str, assignment: str) -> dict[str, str]:
         {
             "database": {"url": url},
             "node": {"id": "node-a"},
-            "scraper": {"assignment": assignment, "scrape_interval": INTERVAL},
+            "scraper": {"schedule": "fixed", "assignment": assignment, "scrape_interval": INTERVAL},
         },
     )
     return {"TOPICSTREAMS_CONFIG": str(config)}

@@ -391,7 +391,7 @@ def crawl_settings(folder: Path, database_url: str, assignment: str) -> Settings
             "database": {"url": database_url},
             "node": {"id": "node-a"},
             "topics": ["configured"],
-            "scraper": {"assignment": assignment},
+            "scraper": {"schedule": "fixed", "assignment": assignment},
         },
     )
     settings = Settings()

@@ -58,6 +58,7 @@ def test_every_engine_refused_at_once_is_one_network_down_and_pauses_nothing(scr
                 for name in ALL_ENGINES
             },
             "scraper": {
+                "schedule": "fixed",
                 "pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0},
                 "cooldown": COOLDOWN,
                 "scrape_interval": 5,

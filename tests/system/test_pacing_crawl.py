@@ -59,6 +59,7 @@ def config(
                 for name in ENGINES
             },
             "scraper": {
+                "schedule": "fixed",
                 "pacing": {"default_min_interval": floor, "jitter_ratio": jitter, "per_engine": per_engine or {}},
                 "cooldown": cooldown or {"initial": 1, "factor": 2, "max": 10},
                 **scraper,

@@ -101,6 +101,7 @@ def journey(fakes, proxies, tmp_path_factory):
                 for name in ENGINES
             },
             "scraper": {
+                "schedule": "fixed",
                 "scrape_interval": 4,
                 "pacing": {"default_min_interval": FLOOR, "jitter_ratio": 0.1},
                 "cooldown": {"initial": 2, "factor": 2, "max": 4},

@@ -43,7 +43,11 @@ def node_config(folder: Path, fakes, database_url: str, node: str) -> Path:
                 }
                 for name in ENGINES
             },
-            "scraper": {"shard": NODES[node], "pacing": {"default_min_interval": 0.3, "jitter_ratio": 0.0}},
+            "scraper": {
+                "schedule": "fixed",
+                "shard": NODES[node],
+                "pacing": {"default_min_interval": 0.3, "jitter_ratio": 0.0},
+            },
             "browser": {"profile_dir": str(folder / "profiles")},
         },
     )

@@ -31,7 +31,10 @@ def job_config(folder: Path, fakes, db: str, engines=("google",), **extra) -> Pa
             "database": {"url": f"sqlite:///{folder / db}"},
             "node": {"id": "node-a"},
             "engines": {name: {"base_url": fakes.base_url(name), "enabled": name in engines} for name in ENGINES},
-            "scraper": {"pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0, "per_engine": {"brave": 0.2}}},
+            "scraper": {
+                "schedule": "fixed",
+                "pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0, "per_engine": {"brave": 0.2}},
+            },
             "browser": {"profile_dir": str(folder / "profiles")},
             **extra,
         },

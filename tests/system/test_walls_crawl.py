@@ -60,6 +60,7 @@ def crawl(fakes, tmp_path_factory):
             "node": {"id": "node-a"},
             "engines": {name: {"base_url": fakes.base_url(name)} for name in ENGINES},
             "scraper": {
+                "schedule": "fixed",
                 "once_attempts": 1,
                 "pacing": {"default_min_interval": 0.2, "jitter_ratio": 0.0, "per_engine": {"brave": 0.2}},
                 "cooldown": {"initial": 0.5, "factor": 1, "max": 0.5},

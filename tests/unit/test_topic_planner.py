@@ -55,7 +55,6 @@ def planner_for(tmp_path: Path, db_url: str, schedule: str = "adaptive", clock: 
         return databases[url]
 
     planner = TopicPlanner(crawler, state, database=database, clock=clock or Clock())
-    crawler.stats.open_spider(None)
     return planner, crawler, state
 
 

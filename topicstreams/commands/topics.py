@@ -1,4 +1,9 @@
-"""``scrapy topics add NAME… / list / deactivate NAME… / activate NAME…``."""
+"""``scrapy topics add NAME… / list / deactivate NAME… / activate NAME…``.
+
+``list`` prints one line per topic: its name, state, creation time and its schedule on each engine that has a row
+for it (CONTRACT "Freshness": ``google 12.0/h every 5 min, due 14:52 UTC``; ``learning`` while not learnt —
+:mod:`topicstreams.reports.schedule_words`), what ``GET /api/topics`` gives as each item's ``"engines"``.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,15 @@ from scrapy.exceptions import UsageError
 
 from topicstreams.cli.configured import SubcommandCommand
 from topicstreams.engines.topic_names import TopicsRefused, check_topics, configured_engines, url_length_limit
-from topicstreams.storage import add_topics, list_topics, set_active
+from topicstreams.reports.schedule_words import rows_by_topic, topic_text
+from topicstreams.storage import add_topics, list_topics, set_active, utcnow
+from topicstreams.storage.topic_rates import read_topic_rates
 
 
 class Command(SubcommandCommand):
     subcommands = {
         "add": "add topics to the standing list (active)",
-        "list": "list every topic with its state",
+        "list": "list every topic with its state, and its rate, interval and next visit per engine",
         "deactivate": "stop scraping topics (they stay in the table)",
         "activate": "scrape deactivated topics again",
     }
@@ -49,14 +56,17 @@ class Command(SubcommandCommand):
         return 0
 
     def do_list(self, config, args, opts) -> int:
-        rows = list_topics(self.database(config))
+        db = self.database(config)
+        rows = list_topics(db)
         if not rows:
             print("no topics")
             return 0
+        rates, now = rows_by_topic(read_topic_rates(db)), utcnow()
         width = max(len(row.name) for row in rows)
         for row in rows:
             state = "active" if row.active else "inactive"
-            print(f"{row.name:<{width}}  {state:<8}  {row.created_at:%Y-%m-%d %H:%M:%S}")
+            schedule = topic_text(rates.get(row.name, ()), now)
+            print(f"{row.name:<{width}}  {state:<8}  {row.created_at:%Y-%m-%d %H:%M:%S}  {schedule}")
         return 0
 
     def _set(self, config, args, active: bool) -> int:

@@ -411,14 +411,15 @@ class EngineSpider(scrapy.Spider):
         if visit is not None:
             ids = [news_id(url) for url in urls if url] if items else []
             visit.page(ids, self.planner.stored(run.topic, ids))
-        if not items or not has_next or self.state.paused or self.state.held:
+        regular = page + 1 < self.max_pages
+        if not items or not has_next or not (regular or (visit is not None and visit.censored)):
             return None
-        if page + 1 < self.max_pages:
+        if self.state.paused or self.state.held:
+            return None
+        if regular:
             self.planner.spent(1)
             return self.page_request(page + 1, run)
-        if visit is None or not visit.censored or self.planner.first_visit(run.topic):
-            return None
-        if not self.planner.burst_allowed(visit.burst_pages):
+        if visit is None or self.planner.first_visit(run.topic) or not self.planner.burst_allowed(visit.burst_pages):
             return None
         visit.burst_pages += 1
         self.logger.debug(

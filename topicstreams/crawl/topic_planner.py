@@ -30,6 +30,7 @@ the schedule asks for.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
@@ -44,7 +45,7 @@ from topicstreams.config.setting_names import sections_from
 from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.signals import TopicVisit, topic_visited
 from topicstreams.freshness.allocation import Demand, allocate
-from topicstreams.freshness.budget import RequestBudget, fixed_budget
+from topicstreams.freshness.budget import RequestBudget, bucket_capacity, fixed_budget
 from topicstreams.freshness.rates import RateEstimate, observe
 from topicstreams.storage.db import utcnow
 from topicstreams.storage.failures import describe
@@ -58,6 +59,9 @@ REPLAN_EVERY = 10.0
 """Seconds an allocation is kept before it is made again (sooner when a rate jumps or the budget changes)."""
 BURST_WINDOW = 3600.0
 """Seconds of burst pages counted against the budget the topics share."""
+BURST_RESERVE = 0.1
+"""The share of the budget the allocation leaves for burst pages at least (more when the last hour's bursts took
+more, up to half): regular visits never spend what depth on demand needs."""
 
 
 @dataclass
@@ -113,7 +117,8 @@ class TopicPlanner:
         """How many allocations were made (the supply brings topics forward after each)."""
         self.planned_budget: float | None = None
         self.bursts: deque[float] = deque()
-        self.bucket = RequestBudget(self.budget_per_hour() or 1.0, capacity=self.bucket_capacity(), clock=clock)
+        budget = self.budget_per_hour()
+        self.bucket = RequestBudget(budget, capacity=self.bucket_capacity(budget), clock=clock)
 
     # ---- the topics -------------------------------------------------------------------------------
     def load(self) -> None:
@@ -168,8 +173,8 @@ class TopicPlanner:
         topics = max(1, len(self.followed))
         return fixed_budget(topics, self.scrape_interval, self.max_pages) / max(1.0, self.state.pace_multiplier)
 
-    def bucket_capacity(self) -> float:
-        return float(max(self.max_pages + self.burst_limit, 1))
+    def bucket_capacity(self, budget: float) -> float:
+        return bucket_capacity(budget, self.max_pages + self.burst_limit)
 
     def burst_per_hour(self) -> float:
         """Burst pages read in the last hour (what depth on demand spent)."""
@@ -184,7 +189,9 @@ class TopicPlanner:
         if not self.adaptive:
             return self.scrape_interval * self.state.pace_multiplier
         self.plan()
-        return self.intervals.get(topic, self.scrape_interval)
+        interval = self.intervals.get(topic, self.scrape_interval)
+        # no budget (a paused engine takes no topic anyway): due again no later than a quiet topic would be
+        return interval if math.isfinite(interval) else self.max_interval
 
     def plan(self, force: bool = False) -> bool:
         """Make the allocation again when it is due (or ``force``); whether it was made."""
@@ -193,8 +200,13 @@ class TopicPlanner:
         kept = self.planned_at is not None and budget == self.planned_budget and now - self.planned_at < REPLAN_EVERY
         if kept and not force:
             return False
-        spendable = max(0.0, budget - min(self.burst_per_hour(), budget / 2))
         demands = {topic: self.demand(topic) for topic in self.followed}
+        reserve = max(self.burst_per_hour(), BURST_RESERVE * budget) if self.burst_limit else 0.0
+        # topics not learnt yet keep the fixed interval whatever the reserve (they are few but at the start)
+        unknown = sum(1 for demand in demands.values() if demand.rate_per_hour is None)
+        spendable = max(
+            budget - min(reserve, budget / 2), min(budget, fixed_budget(unknown, self.scrape_interval, self.max_pages))
+        )
         self.intervals = allocate(
             demands,
             budget_per_hour=spendable,
@@ -203,17 +215,16 @@ class TopicPlanner:
             default_interval=self.scrape_interval,
             pages_per_visit=self.max_pages,
         )
-        self.bucket.resize(budget)
+        self.bucket.resize(budget, self.bucket_capacity(budget))
         self.planned_at, self.planned_budget = now, budget
         self.plans += 1
         return True
 
     def demand(self, topic: str) -> Demand:
         estimate = self.pair(topic).estimate
-        page_items = estimate.page_items or 10
         if self.oracle is not None:
-            return Demand(float(self.oracle.rate_per_hour(self.engine, topic)), page_items)
-        return Demand(estimate.rate_per_hour if estimate.visits >= 2 else None, page_items)
+            return Demand(float(self.oracle.rate_per_hour(self.engine, topic)), estimate.page_items)
+        return Demand(estimate.rate_per_hour if estimate.known else None, estimate.page_items)
 
     def due_after(self, topic: str) -> float | None:
         """When the topic should be due by its current interval (the planner's clock), if it was visited here."""
@@ -274,7 +285,7 @@ class TopicPlanner:
         interval = self.interval(visit.topic)
         pair.next_due_at = datetime.fromtimestamp(now_wall.timestamp() + interval, now_wall.tzinfo)
         estimate = pair.estimate
-        rate = estimate.rate_per_hour if estimate.visits >= 2 else None
+        rate = estimate.rate_per_hour if estimate.known else None
         self.save(visit.topic, pair, rate, interval)
         outcome = TopicVisit(
             engine=self.engine,

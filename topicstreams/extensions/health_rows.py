@@ -81,6 +81,7 @@ class HealthRows:
         def read(self, what: str, read: Any, *args: Any) -> Any: ...
         def coverage_grace(self) -> float: ...
         def judge_coverage(self, expected: int, found: int) -> None: ...
+        def window_holes(self) -> int | None: ...
 
     def refresh_baseline(self, now: float) -> None:
         self.baseline_read_at = now
@@ -132,6 +133,9 @@ class HealthRows:
             values["coverage"] = {**self.coverage.as_json(), "low": self.coverage_low}
         if self.last_canary is not None:
             values["last_canary"] = self.last_canary
+        holes = self.window_holes()
+        if holes is not None:
+            values["window_holes"] = holes
         if self.state.paused:
             state = None  # the pause is the row's to keep until a person lifts it
         elif self.state.benched:

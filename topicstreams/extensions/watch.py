@@ -10,6 +10,8 @@ A Scrapy extension, one per engine crawler (``TOPICSTREAMS_HEALTH_ENABLED``, on 
   score and reasons, a WARNING when its band falls, no action on the engine;
 * ``canary_checked`` — a canary query's answer (:mod:`topicstreams.crawl.canaries`): a wrong one adds the reason
   ``canary mismatch`` (and a WARNING) until that canary answers right again.
+* ``topic_visited`` — a visit of a topic that ended in a hole counts for one window; enough of them is the reason
+  ``holes`` (:mod:`topicstreams.extensions.health_holes`), beside the score, never in it.
 
 and writes:
 
@@ -85,11 +87,13 @@ from topicstreams.crawl.signals import (
     page_parsed,
     response_classified,
     route_changed,
+    topic_visited,
 )
 from topicstreams.engines.classify import PARSE_ERROR, ResponseClass, is_connection_level
 from topicstreams.engines.consent_walls import CONSENT
 from topicstreams.extensions.health_alerts import EngineAlerting
 from topicstreams.extensions.health_coverage import CoverageJudging
+from topicstreams.extensions.health_holes import HoleWatching
 from topicstreams.extensions.health_pause import EnginePausing
 from topicstreams.extensions.health_rows import BASELINE_REFRESH, HealthRows
 from topicstreams.extensions.route_scores import RouteScores, route_only
@@ -101,6 +105,7 @@ from topicstreams.health.band import (
     ParserAssessment,
 )
 from topicstreams.health.coverage_model import Coverage
+from topicstreams.health.holes_rule import HoleWindow
 from topicstreams.health.saturation import saturation_policy
 from topicstreams.health.window import Sample
 from topicstreams.storage import engine_status as store
@@ -126,11 +131,11 @@ def is_result_page(classification: Classification) -> bool:
     return classification.cls is ResponseClass.ERROR and classification.reason.startswith(PARSE_ERROR)
 
 
-class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging):
+class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging, HoleWatching):
     """Scores the engine's responses and acts on the bands; its parts: :mod:`~topicstreams.extensions.health_pause`
     (slowdown, pause, resume), :mod:`~topicstreams.extensions.health_alerts` (alerts, the network's verdict),
     :mod:`~topicstreams.extensions.health_rows` (stats, status row, stored windows, baseline),
-    :mod:`~topicstreams.extensions.health_coverage` (coverage)."""
+    :mod:`~topicstreams.extensions.health_coverage` (coverage), :mod:`~topicstreams.extensions.health_holes` (holes)."""
 
     def __init__(
         self,
@@ -207,6 +212,8 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         self.heartbeat = heartbeat
         """Seconds between two writes of the status row at least (kept in it as ``heartbeat_seconds``)."""
         self.closed = False
+        self.hole_window: HoleWindow | None = None
+        """The engine's recent holes (``topic_visited``; the reason ``holes``)."""
         """The crawler closed: the row's last write (its stop) is handed over, nothing writes it after."""
 
     @classmethod
@@ -241,6 +248,7 @@ class HealthExtension(EnginePausing, EngineAlerting, HealthRows, CoverageJudging
         crawler.signals.connect(extension.page_parsed, signal=page_parsed)
         crawler.signals.connect(extension.canary_checked, signal=canary_checked)
         crawler.signals.connect(extension.route_changed, signal=route_changed)
+        crawler.signals.connect(extension.topic_visited, signal=topic_visited)
         return extension
 
     @property

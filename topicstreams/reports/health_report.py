@@ -15,7 +15,8 @@ What is not known reads ``-`` in the table and ``null`` in JSON. The state is th
 (:meth:`~topicstreams.storage.engine_status.EngineStatusRow.state_at`): ``stopped`` once the crawl closed, ``stale``
 once it went silent (the table says when it last wrote, the JSON ``stale``), and a cooldown that has ended reads
 ``running``. The reasons put hostility first (the score's reasons), then ``canary mismatch``, then ``coverage`` (when
-the status row's coverage says ``low``), then the parser's; neither of those two changes the score or the band.
+the status row's coverage says ``low``), then ``holes`` (:mod:`topicstreams.health.holes_rule`), then the parser's;
+none of those changes the score or the band.
 
 Coverage (:mod:`topicstreams.health.coverage_model`: of what the other engines found for the topics the engine scraped,
 the share it found too, against its own baseline) is the table's last column, ``window/baseline`` to two places
@@ -49,6 +50,7 @@ from topicstreams.config.loading import Config
 from topicstreams.crawl.canaries import CANARY_MISMATCH
 from topicstreams.engines.states import COOLING, PAUSED
 from topicstreams.health.coverage_model import COVERAGE
+from topicstreams.health.holes_rule import HOLES, holes_reason
 from topicstreams.health.network_state import NetworkState
 from topicstreams.health.route_verdict import RouteVerdict, judge_routes
 from topicstreams.health.saturation import (
@@ -175,6 +177,7 @@ class EngineReport:
             *(status.reasons or ()),
             *([CANARY_MISMATCH] if status.canary_mismatches else ()),
             *([COVERAGE] if low else ()),
+            *([HOLES] if holes_reason(status.window_holes) else ()),
             *(status.parser_reasons or ()),
         ]
         return cls(

@@ -67,6 +67,8 @@ class EngineStatusRow:
     """When the engine's crawl closed (None while a crawl writes the row)."""
     heartbeat_seconds: float | None = None
     """How often the crawl writing the row writes it at least (None: :data:`HEARTBEAT`)."""
+    window_holes: int | None = None
+    """Holes within the last ``health.window`` seconds when the row was written (None: no visit told)."""
 
     @property
     def stale_after(self) -> timedelta:

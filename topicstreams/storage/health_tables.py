@@ -55,6 +55,9 @@ class EngineStatus(Base):
     heartbeat_seconds: Mapped[float | None] = mapped_column(Float)
     """How often the crawl writing the row writes it at least (None: the default heartbeat; migration 0011): readers
     call the row stale after three of them."""
+    window_holes: Mapped[int | None] = mapped_column(Integer)
+    """The engine's holes within the last ``health.window`` seconds when the row was written (None: no visit told;
+    migration 0014): the reason ``holes`` (:mod:`topicstreams.health.holes_rule`)."""
 
 
 class HealthWindow(Base):

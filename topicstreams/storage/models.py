@@ -14,6 +14,7 @@ from topicstreams.storage.crawl_tables import EngineTotal, NodeProcess, Schedule
 from topicstreams.storage.feed_tables import News, Topic, TopicNews, TopicNewsEngine
 from topicstreams.storage.health_tables import EngineStatus, HealthDaily, HealthWindow
 from topicstreams.storage.route_status import RouteStatus
+from topicstreams.storage.schedule_hours import ScheduleHour
 from topicstreams.storage.store_losses import StoreLoss
 from topicstreams.storage.table_base import Base, UTCDateTime
 from topicstreams.storage.topic_rates import TopicRate
@@ -37,6 +38,7 @@ nodes_table = NodeProcess.__table__
 store_losses_table = StoreLoss.__table__
 route_status_table = RouteStatus.__table__
 topic_rates_table = TopicRate.__table__
+schedule_hours_table = ScheduleHour.__table__
 
 TABLE_NAMES: tuple[str, ...] = (
     "topics",
@@ -58,6 +60,7 @@ TABLE_NAMES: tuple[str, ...] = (
     "store_losses",
     "route_status",
     "topic_rates",
+    "schedule_hours",
 )
 
 __all__ = [
@@ -75,6 +78,7 @@ __all__ = [
     "ScraperCycle",
     "ScraperLog",
     "RouteStatus",
+    "ScheduleHour",
     "StoreLoss",
     "Topic",
     "TopicNews",
@@ -93,6 +97,7 @@ __all__ = [
     "scraper_cycles_table",
     "scraper_logs_table",
     "route_status_table",
+    "schedule_hours_table",
     "store_losses_table",
     "topic_news_engines_table",
     "topic_news_table",

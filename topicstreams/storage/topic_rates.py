@@ -85,9 +85,7 @@ COLUMNS = (
 )
 
 
-def read_topic_rates(
-    db: Engine, engine: str | None = None, topics: Iterable[str] | None = None
-) -> list[TopicRateRow]:
+def read_topic_rates(db: Engine, engine: str | None = None, topics: Iterable[str] | None = None) -> list[TopicRateRow]:
     """The pairs' rows (of ``engine`` and ``topics`` when given), by topic name and engine."""
     table, topics_table = topic_rates_table, Topic.__table__
     query = (

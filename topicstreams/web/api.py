@@ -1,4 +1,5 @@
-"""The JSON API: ``GET /api/feed`` and ``GET /api/topics``.
+"""The JSON API: ``GET /api/feed`` and ``GET /api/topics`` (each topic with its schedule per engine:
+:mod:`topicstreams.reports.schedule_words`).
 
 In the manner of Miniflux's API: filters as query parameters (``topic`` and ``engine`` repeatable), keyset paging
 with opaque cursors (``before``: older than it; ``after``: newer than it), never OFFSET.
@@ -6,6 +7,7 @@ with opaque cursors (``before``: older than it; ``after``: newer than it), never
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
 from typing import Annotated
 
@@ -14,7 +16,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from topicstreams import ENGINES
+from topicstreams.reports.schedule_words import engines_json, rows_by_topic
 from topicstreams.storage.feed_reads import MAX_LIMIT, FeedEvent, FeedReader, TopicSummary
+from topicstreams.storage.topic_rates import TopicRateRow, read_topic_rates
 from topicstreams.web.formats import iso
 from topicstreams.web.params import MAX_QUERY_LENGTH, cursors, feed_filter
 
@@ -37,12 +41,13 @@ def event_json(event: FeedEvent) -> dict:
     }
 
 
-def topic_json(topic: TopicSummary) -> dict:
+def topic_json(topic: TopicSummary, rates: Iterable[TopicRateRow] = ()) -> dict:
     return {
         "name": topic.name,
         "active": topic.active,
         "events": topic.events,
         "last_event_at": iso(topic.last_event_at),
+        "engines": engines_json(rates, iso),
     }
 
 
@@ -72,11 +77,18 @@ class FeedAnswer(BaseModel):
     next: str | None
 
 
+class EngineSchedule(BaseModel):
+    rate_per_hour: float | None
+    interval_seconds: float | None
+    next_due_at: str | None
+
+
 class TopicItem(BaseModel):
     name: str
     active: bool
     events: int
     last_event_at: str | None
+    engines: dict[str, EngineSchedule]
 
 
 class ErrorItem(BaseModel):
@@ -139,6 +151,13 @@ def feed(
     )
 
 
-@router.get("/topics", response_model=list[TopicItem], responses=ERRORS, summary="Every topic and its events")
+@router.get(
+    "/topics",
+    response_model=list[TopicItem],
+    responses=ERRORS,
+    summary="Every topic, its events, and its rate and interval per engine",
+)
 def topics(request: Request) -> JSONResponse:
-    return JSONResponse([topic_json(topic) for topic in reader(request).topics()])
+    feed = reader(request)
+    rates = rows_by_topic(read_topic_rates(feed.db))
+    return JSONResponse([topic_json(topic, rates.get(topic.name, [])) for topic in feed.topics()])

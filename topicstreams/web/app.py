@@ -103,6 +103,8 @@ class WebSettings:
     chart_keep_seconds: float = KEEP_SECONDS
     """How long the monitor keeps its charts' closed hours and days (:mod:`topicstreams.storage.cycle_timeline`); 0
     reads everything at each request (the benchmark's cold figures)."""
+    schedule: str = field(default_factory=packaged("scraper.schedule", str))
+    """``scraper.schedule`` (``adaptive`` or ``fixed``): what the monitor's schedule panel says is in force."""
     lease_interval: float | None = None
     """The scrape interval in lease mode (``scraper.assignment: lease``): the health report then says which nodes
     carry each engine (``carried_by``); None in shard mode."""
@@ -123,6 +125,7 @@ class WebSettings:
             enabled=tuple(sections.enabled_engines()),
             policy=saturation_policy(sections.scraper),
             lease_interval=lease_interval_of(config),
+            schedule=sections.scraper.schedule,
         )
 
     @property

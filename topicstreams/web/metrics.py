@@ -27,6 +27,9 @@ value that is not known (no score yet, no latency yet, no cycle yet) is left out
   the rows add up over every crawl and never reset. Their labels are the route's name (``[a-z0-9_-]{1,32}``), never
   its proxy: a node has as many series as routes, and no credential can reach a label. A database without
   ``route_status`` rows has none of these families (its exposition is what it was before routes).
+* **Holes** (CONTRACT "Freshness"): the counter ``topicstreams_holes_total{engine}``, the visits that ended in a hole
+  on each engine, from ``topic_rates`` (each pair's holes, never purged:
+  :func:`topicstreams.storage.schedule_hours.hole_totals`); absent while no engine has a learnt pair.
 
 With ``web.metrics_token`` set, the request must carry ``Authorization: Bearer TOKEN`` (401 and
 ``WWW-Authenticate: Bearer`` otherwise); the token is compared in constant time and never logged. A database that
@@ -54,6 +57,7 @@ from topicstreams.engines.states import COOLING, PAUSED, ROUTE_OK, RUNNING, STAL
 from topicstreams.reports.health_report import EngineReport, HealthReport, build_report
 from topicstreams.storage import utcnow
 from topicstreams.storage.metric_counts import read_metric_counts
+from topicstreams.storage.schedule_hours import hole_totals
 from topicstreams.web.tokens import bearer_token, same_token
 
 PREFIX = "topicstreams_"
@@ -118,6 +122,8 @@ HELP = {
     "route_responses": "Responses of the engine through the route on the node by class (ok, hard_block, challenge, "
     "soft_block, error, as in topicstreams_engine_responses_total), over every crawl.",
     "route_cooldowns": "Cooldowns (benches after a block) of the engine on the route only, on the node.",
+    "holes": "Topic visits on the engine whose last results page held only new articles and could go no deeper "
+    "(articles may have been missed between two visits), over every node and crawl.",
 }
 """Each family's HELP text, by its name after the prefix (counters without ``_total``)."""
 
@@ -129,6 +135,8 @@ class Snapshot:
     report: HealthReport
     totals: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     news: int = 0
+    holes: Mapping[str, int] = field(default_factory=dict)
+    """Engine -> its holes (only engines with ``topic_rates`` rows)."""
 
     @classmethod
     def empty(cls) -> Snapshot:
@@ -143,7 +151,7 @@ def read_snapshot(
     now = now or utcnow()
     report = build_report(db, node=node, enabled=enabled, policy=policy, all_nodes=True, now=now)
     counts = read_metric_counts(db)
-    return Snapshot(report, counts.totals, counts.news)
+    return Snapshot(report, counts.totals, counts.news, hole_totals(db))
 
 
 def _engine_family(kind: type[Metric], name: str, *extra: str) -> Any:
@@ -216,7 +224,18 @@ def families(snapshot: Snapshot) -> list[Metric]:
         saturation,
         heartbeat,
         *routes,
+        *hole_families(snapshot.holes),
     ]
+
+
+def hole_families(totals: Mapping[str, int]) -> list[Metric]:
+    """``topicstreams_holes_total{engine}`` (none without a ``topic_rates`` row)."""
+    if not totals:
+        return []
+    holes = CounterMetricFamily(PREFIX + "holes", HELP["holes"], labels=["engine"])
+    for engine, count in sorted(totals.items()):
+        holes.add_metric([engine], count)
+    return [holes]
 
 
 def route_families(report: HealthReport) -> list[Metric]:

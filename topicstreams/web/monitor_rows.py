@@ -20,6 +20,7 @@ from urllib.parse import quote, urlencode
 
 from topicstreams.engines.states import COOLING, GONE, PAUSED
 from topicstreams.health.coverage_model import COVERAGE
+from topicstreams.health.holes_rule import HOLES
 from topicstreams.health.saturation import Saturation
 from topicstreams.health.score import band_of
 from topicstreams.reports.health_report import EngineReport, HealthReport
@@ -191,6 +192,7 @@ class Row:
             else report.paused_at
         )
         mismatch = ["canary mismatch"] if "canary mismatch" in report.reasons else []
+        holes = [HOLES] if HOLES in report.reasons else []
         coverage = coverage_view(report)
         return cls(
             node=report.node,
@@ -201,7 +203,7 @@ class Row:
             state_at=Moment.of(state_time, now) if state_time else None,
             score="-" if report.score is None else str(report.score),
             band=report.band,
-            reasons=[*report.hostility, *mismatch, *([COVERAGE] if coverage.low else [])],
+            reasons=[*report.hostility, *mismatch, *([COVERAGE] if coverage.low else []), *holes],
             p50=ms_text(report.p50_ms),
             p95=ms_text(report.p95_ms),
             latency=latency_level(report.p95_ms, sla),

@@ -1,7 +1,8 @@
 """``GET /monitor``: the monitor's page — at its top the one-line verdict of every node
 (:mod:`topicstreams.web.crawl_verdict`: the words of ``scrapy health``) and a banner for each node whose network is
 down; then per node its engines' rows (:mod:`topicstreams.web.monitor_rows`), the route-vs-site verdict of each engine
-(:mod:`topicstreams.health.route_verdict`) and per engine its charts (:mod:`topicstreams.web.monitor_charts`).
+(:mod:`topicstreams.health.route_verdict`), the schedule (:mod:`topicstreams.web.monitor_schedule`: budget used,
+holes, the busiest topics) and per engine its charts (:mod:`topicstreams.web.monitor_charts`).
 Server-rendered and complete without JavaScript (a plain reload every :data:`REFRESH_SECONDS`); with it,
 ``/static/monitor.js`` swaps in ``/monitor?partial=1`` (the verdict with the rest) every :data:`REFRESH_SECONDS`
 instead, unless a person is typing in a Resume form."""
@@ -23,6 +24,7 @@ from topicstreams.web.crawl_verdict import CrawlVerdict, verdict_of
 from topicstreams.web.health_api import health_of
 from topicstreams.web.monitor_charts import DAYS, HOURS, EngineCharts, engine_charts
 from topicstreams.web.monitor_rows import NodeView, nodes_of
+from topicstreams.web.monitor_schedule import SchedulePanel, schedule_panel
 
 REFRESH_SECONDS = 15
 """How often the page refreshes itself."""
@@ -37,6 +39,7 @@ class MonitorView:
     routes: list[RouteVerdict]
     charts: list[EngineCharts]
     verdict: CrawlVerdict
+    schedule: SchedulePanel
 
 
 def monitor_view(request: Request) -> MonitorView:
@@ -51,7 +54,10 @@ def monitor_view(request: Request) -> MonitorView:
         engine_charts(engine, now, data.cycles.get(engine, ()), data.hours.get(engine, ()), data.days.get(engine, ()))
         for engine in engines
     ]
-    return MonitorView(now, nodes_of(report, settings.sla, now), report.routes, charts, verdict_of(report, now))
+    schedule = schedule_panel(request.app.state.reader.db, settings.schedule, now)
+    return MonitorView(
+        now, nodes_of(report, settings.sla, now), report.routes, charts, verdict_of(report, now), schedule
+    )
 
 
 @router.get("/monitor", include_in_schema=False, response_class=HTMLResponse)
