@@ -18,6 +18,7 @@ faster than the crawl's clock, and the crawl's planner counts real hours).
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +26,12 @@ from typing import Any
 from fake_engines.catalogue import number
 from fake_engines.rated_world import MAX_PER_HOUR, Burst, Profile, RatedWorld, drawn_profile
 
+logger = logging.getLogger(__name__)
+
 SETTING = "TOPICSTREAMS_BENCH_WORLD"
 """The Scrapy setting the oracle reads: :meth:`WorldParams.to_json`."""
+LOADED = "the benchmark's oracle is loaded"
+"""What the oracle logs when the crawl builds it (the benchmark checks the oracle lane's log for it)."""
 LOW = 1 / 24
 """The quietest base rate, articles an hour (one a day)."""
 _SCALE = 1_000_000
@@ -102,7 +107,9 @@ class WorldRates:
         raw = crawler.settings.get(SETTING)
         if not raw:
             raise ValueError(f"the benchmark's oracle needs the world's parameters in the setting {SETTING}")
-        return cls(BenchWorld(WorldParams.from_json(raw)))
+        world = BenchWorld(WorldParams.from_json(raw))
+        logger.info("%s: the planner is told each topic's true rate (%r)", LOADED, world)
+        return cls(world)
 
     def rate_per_hour(self, engine: str, topic: str) -> float:
         now = self.world.world_time(time.time())
