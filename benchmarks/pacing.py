@@ -92,7 +92,6 @@ def write_config(folder: Path, base_url: str, floor: float, jitter: float) -> Pa
         "database": {"url": f"sqlite:///{folder / 'news.db'}"},
         "engines": {ENGINE: {"base_url": base_url}, **{name: {"enabled": False} for name in OTHER_ENGINES}},
         "scraper": {
-            "schedule": "fixed",
             "max_pages": 1,
             "pacing": {"default_min_interval": floor, "jitter_ratio": jitter, "per_engine": {ENGINE: floor}},
         },

@@ -19,6 +19,7 @@ import pytest
 from scrapy.settings import Settings
 from sqlalchemy import Engine, event, text
 
+from tests.support.crawler import project_crawler
 from tests.support.databases import database_fixture
 from tests.support.project import write_config
 from tests.support.schedule_rows import rows, set_due
@@ -28,10 +29,12 @@ from topicstreams.crawl.engine_state import CooldownPolicy, EngineState
 from topicstreams.crawl.leased_supply import LeasedTopics
 from topicstreams.crawl.supply import RECONCILE_RETRY, Fate, PassTopics
 from topicstreams.crawl.supply_factory import leases_topics, topic_supply_for
+from topicstreams.crawl.topic_planner import TopicPlanner
 from topicstreams.engines.classify import ResponseClass, Verdict
 from topicstreams.storage import add_topics, set_active
 from topicstreams.storage import leases as shared
 from topicstreams.storage.db import utcnow
+from topicstreams.storage.topic_rates import TopicRateRow, save_topic_rates
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg 3 is not installed (pip install 'topicstreams[postgresql]')")
 
@@ -461,5 +464,54 @@ def test_each_free_lane_claims_a_topic_of_its_own_and_a_failover_hands_the_claim
             assert rows(db)["delta"]["lease_token"] is None  # no claim was made for it meanwhile
         finally:
             supply.close()
+
+    run(scenario)
+
+
+def test_the_adaptive_schedule_rearms_a_claim_by_the_topics_learnt_interval(tmp_path, pg_url, db, clock, databases):
+    """Lease mode under ``scraper.schedule: adaptive``: the planner (whose rates every node reads from
+    ``topic_rates``) gives a busy topic a shorter interval than the fixed schedule's; its claim is re-armed by it."""
+    scheduled(db, ["alpha", "beta"])
+    save_topic_rates(
+        db,
+        [
+            TopicRateRow("alpha", "google", 30.0, 30.0, 1.0, 3, 10, None, None, None),
+            TopicRateRow("beta", "google", 0.05, 0.05, 1.0, 3, 10, None, None, None),
+        ],
+    )
+    config = {"database": {"url": pg_url}, "scraper": {"scrape_interval": INTERVAL, "schedule": "adaptive"}}
+    crawler = project_crawler(tmp_path, config)
+
+    async def scenario() -> None:
+        state = EngineState("google", floor=1.0, jitter_ratio=0.0, cooldown=CooldownPolicy(60, 2, 3600), clock=clock)
+        planner = TopicPlanner(crawler, state, database=databases.of, clock=clock)
+        planner.load()
+        supply = LeasedTopics(
+            state,
+            database_url=pg_url,
+            node="n1",
+            clock=clock,
+            interval=INTERVAL,
+            lease_seconds=LEASE,
+            poll=5.0,
+            database=databases.of,
+            planner=planner,
+        )
+        supply.open()
+        try:
+            assert await next_topic(supply) == "alpha"  # the oldest due
+            assert planner.followed == ["alpha", "beta"], "the budget is every active topic's"
+            scraped_at = utcnow()
+            supply.done("alpha", OK)
+            await settled(supply)
+            clock.now += 10
+            assert await next_topic(supply) == "beta"
+            supply.done("beta", OK)
+            await settled(supply)
+        finally:
+            supply.close()
+        due = rows(db)
+        assert timedelta(seconds=60) <= due["alpha"]["due_at"] - scraped_at < timedelta(seconds=INTERVAL / 1.5)
+        assert due["beta"]["due_at"] - scraped_at > timedelta(seconds=INTERVAL), "a quiet topic: longer than fixed"
 
     run(scenario)

@@ -4,6 +4,7 @@ the learnt rates."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from topicstreams.crawl.cooldown import CooldownPolicy
 from topicstreams.crawl.engine_state import EngineState
 from topicstreams.crawl.signals import topic_visited
 from topicstreams.crawl.topic_planner import TopicPlanner, VisitCount
+from topicstreams.freshness.rates import RateEstimate
 from topicstreams.storage import add_topics, make_database, upgrade
 from topicstreams.storage.topic_rates import read_topic_rates
 
@@ -20,11 +22,17 @@ TOPICS = ["quiet", "busy", "fresh"]
 
 
 class Clock:
+    """The planner's two clocks, moved by the test: monotonic seconds, and the time of day (``wall``)."""
+
     def __init__(self) -> None:
         self.now = 1000.0
+        self.start = datetime(2026, 1, 1, tzinfo=UTC)
 
     def __call__(self) -> float:
         return self.now
+
+    def wall(self) -> datetime:
+        return self.start + timedelta(seconds=self.now)
 
 
 @pytest.fixture
@@ -54,11 +62,14 @@ def planner_for(tmp_path: Path, db_url: str, schedule: str = "adaptive", clock: 
             databases[url] = make_database(url)
         return databases[url]
 
-    planner = TopicPlanner(crawler, state, database=database, clock=clock or Clock())
+    clock = clock or Clock()
+    planner = TopicPlanner(crawler, state, database=database, clock=clock, wall=clock.wall)
     return planner, crawler, state
 
 
 def visit(planner: TopicPlanner, topic: str, new: int, items: int = 10, ids: list[str] | None = None):
+    """A visit ten minutes after the last one (on the planner's clocks), finding ``new`` of ``items`` new."""
+    planner.clock.now += 600
     count = VisitCount(topic)
     page_ids = ids or [f"{topic}-{index}" for index in range(items)]
     stored = set(page_ids[new:])
@@ -144,3 +155,20 @@ def test_a_restart_starts_from_the_learnt_rates(tmp_path, db_url):
     again.load()
     assert again.pair("busy").estimate == learnt
     assert not again.first_visit("busy") and again.first_visit("quiet")
+
+
+def test_a_rate_that_jumps_brings_the_topics_next_visit_forward_at_once(tmp_path, db_url):
+    clock = Clock()
+    planner, _, _ = planner_for(tmp_path, db_url, clock=clock)
+    planner.follow(TOPICS)
+    quiet_pairs = {topic: planner.pair(topic) for topic in TOPICS}
+    for pair in quiet_pairs.values():  # every topic learnt as quiet: about one new article an hour
+        pair.estimate = RateEstimate(1.0, 4.0, 4.0, 5, 10)
+        pair.last_visit_at = clock.wall()
+    planner.plan(force=True)
+    before = planner.interval("busy")
+    plans = planner.plans
+    broke = visit(planner, "busy", new=10)  # ten new in ten minutes where one was expected a little less often
+    assert planner.plans > plans, "a jump makes the allocation again at once, not at its next turn"
+    assert broke.rate_per_hour is not None and broke.rate_per_hour > 20
+    assert broke.interval_seconds < before / 2

@@ -132,7 +132,9 @@ class EngineSpider(scrapy.Spider):
         self.state = runtime.engine_state(self.crawler)
         self.response_budget = response_budget(settings, sections.browser.consent)
         self.url_limit = url_length_limit(settings)
-        self.planner = TopicPlanner(self.crawler, self.state, database=runtime.database)
+        self.planner = TopicPlanner(
+            self.crawler, self.state, database=runtime.database, outbox=runtime.outbox(sections.database.url)
+        )
         self.supply = topic_supply_for(
             settings,
             self.state,

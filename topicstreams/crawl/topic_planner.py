@@ -90,6 +90,8 @@ class TopicPlanner:
         *,
         database: Callable[[str], Any],
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], datetime] = utcnow,
+        outbox: Any = None,
     ) -> None:
         settings = crawler.settings
         sections = sections_from(settings)
@@ -107,6 +109,11 @@ class TopicPlanner:
         self.database_url = sections.database.url
         self.database = database
         self.clock = clock
+        self.wall = wall
+        self.outbox = outbox
+        """Where the pairs' rows are written, off the event loop and through outages (the process's outbox of the
+        database); None: written at once (a planner of its own, in a test)."""
+        """The time of day a visit is recorded at (``topic_rates``: other processes and nodes read it)."""
         oracle = settings.get("TOPICSTREAMS_FRESHNESS_RATES")
         self.oracle = build_from_crawler(load_object(oracle), crawler) if oracle else None
         self.pairs: dict[str, PairState] = {}
@@ -254,7 +261,7 @@ class TopicPlanner:
         """A visit is over: learn from it, write the pair's row, count its holes and burst pages, send
         ``topic_visited``; the visit as sent."""
         pair = self.pair(visit.topic)
-        now_wall, now = utcnow(), self.clock()
+        now_wall, now = self.wall(), self.clock()
         first = pair.estimate.visits == 0
         jumped = False
         if visit.new is not None:
@@ -323,6 +330,9 @@ class TopicPlanner:
             burst_pages=pair.burst_pages,
             last_hole_at=pair.last_hole_at,
         )
+        if self.outbox is not None:
+            self.outbox.put(f"the learnt rate of a topic on {self.engine}", lambda db: save_topic_rates(db, [row]))
+            return
         try:
             save_topic_rates(self.database(self.database_url), [row])
         except SQLAlchemyError as exc:

@@ -29,6 +29,8 @@ class HoleWatching:
     settings: HealthSettings
     hole_window: HoleWindow | None
     """None until a visit is told (a crawl that sends no ``topic_visited`` writes no count)."""
+    outbox: Any
+    """Where the status row goes (None before the extension opened: a visit told then is not counted)."""
 
     if TYPE_CHECKING:  # the other parts' methods this one calls
 
@@ -39,7 +41,7 @@ class HoleWatching:
         return None if self.hole_window is None else self.hole_window.count(time.time())
 
     def topic_visited(self, visit: TopicVisit) -> None:
-        if visit.engine != self.engine:
+        if visit.engine != self.engine or self.outbox is None:
             return
         if self.hole_window is None:
             self.hole_window = HoleWindow(self.settings.window)
