@@ -1,7 +1,7 @@
 """Benchmark of freshness: the fixed schedule, the adaptive one and an oracle, on one news world, same requests.
 
     python benchmarks/freshness.py [--topics 200] [--speed 10] [--interval 900] [--warmup 30] [--window 45]
-                                   [--margin 15] [--seed 7] [--floor 0.05] [--lanes …] [--quick] [--keep DIR]
+                                   [--margin 30] [--seed 7] [--floor 0.05] [--lanes …] [--quick] [--keep DIR]
 
 The world is a :class:`~benchmarks.freshness_oracle.BenchWorld` (a rated world: ``--topics`` topics whose base
 rates span 1/24 … 120 articles an hour, skewed towards the quiet end, and for 15 % of them a story that breaks
@@ -359,7 +359,7 @@ def main() -> int:
     )
     parser.add_argument("--warmup", type=float, default=30.0, help="world minutes before the window (default 30)")
     parser.add_argument("--window", type=float, default=45.0, help="the measured window, world minutes (default 45)")
-    parser.add_argument("--margin", type=float, default=15.0, help="world minutes after the window (default 15)")
+    parser.add_argument("--margin", type=float, default=30.0, help="world minutes after the window (default 30)")
     parser.add_argument("--seed", type=int, default=7, help="the world's seed (default 7)")
     parser.add_argument("--floor", type=float, default=0.05, help="the pacing floor, real seconds (default 0.05)")
     parser.add_argument(
