@@ -108,7 +108,14 @@ class WorldRates:
         if not raw:
             raise ValueError(f"the benchmark's oracle needs the world's parameters in the setting {SETTING}")
         world = BenchWorld(WorldParams.from_json(raw))
-        logger.info("%s: the planner is told each topic's true rate (%r)", LOADED, world)
+        params = world.params
+        logger.info(
+            "%s: the planner is told each topic's true rate (world seed %s, speed %g, started at %.3f)",
+            LOADED,
+            params.seed,
+            params.speed,
+            params.started,
+        )
         return cls(world)
 
     def rate_per_hour(self, engine: str, topic: str) -> float:
