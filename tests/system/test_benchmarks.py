@@ -224,3 +224,29 @@ def test_feed_benchmark_on_postgresql(postgres_url):
         out,
         re.MULTILINE,
     ), out
+
+
+def test_freshness_benchmark_runs_every_schedule_and_prints_the_targets():
+    if not find_executable():
+        pytest.skip("no Chromium on this machine")
+    out = run_benchmark("freshness.py", "--quick")
+    lines = re.MULTILINE
+    assert re.search(r"^16 topics, base rates [\d.]+ … [\d.]+ an hour .*; world speed 120×", out, lines), out
+    header = (
+        r"^lane\s+requests\s+req/h\s+÷ budget\s+published\s+stored\s+mean min\s+p95 min\s+missed\s+pending\s+"
+        r"holes\s+burst\s+wall s$"
+    )
+    assert re.search(header, out, lines), out
+    for lane in ("fixed", "adaptive", "oracle", "adaptive ½"):
+        # requests, per hour, of the budget; published, stored; mean and p95 delay; missed, pending; holes, bursts
+        figures = r"\s+[1-9]\d*\s+\d+\s+\d+\.\d\d\s+[1-9]\d*\s+[1-9]\d*\s+\d+\.\d\s+\d+\.\d\s+\d+\.\d\d%"
+        assert re.search(rf"^{lane}{figures}\s+\d+\s+\d+\s+\d+\s+\d+\.\d$", out, lines), out
+    for figure, target in (
+        ("adaptive ÷ fixed: requests", "<= 1.05×"),
+        ("adaptive ÷ fixed: mean delay", "<= 0.50×"),
+        ("adaptive ÷ fixed: missed share", "<= 0.20×"),
+        ("adaptive ÷ oracle: mean delay", "<= 1.25×"),
+        ("adaptive ½ ÷ fixed: missed share", "< 1.00×"),
+    ):
+        assert re.search(rf"^{re.escape(figure)}\s+(\d+\.\d\d×|-)\s+{re.escape(target)}\s+(PASS|FAIL)$", out, lines)
+    assert re.search(r"^4 lanes in \d+ s; .* targets: \d of 5 met$", out, lines), out
