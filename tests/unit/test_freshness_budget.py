@@ -30,9 +30,9 @@ def test_the_fixed_budget_is_what_the_fixed_schedule_sends():
         fixed_budget(-1, 60.0, 1)
 
 
-def test_the_capacity_is_five_minutes_of_budget_but_at_least_a_deep_visit():
-    assert CAPACITY_HOURS == 1 / 12
-    assert bucket_capacity(1200.0, 4) == pytest.approx(100.0)
+def test_the_capacity_is_a_quarter_hour_but_at_least_a_deep_visit():
+    assert CAPACITY_HOURS == 0.25
+    assert bucket_capacity(400.0, 4) == 100.0
     assert bucket_capacity(8.0, 4) == 4.0  # one visit of 1 page and 3 burst pages fits
     assert bucket_capacity(0.0, 4) == 0.0  # paused
 

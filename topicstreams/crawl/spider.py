@@ -244,10 +244,6 @@ class EngineSpider(scrapy.Spider):
             if benched or state.paused or state.held:
                 await asyncio.sleep(benched or PAUSE_POLL)
                 continue
-            spending = self.planner.visit_wait()
-            if spending > 0:  # the engine's budget for this stretch is spent: the next visit waits for it
-                await asyncio.sleep(min(spending, PAUSE_POLL * 30))
-                continue
             await self.supply.prepare()
             topic = self.supply.take()
             if topic is None:

@@ -253,16 +253,8 @@ class TopicPlanner:
         """Whether a visit that has read ``burst_pages`` burst pages so far may read one more."""
         return burst_pages < self.burst_limit and not self.state.paused and self.bucket.take(1)
 
-    def visit_wait(self) -> float:
-        """Seconds before a visit may start under the adaptive schedule: until the bucket holds its regular pages
-        (the engine's budget holds over any window, not only on average); 0 under the fixed one."""
-        if not self.adaptive:
-            return 0.0
-        return self.bucket.wait(self.max_pages)
-
     def spent(self, pages: int) -> None:
-        """Requests of a visit's regular pages (the bucket counts every request; a visit starts only once the bucket
-        holds its pages, :meth:`visit_wait`)."""
+        """Requests of a visit's regular pages (the bucket counts every request; they are planned, never refused)."""
         self.bucket.take(pages)
 
     def visited(self, visit: VisitCount, route: str) -> TopicVisit:

@@ -8,9 +8,9 @@ requests to an engine) is enforced apart, by the pacing middleware.
 
 The allocation (:mod:`.allocation`) spends the budget on average; the bucket holds it over any window, depth on demand
 included (each extra page takes a token): over any ``hours``, at most ``per_hour * hours + capacity`` requests are
-taken. It starts full, so a crawl starts at once. **The capacity** (:func:`bucket_capacity`) is five minutes of
+taken. It starts full, so a crawl starts at once. **The capacity** (:func:`bucket_capacity`) is a quarter of an hour of
 budget (:data:`CAPACITY_HOURS`), and never less than one deep visit (its pages plus the burst pages): enough to
-absorb topics falling due together and to follow a burst at once, small enough that an hour never sees more than 1.09
+absorb topics falling due together and to follow a burst at once, small enough that an hour never sees more than 1.25
 hours of budget. A request of more tokens than the capacity is never granted (:meth:`RequestBudget.wait` says
 ``math.inf``), nor is any while the budget is 0.
 """
@@ -21,7 +21,7 @@ import math
 import time
 from collections.abc import Callable
 
-CAPACITY_HOURS = 1 / 12
+CAPACITY_HOURS = 0.25
 """The bucket holds this many hours of budget (see :func:`bucket_capacity`)."""
 
 
