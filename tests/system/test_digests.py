@@ -468,7 +468,7 @@ def test_a_crawl_sends_its_as_it_happens_batch_before_it_exits(scrapy_cmd, json_
     assert {name for name, _ in stored} == {"alpha", HOSTILE_TOPIC}
     # Received by the time the process exited (no waiting here).
     everything = json_receiver.received("/all")
-    assert len(everything) == 1
+    assert len(everything) == 1, result.stderr[-4000:]
     message = everything[0].body["message"]
     assert everything[0].body["title"].startswith(f'topicstreams digest "everything": {len(stored)} new articles')
     assert sorted(titles(everything[0])) == sorted(plain(title) for _, title in stored)

@@ -225,7 +225,17 @@ class AlertingWork:
 
     def finish(self) -> None:
         """The last crawler closed: the pending batch now, then wait for the deliveries."""
-        self.guarded("the as-it-happens digests", self.send_batches, self.now(), True)
+        if self.runtime.availability(self.database_url).away:
+            with self._lock:
+                unsent = len(self._pending)
+            if unsent:
+                logger.warning(
+                    "the as-it-happens digests of the last %d new events were not sent: the database was away when "
+                    "the crawl stopped",
+                    unsent,
+                )
+        else:
+            self.guarded("the as-it-happens digests", self.send_batches, self.now(), True)
         self.notifier.wait_at_stop()
 
     def guarded(self, what: str, job: Callable[..., Any], *args: Any) -> None:

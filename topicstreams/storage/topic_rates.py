@@ -20,7 +20,7 @@ from datetime import datetime
 from sqlalchemy import Engine, Float, ForeignKey, Integer, String, select
 from sqlalchemy.orm import Mapped, mapped_column
 
-from topicstreams.storage.db import upsert, utcnow
+from topicstreams.storage.db import immediate, upsert, utcnow
 from topicstreams.storage.feed_tables import Topic
 from topicstreams.storage.table_base import Base, UTCDateTime, count_column
 
@@ -109,7 +109,9 @@ def save_topic_rates(db: Engine, rows: Iterable[TopicRateRow]) -> int:
         return 0
     topics_table, table = Topic.__table__, topic_rates_table
     now = utcnow()
-    with db.begin() as conn:
+    # IMMEDIATE: this transaction reads the topics' ids before it writes; SQLite would refuse the write at once
+    # (a stale snapshot, no busy wait) when the store committed in between.
+    with immediate(db.connect()) as conn, conn.begin():
         ids = dict(
             conn.execute(
                 select(topics_table.c.name, topics_table.c.id).where(
