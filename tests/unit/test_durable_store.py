@@ -287,3 +287,12 @@ def test_an_outage_is_over_for_the_process_when_the_writers_behind_caught_up_or_
     outage.went_away("google", "OperationalError: disk I/O error", "2 item(s) of google in the journal")
     outage.unregister("google")  # the only one behind left: nobody is left to see it back
     assert not outage.away
+
+
+def test_the_backoff_stays_at_its_maximum_however_long_the_failures_go_on():
+    backoff = Backoff(0.05, 0.1)
+    assert [backoff.next_delay() for _ in range(3)] == [0.05, 0.1, 0.1]
+    backoff.failures = 5000  # a write refused every 0.1 s for over eight minutes: no overflow, the same delay
+    assert backoff.next_delay() == 0.1
+    backoff.reset()
+    assert backoff.next_delay() == 0.05

@@ -31,7 +31,8 @@ class Backoff:
     failures: int = 0
 
     def next_delay(self) -> float:
-        delay = min(self.maximum, self.initial * 2**self.failures)
+        # the exponent stops growing long before a float would overflow (a write failing for hours, every few ms)
+        delay = min(self.maximum, self.initial * 2 ** min(self.failures, 64))
         self.failures += 1
         return delay
 
